@@ -1,0 +1,63 @@
+"""The `kgroup` root command. Subcommands are imported only when used, so `--help` stays fast."""
+
+import importlib
+import sys
+
+import click
+
+from kgroup import __version__
+from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS
+
+# name -> (module in kgroup.commands, attribute, one-line help shown by `kgroup --help`)
+COMMANDS = {
+    "decode-offsets": ("decode_offsets", "decode_offsets",
+                       "Decode __consumer_offsets / __worker_offsets segment files and dumps."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that lists commands from a table and imports a command's module on first use."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module, attr, _ = entry
+        return getattr(importlib.import_module(f"kgroup.commands.{module}"), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="kgroup")
+@click.option("-o", "--output", "output", type=click.Choice(OUTPUT_FORMATS), default=None,
+              help="Output format for every command (default: table on a terminal, json otherwise "
+                   "where the command supports it). A command's own -o wins.")
+@click.pass_context
+def cli(ctx, output):
+    """Operations toolkit for Kafka consumer groups with static membership (KIP-345).
+
+    Exit codes: 0 ok, 1 failure, 2 usage, 3 partial (some items failed).
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["output"] = output
+
+
+def main(argv=None):
+    """Console-script entry point."""
+    try:
+        cli.main(args=argv, prog_name="kgroup", standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover - interactive only
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""kgroup.client"""

@@ -1,0 +1,26 @@
+"""Shared fixtures: paths to the project's shared vectors."""
+
+import json
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+VECTORS = SHARED / "vectors"
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def kafka_vectors():
+    return json.loads((VECTORS / "kafka_vectors.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def burrow_vectors():
+    return json.loads((VECTORS / "burrow_vectors.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def segments_dir():
+    return VECTORS / "segments"
