@@ -1,0 +1,461 @@
+"""Record batches as they sit in a Kafka `.log` file: the data model and the streaming reader.
+
+The reader walks a buffer or a file object batch by batch with bounded memory and turns
+every kind of damage into a BatchError carrying the file and byte position, so callers can
+report it the way kafka-dump-log does and carry on where the format allows it.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from .codecs import CODEC_NAMES, CodecError, decompress
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+NO_TIMESTAMP_TYPE = "NoTimestampType"
+CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
+
+#: Size of the offset + length prefix every entry starts with.
+LOG_OVERHEAD = 12
+#: Bytes needed to see an entry's length and magic.
+HEADER_PEEK = 17
+#: Smallest legal length field per magic (bytes after the 12-byte prefix).
+MIN_LENGTH = {0: 14, 1: 22, 2: 49}
+#: Kafka's own lower bound for any entry (FileLogInputStream).
+MIN_ANY_LENGTH = 14
+#: A stream (no known size) entry claiming more than this is treated as garbage, not read.
+MAX_STREAM_BATCH = 256 << 20
+#: Read size for files and streams.
+CHUNK = 8 << 20
+
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+_PREFIX = struct.Struct(">qi4xb")
+_CONTROL_KEY = struct.Struct(">hh")
+_CONTROL_VALUE = struct.Struct(">hi")
+
+
+@dataclass(slots=True)
+class Record:
+    offset: int
+    timestamp: int
+    sequence: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+    key_size: int  # -1 for a null key
+    value_size: int  # -1 for a null value (tombstone)
+    crc: int | None = None  # magic 0/1 only: the message's own CRC-32
+    is_valid: bool | None = None  # magic 0/1 only
+    control: str | None = None  # "COMMIT" | "ABORT" | "UNKNOWN(n)" for control records
+    coordinator_epoch: int | None = None
+
+
+@dataclass(slots=True)
+class Batch:
+    position: int  # byte position of the batch in its file
+    base_offset: int
+    last_offset: int
+    magic: int
+    size: int  # total bytes including the 12-byte offset+length prefix
+    crc: int
+    crc_valid: bool
+    attributes: int
+    compression: str  # "none" | "gzip" | "snappy" | "lz4" | "zstd"
+    timestamp_type: str  # "CreateTime" | "LogAppendTime" | "NoTimestampType"
+    max_timestamp: int
+    base_timestamp: int
+    partition_leader_epoch: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+    is_transactional: bool
+    is_control: bool
+    delete_horizon_ms: int | None
+    records: list[Record] = field(default_factory=list)
+
+
+class BatchError(Exception):
+    """A damaged entry in a log; recoverable means the next batch can still be found."""
+
+    def __init__(self, path: str, position: int, message: str, recoverable: bool = True):
+        super().__init__(path, position, message, recoverable)
+        self.path = path
+        self.position = position
+        self.message = message
+        self.recoverable = recoverable
+
+    def __str__(self) -> str:
+        return f"{self.path}: position {self.position}: {self.message}"
+
+
+class CrcMismatch(BatchError):
+    """The batch decoded but its stored CRC is wrong (kafka-dump-log prints isvalid: false)."""
+
+    def __init__(self, path: str, position: int, stored: int, computed: int):
+        super().__init__(path, position,
+                         f"CRC mismatch: stored {stored}, computed {computed}", recoverable=True)
+        self.stored = stored
+        self.computed = computed
+
+
+class TrailingBytes(BatchError):
+    """A partial write at the end of the log: `count` bytes that do not form a whole batch."""
+
+    def __init__(self, path: str, position: int, count: int):
+        super().__init__(path, position,
+                         f"Found {count} invalid bytes at the end of {os.path.basename(path)}",
+                         recoverable=False)
+        self.count = count
+
+    @property
+    def dump_line(self) -> str:
+        """Exactly kafka-dump-log's line for this condition."""
+        return self.message
+
+
+class _Corrupt(Exception):
+    """Internal: a problem inside one batch; turned into a recoverable BatchError."""
+
+
+# ---------------------------------------------------------------------------------------------
+# varints
+
+
+def _varint(data, pos: int) -> tuple[int, int]:
+    """Zig-zag varint (up to 64 bits) at pos; returns (value, next position)."""
+    shift = 0
+    raw = 0
+    for _ in range(10):
+        b = data[pos]
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+    raise _Corrupt(f"varint longer than 10 bytes ending at {pos}")
+
+
+# ---------------------------------------------------------------------------------------------
+# magic 2
+
+
+def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
+                base_seq: int, append_time: int | None) -> list[Record]:
+    """Parse `count` v2 records in data[pos:end]; the single-byte varint case is inlined."""
+    records: list[Record] = []
+    append = records.append
+    new = Record
+    varint = _varint
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            length = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            length, pos = varint(data, pos)
+        rec_start = pos
+        rec_end = pos + length
+        if length < 0 or rec_end > end:
+            raise _Corrupt(f"record of {length} bytes at {rec_start} runs past the records end {end}")
+        pos += 1  # attributes, unused
+        b = data[pos]
+        if b < 0x80:
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            ts_delta, pos = varint(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            offset_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            offset_delta, pos = varint(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            key_size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            key_size, pos = varint(data, pos)
+        if key_size >= 0:
+            key = data[pos:pos + key_size]
+            pos += key_size
+        elif key_size == -1:
+            key = None
+        else:
+            raise _Corrupt(f"record at {rec_start}: negative key length {key_size}")
+        b = data[pos]
+        if b < 0x80:
+            value_size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            value_size, pos = varint(data, pos)
+        if value_size >= 0:
+            value = data[pos:pos + value_size]
+            pos += value_size
+        elif value_size == -1:
+            value = None
+        else:
+            raise _Corrupt(f"record at {rec_start}: negative value length {value_size}")
+        if data[pos] == 0:
+            headers = []
+            pos += 1
+        else:
+            headers, pos = _headers(data, pos, rec_end)
+        if pos != rec_end:
+            raise _Corrupt(f"record at {rec_start} declares {length} bytes but its fields "
+                           f"take {pos - rec_start}")
+        if base_seq >= 0:
+            seq = base_seq + offset_delta
+            if seq > 0x7FFFFFFF:
+                seq -= 0x80000000
+        else:
+            seq = -1
+        append(new(base_offset + offset_delta,
+                   base_ts + ts_delta if append_time is None else append_time,
+                   seq, key, value, headers, key_size, value_size))
+    if pos != end:
+        raise _Corrupt(f"{end - pos} bytes left after the declared {count} records")
+    return records
+
+
+def _headers(data, pos: int, rec_end: int) -> tuple[list, int]:
+    count, pos = _varint(data, pos)
+    if count < 0 or count > rec_end - pos:
+        raise _Corrupt(f"impossible header count {count}")
+    headers = []
+    for _ in range(count):
+        klen, pos = _varint(data, pos)
+        if klen < 0 or pos + klen > rec_end:
+            raise _Corrupt(f"header key length {klen} at {pos} is invalid")
+        hkey = bytes(data[pos:pos + klen]).decode("utf-8", "replace")
+        pos += klen
+        vlen, pos = _varint(data, pos)
+        if vlen == -1:
+            hval = None
+        elif vlen < 0 or pos + vlen > rec_end:
+            raise _Corrupt(f"header value length {vlen} at {pos} is invalid")
+        else:
+            hval = data[pos:pos + vlen]
+            pos += vlen
+        headers.append((hkey, hval))
+    return headers, pos
+
+
+def _mark_control(records: list[Record]) -> None:
+    """Fill the control fields of a control batch's records (end-transaction markers)."""
+    for rec in records:
+        key = rec.key
+        if key is None or len(key) < 4:
+            raise _Corrupt(f"control record at offset {rec.offset} has a "
+                           f"{'null' if key is None else len(key)}-byte key, needs 4")
+        _, ctype = _CONTROL_KEY.unpack_from(key)
+        name = CONTROL_TYPES.get(ctype)
+        if name is None:
+            rec.control = f"UNKNOWN({ctype})"
+            continue
+        value = rec.value
+        if value is None or len(value) < 6:
+            raise _Corrupt(f"{name} marker at offset {rec.offset} has a "
+                           f"{'null' if value is None else len(value)}-byte value, needs 6")
+        rec.control = name
+        rec.coordinator_epoch = _CONTROL_VALUE.unpack_from(value)[1]
+
+
+def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch, int]:
+    """Decode the magic-2 batch at buf[off:off+total]; returns it and its computed CRC-32C."""
+    import crc32c
+
+    (base_offset, _length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_seq, count) = _V2_HEADER.unpack_from(buf, off)
+    end = off + total
+    computed = crc32c.crc32c(memoryview(buf)[off + 21:end])
+    codec = attributes & 7
+    if codec >= len(CODEC_NAMES):
+        raise _Corrupt(f"unknown compression codec {codec} (attributes {attributes})")
+    if count < 0:
+        raise _Corrupt(f"negative record count {count}")
+    log_append = bool(attributes & 8)
+    is_control = bool(attributes & 32)
+    batch = Batch(position, base_offset, base_offset + last_delta, magic, total, crc,
+                  computed == crc, attributes, CODEC_NAMES[codec],
+                  TIMESTAMP_TYPES[log_append], max_ts, base_ts, leader_epoch, producer_id,
+                  producer_epoch, base_seq, count, bool(attributes & 16), is_control,
+                  base_ts if attributes & 64 else None, [])
+    if codec == 0:
+        data, start, stop = buf, off + 61, end
+        if count > stop - start:
+            raise _Corrupt(f"record count {count} is more than the {stop - start} bytes of records")
+    else:
+        try:
+            data = decompress(codec, memoryview(buf)[off + 61:end], 2)
+        except CodecError as exc:
+            raise _Corrupt(str(exc)) from None
+        start, stop = 0, len(data)
+        if count > stop:
+            raise _Corrupt(f"record count {count} is more than the {stop} decompressed bytes")
+    batch.records = _records_v2(data, start, stop, count, base_offset, base_ts, base_seq,
+                                max_ts if log_append else None)
+    if is_control:
+        _mark_control(batch.records)
+    return batch, computed
+
+
+# ---------------------------------------------------------------------------------------------
+# the streaming reader
+
+
+class _Source:
+    """A window over bytes or a file object: buf[off:] holds the bytes at file position `pos`."""
+
+    __slots__ = ("file", "buf", "off", "pos", "eof", "left", "size")
+
+    def __init__(self, buf_or_file, start: int, end: int | None):
+        self.off = 0
+        self.pos = start
+        if isinstance(buf_or_file, (bytes, bytearray, memoryview)):
+            data = bytes(buf_or_file)
+            stop = len(data) if end is None else min(end, len(data))
+            self.file = None
+            self.buf = data[start:stop] if (start or stop != len(data)) else data
+            self.eof = True
+            self.left = 0
+            self.size = stop
+            return
+        self.file = buf_or_file
+        self.buf = b""
+        self.eof = False
+        self.size = None
+        try:
+            seekable = buf_or_file.seekable()
+        except (AttributeError, OSError, ValueError):
+            seekable = False
+        if seekable:
+            here = buf_or_file.seek(0, os.SEEK_END)
+            self.size = here if end is None else min(end, here)
+            buf_or_file.seek(start)
+        elif start:
+            self._discard(start)
+        self.left = None if end is None else max(0, end - start)
+        if self.size is not None:
+            self.left = max(0, self.size - start)
+
+    def _discard(self, n: int) -> None:
+        while n > 0:
+            chunk = self.file.read(min(n, CHUNK))
+            if not chunk:
+                break
+            n -= len(chunk)
+
+    def ensure(self, need: int) -> int:
+        """Make at least `need` bytes available (fewer only at the end); returns what's there."""
+        have = len(self.buf) - self.off
+        if have >= need or self.eof:
+            return have
+        parts = [self.buf[self.off:]] if have else []
+        while have < need:
+            want = max(CHUNK, need - have)
+            if self.left is not None:
+                want = min(want, self.left)
+                if want <= 0:
+                    self.eof = True
+                    break
+            chunk = self.file.read(min(want, 1 << 30))
+            if not chunk:
+                self.eof = True
+                break
+            if self.left is not None:
+                self.left -= len(chunk)
+            parts.append(chunk)
+            have += len(chunk)
+        self.buf = parts[0] if len(parts) == 1 else b"".join(parts)
+        self.off = 0
+        return have
+
+    def remaining_known(self) -> int | None:
+        """Bytes from pos to the end when the size is known without reading."""
+        if self.size is None:
+            return None
+        return self.size - self.pos
+
+    def advance(self, n: int) -> None:
+        self.off += n
+        self.pos += n
+
+
+def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None
+         ) -> Iterator[Batch | BatchError]:
+    """Yield each Batch, and a BatchError event for every problem, in file order.
+
+    A CrcMismatch event comes right before its (still decoded) batch. A non-recoverable
+    error or TrailingBytes is the last event.
+    """
+    from .legacy import parse_legacy
+
+    src = _Source(buf_or_file, start, end)
+    while True:
+        avail = src.ensure(HEADER_PEEK)
+        if avail < HEADER_PEEK:
+            if avail:
+                yield TrailingBytes(path, src.pos, avail)
+            return
+        position = src.pos
+        _, length, magic = _PREFIX.unpack_from(src.buf, src.off)
+        minimum = MIN_LENGTH.get(magic, MIN_ANY_LENGTH)
+        if length < minimum:
+            what = f"magic {magic}" if magic in MIN_LENGTH else "any entry"
+            yield BatchError(path, position,
+                             f"batch length {length} is below the minimum {minimum} for {what}; "
+                             "cannot find the next batch", recoverable=False)
+            return
+        total = LOG_OVERHEAD + length
+        known = src.remaining_known()
+        if known is not None and total > known:
+            yield TrailingBytes(path, position, known)
+            return
+        if known is None and total > MAX_STREAM_BATCH:
+            yield BatchError(path, position,
+                             f"batch length {length} is implausibly large for a stream; "
+                             "cannot find the next batch", recoverable=False)
+            return
+        avail = src.ensure(total)
+        if avail < total:
+            yield TrailingBytes(path, position, avail)
+            return
+        buf, off = src.buf, src.off
+        try:
+            if magic == 2:
+                batch, computed = parse_v2(buf, off, total, position, path)
+            elif magic == 0 or magic == 1:
+                batch, computed = parse_legacy(buf, off, total, position)
+            else:
+                raise _Corrupt(f"unknown magic {magic}")
+        except _Corrupt as exc:
+            yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): {exc}")
+        except (IndexError, ValueError, struct.error, CodecError, UnicodeError) as exc:
+            yield BatchError(path, position,
+                             f"batch (magic {magic}, {total} bytes) is corrupt: "
+                             f"{type(exc).__name__}: {exc}")
+        else:
+            if not batch.crc_valid:
+                yield CrcMismatch(path, position, batch.crc, computed)
+            yield batch
+        src.advance(total)
+
+
+def read_batches(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None
+                 ) -> Iterator[Batch]:
+    """Stream the batches of bytes or a binary file object (seekable or not, e.g. stdin).
+
+    Raises BatchError (or its TrailingBytes subclass) at the first damaged entry. A batch
+    with a bad CRC is still yielded, with crc_valid False. Positions are absolute, so
+    start/end select a byte range that begins at a batch boundary.
+    """
+    for event in scan(buf_or_file, path, start, end):
+        if isinstance(event, Batch):
+            yield event
+        elif not isinstance(event, CrcMismatch):
+            raise event
