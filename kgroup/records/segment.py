@@ -1,0 +1,177 @@
+"""Finding and streaming `.log` segment files: single files, partition dirs, log dirs, stdin.
+
+Only `.log` files hold data; a broker's directories also contain indexes, snapshots,
+checkpoints and transient files that must be skipped, in the order the broker replays them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import sys
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..errors import KgroupError
+from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, Batch, BatchError, scan
+
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+# the shared vectors' convention: <label>__<topic>-<partition>__<20 digits>.log
+_FLAT_NAME = re.compile(r"^(?:.*?__)?(.+)-(\d+)__(\d{20})\.log$")
+_PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
+_SKIPPED_DIR_SUFFIXES = ("-delete", "-future", "-stray")
+_PREFIX = struct.Struct(">qi")
+
+FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect"}
+
+
+class SegmentPathError(KgroupError):
+    """A path given for decoding that does not exist or holds no segment files."""
+
+
+@dataclass(slots=True)
+class SegmentFile:
+    path: str
+    topic: str | None
+    partition: int | None
+    base_offset: int
+
+
+def family_for_topic(topic: str | None) -> str | None:
+    """Which record family a topic's logs hold: "consumer", "connect", or None if unknown."""
+    return FAMILIES.get(topic) if topic else None
+
+
+def _partition_of(dirname: str) -> tuple[str, int] | None:
+    if dirname.endswith(_SKIPPED_DIR_SUFFIXES):
+        return None
+    m = _PARTITION_DIR.match(dirname)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def segment_file(path: str) -> SegmentFile:
+    """Describe one .log file from its own name and its parent directory's name."""
+    name = os.path.basename(path)
+    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    m = _SEGMENT_NAME.match(name)
+    if m:
+        tp = _partition_of(parent)
+        return SegmentFile(path, tp[0] if tp else None, tp[1] if tp else None, int(m.group(1)))
+    m = _FLAT_NAME.match(name)
+    if m:
+        return SegmentFile(path, m.group(1), int(m.group(2)), int(m.group(3)))
+    tp = _partition_of(parent)
+    return SegmentFile(path, tp[0] if tp else None, tp[1] if tp else None, 0)
+
+
+def _logs_in(directory: str) -> list[SegmentFile]:
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        raise SegmentPathError(f"{directory}: cannot list directory: {exc.strerror}") from None
+    found = [segment_file(os.path.join(directory, n)) for n in names
+             if n.endswith(".log") and os.path.isfile(os.path.join(directory, n))]
+    found.sort(key=lambda s: (s.base_offset, s.path))
+    return found
+
+
+def find_segments(path) -> list[SegmentFile]:
+    """The segment files under a .log file, a partition directory, or a log directory.
+
+    Partition directories come sorted by topic then partition number; segments within one
+    by base offset. Raises SegmentPathError naming the path when nothing is found.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise SegmentPathError(f"{path}: no such file or directory")
+    if os.path.isfile(path):
+        return [segment_file(path)]
+    if not os.path.isdir(path):
+        raise SegmentPathError(f"{path}: not a regular file or directory")
+    direct = _logs_in(path)
+    if direct:
+        return direct
+    partitions = []
+    try:
+        entries = os.listdir(path)
+    except OSError as exc:
+        raise SegmentPathError(f"{path}: cannot list directory: {exc.strerror}") from None
+    for name in entries:
+        full = os.path.join(path, name)
+        tp = _partition_of(name)
+        if tp and os.path.isdir(full):
+            partitions.append((tp[0], tp[1], full))
+    partitions.sort()
+    found = [seg for _topic, _partition, full in partitions for seg in _logs_in(full)]
+    if not found:
+        raise SegmentPathError(f"{path}: holds no .log segment files "
+                               "(expected a segment, a <topic>-<N> partition dir, or a log dir)")
+    return found
+
+
+def _raise(error: BatchError) -> None:
+    raise error
+
+
+def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None
+                 ) -> Iterator[Batch]:
+    """Stream one segment (a path, a SegmentFile, or "-" for stdin), reporting every problem.
+
+    on_error gets each BatchError (CrcMismatch before its still-yielded batch, TrailingBytes
+    for a partial write at the end); decoding goes on after recoverable ones and stops after
+    the rest. If on_error raises, iteration stops with that exception. Default: raise.
+    """
+    handler = on_error or _raise
+    if isinstance(path, SegmentFile):
+        path = path.path
+    path = os.fspath(path)
+    if path == "-":
+        yield from _events(sys.stdin.buffer, "-", handler)
+        return
+    try:
+        f = open(path, "rb", buffering=0)
+    except OSError as exc:
+        handler(BatchError(path, 0, f"cannot open: {exc.strerror}", recoverable=False))
+        return
+    with f:
+        yield from _events(f, path, handler)
+
+
+def _events(stream, path: str, handler) -> Iterator[Batch]:
+    try:
+        for event in scan(stream, path):
+            if isinstance(event, Batch):
+                yield event
+            else:
+                handler(event)
+    except OSError as exc:
+        handler(BatchError(path, 0, f"read failed: {exc.strerror or exc}", recoverable=False))
+
+
+def scan_batch_boundaries(path, target_bytes: int = 64 << 20) -> list[tuple[int, int]]:
+    """Byte ranges of about target_bytes each, cut only at batch boundaries.
+
+    Reads just the 12-byte prefix of each batch (seeking over the bodies). The last range
+    always runs to the end of the file so a damaged tail is seen by whoever reads it.
+    """
+    path = os.fspath(path)
+    ranges: list[tuple[int, int]] = []
+    with open(path, "rb", buffering=0) as f:
+        size = f.seek(0, os.SEEK_END)
+        pos = start = 0
+        while pos + LOG_OVERHEAD <= size:
+            f.seek(pos + 8)
+            prefix = f.read(4)
+            if len(prefix) < 4:
+                break
+            (length,) = struct.unpack(">i", prefix)
+            if length < MIN_ANY_LENGTH or pos + LOG_OVERHEAD + length > size:
+                break
+            pos += LOG_OVERHEAD + length
+            if pos - start >= target_bytes:
+                ranges.append((start, pos))
+                start = pos
+        if start < size:
+            ranges.append((start, size))
+    return ranges
