@@ -17,8 +17,10 @@ from ..errors import KgroupError
 from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, Batch, BatchError, scan
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
-# the shared vectors' convention: <label>__<topic>-<partition>__<20 digits>.log
-_FLAT_NAME = re.compile(r"^(?:.*?__)?(.+)-(\d+)__(\d{20})\.log$")
+# the shared vectors' flattened paths: <label><partition dir>__<20 digits>.log, where the
+# label is a short tag ("A") glued to an internal topic name ("__consumer_offsets")
+_FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
+_FLAT_LABEL = re.compile(r"^[A-Za-z0-9]{1,8}(__.+)$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-future", "-stray")
 _PREFIX = struct.Struct(">qi")
@@ -60,7 +62,9 @@ def segment_file(path: str) -> SegmentFile:
         return SegmentFile(path, tp[0] if tp else None, tp[1] if tp else None, int(m.group(1)))
     m = _FLAT_NAME.match(name)
     if m:
-        return SegmentFile(path, m.group(1), int(m.group(2)), int(m.group(3)))
+        labelled = _FLAT_LABEL.match(m.group(1))
+        topic = labelled.group(1) if labelled else m.group(1)
+        return SegmentFile(path, topic, int(m.group(2)), int(m.group(3)))
     tp = _partition_of(parent)
     return SegmentFile(path, tp[0] if tp else None, tp[1] if tp else None, 0)
 
@@ -173,5 +177,8 @@ def scan_batch_boundaries(path, target_bytes: int = 64 << 20) -> list[tuple[int,
                 ranges.append((start, pos))
                 start = pos
         if start < size:
-            ranges.append((start, size))
+            if pos == start and ranges:  # only a damaged tail is left: give it to the last range
+                ranges[-1] = (ranges[-1][0], size)
+            else:
+                ranges.append((start, size))
     return ranges
