@@ -1,0 +1,481 @@
+"""The offsets side of the group coordinator (spec §c.3, §e; consumer-offsets-format §1.3.1, §4).
+
+`OffsetManager` answers OffsetCommit, OffsetFetch, TxnOffsetCommit and OffsetDelete, expires
+offsets on a virtual-time timer and rebuilds its state from the log on failover.
+
+Every change is made the way Kafka's coordinator makes it: records are appended first, then
+applied through the same code path replay uses (`OffsetStore`), with the log offset each record
+got. That is what makes `GroupCoordinator.from_records(coord.log)` land on identical state.
+
+Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless stated):
+* The coordinator holds no topic metadata, so topic names are never checked (Kafka answers
+  UNKNOWN_TOPIC_OR_PARTITION for unknown topics before reaching the coordinator). OffsetCommit
+  v10 and OffsetFetch v10 name topics by id: ids resolve through `OffsetManager.topic_ids`
+  (name -> uuid.UUID, empty unless the embedding server fills it); an unknown id gets
+  UNKNOWN_TOPIC_ID (100), and a fetch-all at v10 lists only topics whose id is known.
+* Metadata length is compared in UTF-16 code units, like Java's String.length().
+* A group that has offsets in the log but no GroupMetadata record (a "simple" group, e.g.
+  loaded from a real broker's log) is treated as an Empty group without protocol type; trunk
+  creates such a group during replay, we do not (replay must not append records).
+* A TxnOffsetCommit whose producer epoch is below the last epoch seen for that producer id is
+  refused with INVALID_PRODUCER_EPOCH (47), as the log's producer-state check does.
+* DeleteGroups also writes tombstones for partitions that only open transactions of the group
+  hold (trunk's deleteAllOffsets), so their later COMMIT cannot resurrect them.
+"""
+
+from __future__ import annotations
+
+from . import offsets_wire as wire
+from .offsets_store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
+
+__all__ = ["OffsetManager", "OffsetAndMetadata"]
+
+RETENTION_TIMER_KEY = "cleanup-group-metadata"
+OFFSET_COMMIT_KEY_TYPE = 1
+
+
+def _java_length(text: str) -> int:
+    """Length of a string as Java counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+class OffsetManager:
+    """Offsets of every group on this coordinator; see the module docstring for the rules."""
+
+    def __init__(self, coord) -> None:
+        self._coord = coord
+        self._store = OffsetStore()
+        self._producer_epochs: dict[int, int] = {}
+        self._counted_entries = 0      # how many coord.log entries _log_end has counted
+        self._log_end = 0              # next log offset (records and markers each take one)
+        self.topic_ids: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ state queries
+    def committed(self, group_id: str) -> dict:
+        return self._store.committed(group_id)
+
+    def pending(self, group_id: str) -> dict:
+        """Offsets of the group's open transactions: {producer id: {(topic, partition): OffsetAndMetadata}}."""
+        return self._store.pending(group_id)
+
+    def has_offsets(self, group_id: str) -> bool:
+        """True if the group has committed offsets or offsets in an open transaction."""
+        return self._store.has_committed(group_id) or self._store.has_open_transactions(group_id)
+
+    def groups(self) -> list[str]:
+        return self._store.groups()
+
+    # ------------------------------------------------------------------ log plumbing
+    def _next_log_offset(self) -> int:
+        log = self._coord.log
+        for i in range(self._counted_entries, len(log)):
+            entry = log[i]
+            self._log_end += 1 if entry.control else len(entry.records)
+        self._counted_entries = len(log)
+        return self._log_end
+
+    def _append(self, records: list, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
+                control: str | None = None, coordinator_epoch: int = 0) -> int:
+        """Append one LogEntry through the facade; returns the log offset of its first record."""
+        from .log import LogEntry
+        base = self._next_log_offset()
+        self._coord.append(LogEntry(
+            records=records, producer_id=producer_id, producer_epoch=producer_epoch,
+            transactional=producer_id != NO_PRODUCER_ID, control=control,
+            coordinator_epoch=coordinator_epoch, timestamp_ms=self._coord.now_ms))
+        return base
+
+    def _write_offsets(self, group_id: str, items: list, producer_id: int = NO_PRODUCER_ID,
+                       producer_epoch: int = -1) -> None:
+        """Persist then apply [((topic, partition), OffsetAndMetadata | None)] as one batch."""
+        if not items:
+            return
+        from kgroup.records import encode_key, encode_value
+        records = []
+        for (topic, partition), value in items:
+            key = encode_key(OFFSET_COMMIT_KEY_TYPE,
+                             {"group": group_id, "topic": topic, "partition": partition})
+            records.append((key, None if value is None else _encode_offset_value(encode_value, value)))
+        base = self._append(records, producer_id, producer_epoch)
+        for i, (tp, value) in enumerate(items):
+            self._apply(group_id, tp, value, base + i, producer_id)
+
+    def _apply(self, group_id: str, tp, value: OffsetAndMetadata | None, log_offset: int,
+               producer_id: int) -> None:
+        if value is None:
+            self._store.tombstone(group_id, tp)
+        else:
+            self._store.put(group_id, tp, value, log_offset, producer_id)
+
+    # ------------------------------------------------------------------ replay (failover)
+    def replay(self, key, value, log_offset: int, entry) -> None:
+        """Apply one decoded OffsetCommit record (key type 0 or 1) found at `log_offset`."""
+        data = key.data
+        tp = (data["topic"], data["partition"])
+        offset_value = None if value is None else _offset_from_record(value.data)
+        self._apply(data["group"], tp, offset_value, log_offset, entry.producer_id)
+        if entry.producer_id != NO_PRODUCER_ID:
+            self._note_epoch(entry.producer_id, entry.producer_epoch)
+        self._log_end = max(self._log_end, log_offset + 1)
+
+    def replay_end_transaction(self, producer_id: int, commit: bool, log_offset: int) -> None:
+        self._store.end_transaction(producer_id, commit)
+        self._log_end = max(self._log_end, log_offset + 1)
+
+    def _note_epoch(self, producer_id: int, epoch: int) -> None:
+        if epoch > self._producer_epochs.get(producer_id, -1):
+            self._producer_epochs[producer_id] = epoch
+
+    # ------------------------------------------------------------------ group checks
+    def _group_for_commit(self, group_id: str, generation: int, not_found_error: int):
+        """(group or None, error): the group the commit goes to, created for generation < 0."""
+        group = self._coord.get_classic_group(group_id)
+        if group is not None:
+            return group, wire.NONE
+        if generation < 0:
+            return self._coord.get_or_create_classic_group(group_id), wire.NONE
+        if self._store.has_committed(group_id) or self._store.has_open_transactions(group_id):
+            # A simple group known only from its offsets: no member can match (spec c.3).
+            return None, wire.UNKNOWN_MEMBER_ID
+        return None, not_found_error
+
+    @staticmethod
+    def _validate_commit(group, member_id: str, instance_id: str | None, generation: int,
+                         transactional: bool) -> int:
+        """Spec c.3 (ClassicGroup.validateOffsetCommit): 0 or the error for every partition."""
+        if group.state == "Dead":
+            return wire.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and group.state == "Empty":
+            return wire.NONE
+        if generation >= 0 or member_id != "" or instance_id is not None:
+            error = group.validate_member(member_id, instance_id)
+            if error:
+                return error
+            if generation != group.generation_id:
+                return wire.ILLEGAL_GENERATION
+        elif not transactional and group.state != "Empty":
+            return wire.UNKNOWN_MEMBER_ID
+        if not transactional and group.state == "CompletingRebalance":
+            return wire.REBALANCE_IN_PROGRESS
+        return wire.NONE
+
+    def _metadata_too_large(self, metadata: str | None) -> bool:
+        return (metadata is not None
+                and _java_length(metadata) > self._coord.config.offset_metadata_max_bytes)
+
+    def _names_by_id(self) -> dict:
+        return {ident: name for name, ident in self.topic_ids.items()}
+
+    # ------------------------------------------------------------------ OffsetCommit
+    def handle_offset_commit(self, request, client_id: str = "", client_host: str = ""):
+        generation, member_id, instance_id, retention = wire.commit_request_fields(request)
+        topics = wire.commit_partitions(request, self._names_by_id())
+        group_id = request.group_id
+        known = [p for _, parts in topics for p in parts if p.topic is not None]
+        error = wire.NONE
+        group = None
+        if known:
+            not_found = wire.GROUP_ID_NOT_FOUND if request.API_VERSION >= 9 else wire.ILLEGAL_GENERATION
+            group, error = self._group_for_commit(group_id, generation, not_found)
+            if group is not None:
+                error = self._validate_commit(group, member_id, instance_id, generation, False)
+        now = self._coord.now_ms
+        expire = None if retention == wire.DEFAULT_RETENTION else now + retention
+        results, items = [], []
+        for ident, parts in topics:
+            out = []
+            for p in parts:
+                if p.topic is None:
+                    out.append((p.partition, wire.UNKNOWN_TOPIC_ID))
+                elif error:
+                    out.append((p.partition, error))
+                elif self._metadata_too_large(p.metadata):
+                    out.append((p.partition, wire.OFFSET_METADATA_TOO_LARGE))
+                else:
+                    ts = now if p.commit_timestamp == wire.DEFAULT_TIMESTAMP else p.commit_timestamp
+                    items.append(((p.topic, p.partition), OffsetAndMetadata(
+                        p.offset, p.leader_epoch, p.metadata or "", ts, expire)))
+                    out.append((p.partition, wire.NONE))
+            results.append((ident, out))
+        if known and not error:
+            self._write_offsets(group_id, items)
+            if group is not None and group.state in ("Stable", "PreparingRebalance"):
+                # Accepted commits keep a classic member's session alive (spec c.3).
+                self._coord.refresh_session(group, member_id)
+        return wire.commit_response(request, results)
+
+    # ------------------------------------------------------------------ TxnOffsetCommit
+    def handle_txn_offset_commit(self, request, client_id: str = "", client_host: str = ""):
+        v = request.API_VERSION
+        generation = request.generation_id if v >= 3 else -1
+        member_id = request.member_id if v >= 3 else ""
+        instance_id = request.group_instance_id if v >= 3 else None
+        group_id = request.group_id
+        producer_id, producer_epoch = request.producer_id, request.producer_epoch
+        topics = wire.commit_partitions(request, {})
+        if group_id == "":
+            error = wire.INVALID_GROUP_ID
+        else:
+            group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
+            if group is not None:
+                error = self._validate_commit(group, member_id, instance_id, generation, True)
+        if not error and producer_epoch < self._producer_epochs.get(producer_id, -1):
+            error = wire.INVALID_PRODUCER_EPOCH
+        now = self._coord.now_ms
+        results, items = [], []
+        for ident, parts in topics:
+            out = []
+            for p in parts:
+                if error:
+                    out.append((p.partition, error))
+                elif self._metadata_too_large(p.metadata):
+                    out.append((p.partition, wire.OFFSET_METADATA_TOO_LARGE))
+                else:
+                    items.append(((p.topic, p.partition), OffsetAndMetadata(
+                        p.offset, p.leader_epoch, p.metadata or "", now, None)))
+                    out.append((p.partition, wire.NONE))
+            results.append((ident, out))
+        if not error and items:
+            self._note_epoch(producer_id, producer_epoch)
+            self._write_offsets(group_id, items, producer_id, producer_epoch)
+        return wire.commit_response(request, results)
+
+    def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
+                        coordinator_epoch: int = 0) -> None:
+        """The transaction coordinator's COMMIT/ABORT marker for this partition."""
+        known = self._producer_epochs.get(producer_id, -1)
+        if producer_epoch < known:
+            raise ValueError(
+                f"end_transaction: producer id {producer_id} epoch {producer_epoch} is older than "
+                f"the last epoch {known} seen for it; the marker is rejected")
+        self._note_epoch(producer_id, producer_epoch)
+        offset = self._append([], producer_id, producer_epoch,
+                              "COMMIT" if commit else "ABORT", coordinator_epoch)
+        self._store.end_transaction(producer_id, commit)
+        self._log_end = max(self._log_end, offset + 1)
+
+    # ------------------------------------------------------------------ OffsetFetch
+    def handle_offset_fetch(self, request, client_id: str = "", client_host: str = ""):
+        groups, require_stable = wire.fetch_groups(request, self._names_by_id())
+        return wire.fetch_response(request, [self._fetch_group(g, require_stable, request.API_VERSION)
+                                             for g in groups])
+
+    def _fetch_group(self, fetch: wire.FetchGroup, require_stable: bool, version: int):
+        group_id = fetch.group_id
+        group = self._coord.get_classic_group(group_id)
+        if group is not None and group.state == "Dead":
+            error = wire.GROUP_ID_NOT_FOUND
+            if version >= 2 or fetch.topics is None:
+                return group_id, error, []
+            return group_id, error, [
+                (ident, [(p, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "", error) for p in parts])
+                for ident, _, parts in fetch.topics]
+        topics = []
+        if fetch.topics is None:
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in self._store.committed(group_id):
+                by_topic.setdefault(topic, []).append(partition)
+            requested = []
+            for topic, parts in by_topic.items():
+                if version >= 10:
+                    ident = self.topic_ids.get(topic)
+                    if ident is None:
+                        continue
+                else:
+                    ident = topic
+                requested.append((ident, topic, parts))
+        else:
+            requested = fetch.topics
+        for ident, name, parts in requested:
+            out = []
+            for partition in parts:
+                tp = (name, partition)
+                if name is None:
+                    out.append((partition, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "", wire.UNKNOWN_TOPIC_ID))
+                elif require_stable and self._store.has_pending(group_id, tp):
+                    out.append((partition, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "",
+                                wire.UNSTABLE_OFFSET_COMMIT))
+                else:
+                    value = self._store.get(group_id, tp)
+                    if value is None:
+                        out.append((partition, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "", wire.NONE))
+                    else:
+                        out.append((partition, value.offset, value.leader_epoch, value.metadata, wire.NONE))
+            topics.append((ident, out))
+        return group_id, wire.NONE, topics
+
+    # ------------------------------------------------------------------ OffsetDelete
+    def handle_offset_delete(self, request, client_id: str = "", client_host: str = ""):
+        group_id = request.group_id
+        if group_id == "":
+            return wire.delete_response(request, wire.INVALID_GROUP_ID, [])
+        group = self._coord.get_classic_group(group_id)
+        if group is None and not self.has_offsets(group_id):
+            return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
+        subscribed: set[str] = set()
+        if group is not None:
+            if group.state == "Dead":
+                return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
+            if group.state != "Empty" and group.protocol_type != "consumer":
+                return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
+            subscribed = subscribed_topics(group) or set()
+        topics, items = [], []
+        for topic in request.topics:
+            out = []
+            if topic.name in subscribed:
+                out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
+            else:
+                # Like trunk, partitions without a committed offset are left out of the answer.
+                for p in topic.partitions:
+                    tp = (topic.name, p.partition_index)
+                    if self._store.get(group_id, tp) is not None:
+                        out.append((p.partition_index, wire.NONE))
+                        items.append((tp, None))
+            topics.append((topic.name, out))
+        self._write_offsets(group_id, items)
+        return wire.delete_response(request, wire.NONE, topics)
+
+    # ------------------------------------------------------------------ DeleteGroups
+    def delete_group_offsets(self, group_id: str) -> None:
+        """Tombstones for every committed offset of the group and for partitions only its open
+        transactions hold (trunk deleteAllOffsets)."""
+        tps = list(self._store.committed(group_id))
+        tps += [tp for tp in self._store.pending_partitions(group_id) if tp not in set(tps)]
+        self._write_offsets(group_id, [(tp, None) for tp in tps])
+
+    # ------------------------------------------------------------------ retention
+    def start(self) -> None:
+        """Arm the periodic expiry check (offsets.retention.check.interval.ms of virtual time)."""
+        self._coord.schedule(RETENTION_TIMER_KEY,
+                             self._coord.config.offsets_retention_check_interval_ms,
+                             self._on_retention_timer)
+
+    def _on_retention_timer(self, *_args) -> None:
+        self.expire_offsets()
+        self.start()
+
+    def expire_offsets(self) -> list[tuple[str, str, int]]:
+        """One cleanup cycle (trunk cleanupGroupMetadata): tombstone expired offsets, then delete
+        Empty groups left without offsets or open transactions. Returns the expired
+        (group, topic, partition) in the order their tombstones were written."""
+        coord = self._coord
+        retention_ms = coord.config.offsets_retention_minutes * 60_000
+        now = coord.now_ms
+        group_ids = dict.fromkeys(coord.groups())
+        group_ids.update(dict.fromkeys(self._store.groups()))
+        expired_all = []
+        for group_id in group_ids:
+            group = coord.get_classic_group(group_id)
+            all_expired, expired = self._expired_offsets(group_id, group, now, retention_ms)
+            self._write_offsets(group_id, [(tp, None) for tp in expired])
+            expired_all += [(group_id, t, p) for t, p in expired]
+            if all_expired and group is not None and group.is_empty():
+                coord.delete_group_metadata(group_id)
+        return expired_all
+
+    def _expired_offsets(self, group_id: str, group, now: int, retention_ms: int):
+        """(may the group be deleted, expired partitions) per KIP-211/KIP-496 as trunk does it.
+
+        Base time of an offset without explicit expiry: for a group with a protocol type that is
+        Empty, the time it became Empty (currentStateTimestamp; the commit time if unknown); for
+        a simple group (no protocol type) the commit time; for a Stable "consumer" group with a
+        known subscription, the commit time, but only offsets of topics nobody subscribes to.
+        Any other group keeps its offsets. Offsets with an open transaction never expire."""
+        committed = self._store.committed(group_id)
+        if not committed:
+            return True, []
+        subscribed: set[str] = set()
+        protocol_type = None if group is None else (group.protocol_type or None)
+        if protocol_type is None:
+            base_of = _commit_time
+        elif group.state == "Empty":
+            state_ts = group.current_state_timestamp
+            base_of = _commit_time if state_ts is None or state_ts < 0 else (lambda _v, ts=state_ts: ts)
+        elif protocol_type == "consumer" and group.state == "Stable":
+            topics = subscribed_topics(group)
+            if topics is None:
+                return False, []
+            subscribed = topics
+            base_of = _commit_time
+        else:
+            return False, []
+        all_expired = True
+        expired = []
+        for tp, value in committed.items():
+            if tp[0] in subscribed:
+                all_expired = False
+                continue
+            if value.expire_timestamp is not None:
+                is_expired = now >= value.expire_timestamp
+            else:
+                is_expired = now - base_of(value) >= retention_ms
+            if is_expired and not self._store.has_pending(group_id, tp):
+                expired.append(tp)
+            else:
+                all_expired = False
+        return all_expired and not self._store.has_open_transactions(group_id), expired
+
+
+def _commit_time(value: OffsetAndMetadata) -> int:
+    return value.commit_timestamp
+
+
+def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
+    """OffsetCommitValue v3, or v1 when the commit set an expire timestamp (spec §1.3.1)."""
+    if value.expire_timestamp is not None:
+        return encode_value(OFFSET_COMMIT_KEY_TYPE, 1, {
+            "offset": value.offset, "metadata": value.metadata,
+            "commitTimestamp": value.commit_timestamp, "expireTimestamp": value.expire_timestamp})
+    return encode_value(OFFSET_COMMIT_KEY_TYPE, 3, {
+        "offset": value.offset, "leaderEpoch": value.leader_epoch, "metadata": value.metadata,
+        "commitTimestamp": value.commit_timestamp})
+
+
+def _offset_from_record(data: dict) -> OffsetAndMetadata:
+    expire = data.get("expireTimestamp", -1)
+    return OffsetAndMetadata(
+        offset=data["offset"], leader_epoch=data.get("leaderEpoch", -1),
+        metadata=data.get("metadata") or "", commit_timestamp=data["commitTimestamp"],
+        expire_timestamp=None if expire == -1 else expire)
+
+
+def subscribed_topics(group) -> set[str] | None:
+    """Topics the members of a "consumer" classic group subscribe to, or None if unknown.
+
+    Like trunk's ClassicGroup.computeSubscribedTopics: only for protocol type "consumer"; an
+    empty group subscribes to nothing; otherwise every member's metadata for the selected
+    protocol must parse as a ConsumerProtocolSubscription, else the answer is unknown."""
+    if group.protocol_type != "consumer":
+        return None
+    if not group.members:
+        return set()
+    protocol = getattr(group, "protocol_name", None) or getattr(group, "protocol", None)
+    if not protocol:
+        return None
+    from kgroup.records import RecordDecodeError, decode_subscription
+    topics: set[str] = set()
+    for member in group.members.values():
+        metadata = _member_metadata(member, protocol)
+        if metadata is None:
+            return None
+        try:
+            topics.update(decode_subscription(metadata)["topics"])
+        except (RecordDecodeError, ValueError, KeyError, TypeError):
+            return None
+    return topics
+
+
+def _member_metadata(member, protocol: str) -> bytes | None:
+    """The member's subscription bytes for the selected protocol, whatever shape Member keeps them in."""
+    getter = getattr(member, "metadata", None)
+    if callable(getter):
+        return getter(protocol)
+    protocols = getattr(member, "protocols", None)
+    if isinstance(protocols, dict):
+        return protocols.get(protocol)
+    if protocols is not None:
+        for entry in protocols:
+            name, meta = (entry.name, entry.metadata) if hasattr(entry, "name") else entry
+            if name == protocol:
+                return meta
+    return None

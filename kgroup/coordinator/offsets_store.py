@@ -1,0 +1,143 @@
+"""Materialised offsets of one `__consumer_offsets` partition: committed, pending (open transactions).
+
+Both the live coordinator and failover replay go through the same three operations
+(`put`, `tombstone`, `end_transaction`), each tagged with the log offset of the record that
+caused it, so a coordinator rebuilt from the log holds exactly the state the live one had.
+The rules are those of the spec's §4 (Kafka trunk's OffsetMetadataManager.replay):
+
+* a data record with producer id -1 replaces the committed offset;
+* a record with a producer id is pending for that producer until its COMMIT/ABORT marker;
+* COMMIT installs each pending offset unless the committed one came from a later log offset;
+* ABORT drops the producer's pending offsets;
+* a tombstone deletes the committed offset and the key from every open transaction of the group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NO_PRODUCER_ID = -1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    """A committed offset as clients see it (OffsetFetch) and as `coord.committed_offsets` returns it.
+
+    ``leader_epoch`` is -1 when unknown (the wire sentinel); ``expire_timestamp`` is None unless the
+    commit carried an explicit retention time (OffsetCommit v2-v4), in which case it was persisted
+    as an OffsetCommitValue v1.
+    """
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int | None = None
+
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(slots=True)
+class _Stored:
+    value: OffsetAndMetadata
+    record_offset: int
+
+
+class OffsetStore:
+    """Committed and pending offsets keyed by group, then (topic, partition)."""
+
+    __slots__ = ("_committed", "_pending", "_open_by_group")
+
+    def __init__(self) -> None:
+        self._committed: dict[str, dict[TopicPartition, _Stored]] = {}
+        # producer id -> group -> (topic, partition) -> pending offset
+        self._pending: dict[int, dict[str, dict[TopicPartition, _Stored]]] = {}
+        # group -> producer ids with an open transaction that wrote offsets for it
+        self._open_by_group: dict[str, set[int]] = {}
+
+    # -- the replay operations -------------------------------------------------------------
+    def put(self, group_id: str, tp: TopicPartition, value: OffsetAndMetadata,
+            record_offset: int, producer_id: int = NO_PRODUCER_ID) -> None:
+        stored = _Stored(value, record_offset)
+        if producer_id == NO_PRODUCER_ID:
+            self._committed.setdefault(group_id, {})[tp] = stored
+            return
+        self._pending.setdefault(producer_id, {}).setdefault(group_id, {})[tp] = stored
+        self._open_by_group.setdefault(group_id, set()).add(producer_id)
+
+    def tombstone(self, group_id: str, tp: TopicPartition) -> None:
+        group = self._committed.get(group_id)
+        if group is not None:
+            group.pop(tp, None)
+            if not group:
+                del self._committed[group_id]
+        # Trunk keeps the producer in the group's open set even if this empties its pending map:
+        # the transaction is still open until its marker.
+        for producer_id in self._open_by_group.get(group_id, ()):
+            pending = self._pending.get(producer_id, {}).get(group_id)
+            if pending is not None:
+                pending.pop(tp, None)
+
+    def end_transaction(self, producer_id: int, commit: bool) -> None:
+        pending = self._pending.pop(producer_id, None)
+        if pending is None:
+            return
+        for group_id in pending:
+            open_set = self._open_by_group.get(group_id)
+            if open_set is not None:
+                open_set.discard(producer_id)
+                if not open_set:
+                    del self._open_by_group[group_id]
+        if not commit:
+            return
+        for group_id, offsets in pending.items():
+            committed = self._committed.setdefault(group_id, {})
+            for tp, stored in offsets.items():
+                current = committed.get(tp)
+                if current is None or stored.record_offset > current.record_offset:
+                    committed[tp] = stored
+            if not committed:
+                del self._committed[group_id]
+
+    # -- queries -------------------------------------------------------------------------
+    def committed(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {tp: s.value for tp, s in self._committed.get(group_id, {}).items()}
+
+    def get(self, group_id: str, tp: TopicPartition) -> OffsetAndMetadata | None:
+        stored = self._committed.get(group_id, {}).get(tp)
+        return None if stored is None else stored.value
+
+    def pending(self, group_id: str) -> dict[int, dict[TopicPartition, OffsetAndMetadata]]:
+        """Open transactions' offsets for the group, by producer id (not visible to consumers)."""
+        out = {}
+        for producer_id in sorted(self._open_by_group.get(group_id, ())):
+            offsets = self._pending.get(producer_id, {}).get(group_id, {})
+            out[producer_id] = {tp: s.value for tp, s in offsets.items()}
+        return out
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        for producer_id in self._open_by_group.get(group_id, ()):
+            if tp in self._pending.get(producer_id, {}).get(group_id, {}):
+                return True
+        return False
+
+    def pending_partitions(self, group_id: str) -> list[TopicPartition]:
+        """Keys of the group that only open transactions hold, in first-seen order."""
+        seen: dict[TopicPartition, None] = {}
+        for producer_id in sorted(self._open_by_group.get(group_id, ())):
+            for tp in self._pending.get(producer_id, {}).get(group_id, {}):
+                seen.setdefault(tp, None)
+        return list(seen)
+
+    def has_open_transactions(self, group_id: str) -> bool:
+        return group_id in self._open_by_group
+
+    def has_committed(self, group_id: str) -> bool:
+        return bool(self._committed.get(group_id))
+
+    def groups(self) -> list[str]:
+        """Groups with committed offsets or open transactions, in first-seen order."""
+        out = dict.fromkeys(self._committed)
+        out.update(dict.fromkeys(self._open_by_group))
+        return list(out)
