@@ -1,0 +1,54 @@
+"""``__consumer_offsets`` / ``__worker_offsets`` records: schemas as data, generated codecs.
+
+Public contract (other modules code against these names):
+
+* ``decode_key(buf, family)`` / ``decode_value(record_type, buf, family)`` -> ``DecodedKey`` /
+  ``DecodedValue`` (None for a tombstone). Errors are ``RecordDecodeError`` carrying Kafka's
+  text; unknown key types raise ``UnknownRecordType`` (Kafka's loaders skip those records).
+  Out-of-range value versions raise unless ``strict_versions=False``. Bytes left after the
+  schema are accepted, as Kafka does, and counted in ``unread_bytes``.
+* ``encode_key`` / ``encode_value`` write the same layouts (``RecordEncodeError`` on bad data).
+* ``key_to_json`` / ``value_to_json`` / ``dump_log_key`` / ``dump_log_payload`` give
+  kafka-dump-log's JSON, byte-identical.
+* Data dicts use kafka-dump-log field names; bytes are ``bytes``; uuids are 16-byte ``bytes``.
+"""
+
+from .consumer_protocol import (
+    assignment_to_json,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+    subscription_to_json,
+)
+from .partitioning import java_string_hash, partition_for
+from .schema_json import (
+    dump_log_key,
+    dump_log_payload,
+    jackson_dumps,
+    key_to_json,
+    value_to_json,
+)
+from .schema_records import (
+    FAMILIES,
+    DecodedKey,
+    DecodedValue,
+    RecordDecodeError,
+    RecordEncodeError,
+    UnknownRecordType,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    record_schema,
+    record_type_name,
+)
+
+__all__ = [
+    "FAMILIES", "DecodedKey", "DecodedValue", "RecordDecodeError", "RecordEncodeError",
+    "UnknownRecordType", "decode_key", "decode_value", "encode_key", "encode_value",
+    "record_type_name", "record_schema", "key_to_json", "value_to_json", "dump_log_key",
+    "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
+    "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",
+    "subscription_to_json", "assignment_to_json",
+]

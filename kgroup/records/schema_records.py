@@ -1,0 +1,240 @@
+"""Key/value dispatch for ``__consumer_offsets`` and the draft ``__worker_offsets`` records.
+
+A key is an int16 record type followed by the key struct; a value is an int16 version followed
+by the value struct, whose schema is chosen by the *key's* record type. Error texts are Kafka
+trunk's (``CoordinatorRecordSerde``) so they can be compared with kafka-dump-log output.
+
+Data dicts use kafka-dump-log field names. ``bytes`` fields are ``bytes``; uuids are 16-byte
+``bytes`` (``uuid.UUID`` is also accepted when encoding); unknown tagged fields read from a
+flexible struct are kept under ``"_unknownTaggedFields"`` ({tag: bytes}) and written back.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from . import codegen
+from .schema import RecordSchema, record_schemas
+from .schema_runtime import ReadFailure, WriteFailure
+
+FAMILIES = ("consumer", "connect")
+_INT16 = struct.Struct(">h")
+_KEY_CACHE_LIMIT = 200_000
+
+
+class RecordDecodeError(ValueError):
+    """A key or value that Kafka's reader would reject; ``message`` is Kafka's text."""
+
+    def __init__(self, message: str, *, part: str | None = None,
+                 record_type: int | None = None, version: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.part = part  # "key" or "value"
+        self.record_type = record_type
+        self.version = version
+
+
+class UnknownRecordType(RecordDecodeError):
+    """Kafka's loaders skip these records ("a left over from an aborted upgrade")."""
+
+    def __init__(self, record_type: int, family: str = "consumer"):
+        super().__init__(f"unknown record type {record_type}", part="key", record_type=record_type)
+        self.family = family
+
+
+class RecordEncodeError(ValueError):
+    """A data dict that cannot be written with the requested schema and version."""
+
+
+@dataclass(slots=True)
+class DecodedKey:
+    """A decoded key. Keys are cached by their bytes: treat instances as read-only."""
+
+    record_type: int
+    name: str
+    data: dict
+    unread_bytes: int = 0
+    family: str = "consumer"
+
+
+@dataclass(slots=True)
+class DecodedValue:
+    version: int
+    data: dict
+    unread_bytes: int = 0
+
+
+class _Family:
+    """Per-family tables; readers and writers are compiled on first use."""
+
+    def __init__(self, family: str):
+        self.family = family
+        self.schemas: dict[int, RecordSchema] = record_schemas(family)
+        self.key_readers: dict[int, object] = {}
+        self.value_readers: dict[int, list] = {}
+        self.key_cache: dict[bytes, DecodedKey] = {}
+
+    def schema(self, record_type: int) -> RecordSchema:
+        try:
+            return self.schemas[record_type]
+        except KeyError:
+            raise UnknownRecordType(record_type, self.family) from None
+
+    def key_reader(self, record_type: int):
+        reader = self.key_readers.get(record_type)
+        if reader is None:
+            reader = codegen.reader(self.schema(record_type).key, record_type)
+            self.key_readers[record_type] = reader
+        return reader
+
+    def value_reader(self, record_type: int, version: int, strict: bool):
+        readers = self.value_readers.get(record_type)
+        message = self.schema(record_type).value
+        if readers is None:
+            readers = [None] * (message.valid.high - message.valid.low + 1)
+            self.value_readers[record_type] = readers
+        index = version - message.valid.low
+        if not 0 <= index < len(readers):
+            if strict:
+                raise RecordDecodeError(
+                    _version_error(record_type, version, self.schemas[record_type]),
+                    part="value", record_type=record_type, version=version)
+            index = message.clamp(version) - message.valid.low
+        reader = readers[index]
+        if reader is None:
+            reader = readers[index] = codegen.reader(message, message.valid.low + index)
+        return reader
+
+
+def _version_error(record_type: int, version: int, schema: RecordSchema) -> str:
+    valid = schema.value.valid
+    if record_type in (0, 1):
+        head = f"Unknown offset message version: {version}"
+    elif record_type == 2:
+        head = f"Unknown group metadata message version: {version}"
+    else:
+        head = f"Unknown {schema.value.name} version: {version}"
+    span = str(valid.low) if valid.low == valid.high else f"{valid.low}-{valid.high}"
+    return f"{head} (record type {record_type} {schema.name} has value versions {span})"
+
+
+_FAMILY_TABLES: dict[str, _Family] = {}
+
+
+def _table(family: str) -> _Family:
+    table = _FAMILY_TABLES.get(family)
+    if table is None:
+        if family not in FAMILIES:
+            raise ValueError(f"unknown record family {family!r} (expected one of {FAMILIES})")
+        table = _FAMILY_TABLES[family] = _Family(family)
+    return table
+
+
+def decode_key(buf: bytes, family: str = "consumer") -> DecodedKey:
+    """Decode a record key; the result may be shared with other calls for equal bytes."""
+    if type(buf) is not bytes:
+        buf = bytes(buf)
+    table = _FAMILY_TABLES.get(family) or _table(family)
+    hit = table.key_cache.get(buf)
+    if hit is not None:
+        return hit
+    if len(buf) < 2:
+        raise RecordDecodeError("Could not read version from key's buffer.", part="key")
+    record_type = _INT16.unpack_from(buf)[0]
+    reader = table.key_reader(record_type)
+    try:
+        data, pos = reader(buf, 2)
+    except ReadFailure as exc:
+        detail = "null" if exc.detail is None else exc.detail
+    except (IndexError, struct.error):
+        detail = "null"
+    else:
+        key = DecodedKey(record_type, table.schemas[record_type].name, data, len(buf) - pos, family)
+        cache = table.key_cache
+        if len(cache) >= _KEY_CACHE_LIMIT:
+            cache.clear()
+        cache[buf] = key
+        return key
+    raise RecordDecodeError(
+        f"Could not read record with version {record_type} from key's buffer due to: {detail}.",
+        part="key", record_type=record_type)
+
+
+def decode_value(record_type: int, buf: bytes | None, family: str = "consumer", *,
+                 strict_versions: bool = True) -> DecodedValue | None:
+    """Decode a value for the key's record type; None is a tombstone, b"" is an error.
+
+    With ``strict_versions=False`` an out-of-range version is read the way trunk's serde does
+    (above the highest like the highest, below the lowest like the lowest) instead of raising.
+    """
+    if buf is None:
+        return None
+    if type(buf) is not bytes:
+        buf = bytes(buf)
+    table = _FAMILY_TABLES.get(family) or _table(family)
+    if len(buf) < 2:
+        table.schema(record_type)
+        raise RecordDecodeError("Could not read version from value's buffer.", part="value",
+                                record_type=record_type)
+    version = _INT16.unpack_from(buf)[0]
+    reader = table.value_reader(record_type, version, strict_versions)
+    try:
+        data, pos = reader(buf, 2)
+    except ReadFailure as exc:
+        detail = "null" if exc.detail is None else exc.detail
+    except (IndexError, struct.error):
+        detail = "null"
+    else:
+        return DecodedValue(version, data, len(buf) - pos)
+    raise RecordDecodeError(
+        f"Could not read record with version {version} from value's buffer due to: {detail}.",
+        part="value", record_type=record_type, version=version)
+
+
+def _encode(message, version: int, data: dict, what: str) -> bytes:
+    if not isinstance(data, dict):
+        raise RecordEncodeError(f"{what}: data must be a dict, got {type(data).__name__}")
+    out = bytearray(_INT16.pack(version))
+    try:
+        codegen.writer(message, version)(out, data)
+    except WriteFailure as exc:
+        cause = exc.cause
+        if isinstance(cause, KeyError):
+            reason = "missing"
+        else:
+            reason = f"{type(cause).__name__}: {cause}"
+        raise RecordEncodeError(f"{what}: field {exc.path}: {reason}") from cause
+    return bytes(out)
+
+
+def encode_key(record_type: int, data: dict, family: str = "consumer") -> bytes:
+    try:
+        schema = _table(family).schema(record_type)
+    except UnknownRecordType:
+        raise RecordEncodeError(f"unknown record type {record_type} in family {family!r}") from None
+    what = f"{schema.key.name} (record type {record_type})"
+    return _encode(schema.key, record_type, data, what)
+
+
+def encode_value(record_type: int, version: int, data: dict, family: str = "consumer") -> bytes:
+    """Write a value; fields the version lacks are ignored, absent optional ones defaulted."""
+    try:
+        schema = _table(family).schema(record_type)
+    except UnknownRecordType:
+        raise RecordEncodeError(f"unknown record type {record_type} in family {family!r}") from None
+    message = schema.value
+    if version not in message.valid:
+        raise RecordEncodeError(
+            f"{message.name} (record type {record_type}) has no version {version} "
+            f"(valid {message.valid.low}-{message.valid.high})")
+    return _encode(message, version, data, f"{message.name} v{version} (record type {record_type})")
+
+
+def record_type_name(record_type: int, family: str = "consumer") -> str:
+    """snake_case name of a record type; raises UnknownRecordType for others."""
+    return _table(family).schema(record_type).name
+
+
+def record_schema(record_type: int, family: str = "consumer") -> RecordSchema:
+    return _table(family).schema(record_type)
