@@ -435,7 +435,10 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
                 raise _Corrupt(f"unknown magic {magic}")
         except _Corrupt as exc:
             yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): {exc}")
-        except (IndexError, ValueError, struct.error, CodecError, UnicodeError) as exc:
+        except IndexError:
+            yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): "
+                             "a record runs past the end of the batch's record data")
+        except (ValueError, struct.error, CodecError, UnicodeError) as exc:
             yield BatchError(path, position,
                              f"batch (magic {magic}, {total} bytes) is corrupt: "
                              f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,96 @@
+"""Whatever the bytes, the reader only ever raises BatchError (and iter_segment only calls on_error)."""
+
+import io
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgroup.records.batch import Batch, BatchError, TrailingBytes, read_batches, scan
+from kgroup.records.segment import iter_segment
+
+from conftest import VECTORS
+
+SEGMENTS = [p.read_bytes() for p in sorted((VECTORS / "segments").glob("*.log"))]
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _drain(data: bytes) -> list:
+    """Every event from bytes, and from a stream; both must agree."""
+    events = list(scan(data, "fuzz.log"))
+    again = list(scan(io.BytesIO(data), "fuzz.log"))
+    assert [type(e) for e in events] == [type(e) for e in again]
+    for e in events:
+        assert isinstance(e, (Batch, BatchError))
+    return events
+
+
+def _check_read_batches(data: bytes) -> None:
+    try:
+        for batch in read_batches(data, "fuzz.log"):
+            assert isinstance(batch, Batch)
+    except BatchError as exc:
+        assert exc.path == "fuzz.log" and 0 <= exc.position <= len(data)
+        assert str(exc).startswith(f"fuzz.log: position {exc.position}: ")
+
+
+def _positions_are_consistent(events, size):
+    last = -1
+    for e in events:
+        pos = e.position
+        assert 0 <= pos <= size and pos >= last
+        last = pos
+        if isinstance(e, TrailingBytes):
+            assert e.count == size - pos and e is events[-1]
+        if isinstance(e, BatchError) and not e.recoverable:
+            assert e is events[-1]
+
+
+@FUZZ
+@given(which=st.sampled_from(range(len(SEGMENTS))),
+       edits=st.lists(st.tuples(st.integers(0, 4000), st.integers(0, 255)), min_size=1, max_size=8))
+def test_mutated_segments(which, edits):
+    data = bytearray(SEGMENTS[which])
+    for pos, value in edits:
+        data[pos % len(data)] = value
+    data = bytes(data)
+    events = _drain(data)
+    _positions_are_consistent(events, len(data))
+    _check_read_batches(data)
+
+
+@FUZZ
+@given(which=st.sampled_from(range(len(SEGMENTS))), cut=st.integers(0, 4000),
+       drop=st.integers(0, 40))
+def test_truncated_and_spliced_segments(which, cut, drop):
+    original = SEGMENTS[which]
+    cut %= len(original) + 1
+    truncated = original[:cut]
+    events = _drain(truncated)
+    _positions_are_consistent(events, len(truncated))
+    # a batch boundary inside a truncated file never moves: every decoded batch is a real one
+    real = {b.position for b in scan(original) if isinstance(b, Batch)}
+    assert {e.position for e in events if isinstance(e, Batch)} <= real
+    spliced = original[:cut] + original[cut + drop:]
+    _positions_are_consistent(_drain(spliced), len(spliced))
+    _check_read_batches(spliced)
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_random_bytes(data):
+    _positions_are_consistent(_drain(data), len(data))
+    _check_read_batches(data)
+
+
+@settings(max_examples=40, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 2157), st.integers(0, 255)), min_size=1, max_size=4))
+def test_iter_segment_only_calls_on_error(tmp_path_factory, edits):
+    data = bytearray(SEGMENTS[0])
+    for pos, value in edits:
+        data[pos] = value
+    path = tmp_path_factory.mktemp("fuzz") / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    seen = []
+    batches = list(iter_segment(path, on_error=seen.append))
+    assert all(isinstance(e, BatchError) for e in seen)
+    assert all(isinstance(b, Batch) for b in batches)
