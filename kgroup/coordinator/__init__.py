@@ -1,1 +1,18 @@
-"""kgroup.coordinator"""
+"""kgroup.coordinator: Kafka's classic group coordinator as a pure state machine on virtual time.
+
+    coord = GroupCoordinator(config={...}, now_ms=0, uuid_source=None)
+    reply = coord.handle(request, client_id, client_host)   # kafka-python request objects
+    coord.advance(ms)
+
+See /work/notes/coordinator-contract.md for the full contract.
+"""
+
+from .codes import CoordinatorReplayError, UnsupportedRequest
+from .config import CoordinatorConfig, CoordinatorConfigError
+from .coordinator import GroupCoordinator
+from .group import ClassicGroup, GroupSnapshot, Member, MemberSnapshot
+from .log import LogEntry, Reply
+
+__all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",
+           "UnsupportedRequest", "CoordinatorReplayError", "ClassicGroup", "Member",
+           "GroupSnapshot", "MemberSnapshot"]

@@ -1,0 +1,265 @@
+"""GroupCoordinator: the facade over the classic group state machine and the offsets manager.
+
+Pure and deterministic: no sockets, no wall clock, no threads. Time only moves through
+``advance``; due timers fire in deadline order, each at its own deadline (a timer that
+fires at t schedules its follow-ups relative to t), and ``now_ms`` ends at the target.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable, Iterable
+
+from . import codes
+from .codes import CoordinatorReplayError, UnsupportedRequest
+from .config import CoordinatorConfig
+from .group import ClassicGroup, GroupSnapshot
+from .log import LogEntry, Reply
+from .persistence import GROUP_METADATA, group_from_value, group_metadata_record, group_tombstone
+from .rebalance import heartbeat_key, join_key, prepare_rebalance, reschedule_member, sync_key
+from .timers import TimerQueue
+
+API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
+             13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
+             28: "TxnOffsetCommit", 42: "DeleteGroups", 47: "OffsetDelete"}
+
+
+def _membership_handlers() -> dict:
+    from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
+    from .join import handle_join_group
+    from .leave import handle_leave_group
+    from .sync import handle_heartbeat, handle_sync_group
+    return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
+            14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
+            42: handle_delete_groups}
+
+
+_OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
+                   28: "handle_txn_offset_commit", 47: "handle_offset_delete"}
+
+
+def _load_offset_manager():
+    try:
+        from .offsets import OffsetManager
+    except ImportError:      # the offsets side is optional for the membership engine
+        return None
+    return OffsetManager
+
+
+class GroupCoordinator:
+    def __init__(self, config: dict | None = None, now_ms: int = 0,
+                 uuid_source: Callable[[], str] | None = None):
+        self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
+        self.now_ms = int(now_ms)
+        self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
+        self._timers = TimerQueue()
+        self._groups: dict[str, ClassicGroup] = {}
+        self._callbacks: list[Reply] = []
+        self._handlers = _membership_handlers()
+        self._suppress_appends = False
+        self.log: list[LogEntry] = []
+        self.records: list[tuple[bytes, bytes | None]] = []
+        manager = _load_offset_manager()
+        self.offsets = manager(self) if manager is not None else None
+
+    # ---- requests ----------------------------------------------------------------------
+    def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
+        api_key = getattr(request, "API_KEY", None)
+        handler = self._handlers.get(api_key)
+        if handler is not None:
+            reply = handler(self, request, client_id, client_host)
+        elif api_key in _OFFSET_METHODS:
+            if self.offsets is None:
+                raise UnsupportedRequest(
+                    f"{API_NAMES[api_key]} (API key {api_key}): the offsets manager is not available")
+            response = getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host)
+            reply = self.done_reply(response)
+        else:
+            name = getattr(request, "name", type(request).__name__)
+            raise UnsupportedRequest(
+                f"the group coordinator does not serve {name} (API key {api_key})")
+        self._run_callbacks()
+        return reply
+
+    def done_reply(self, response) -> Reply:
+        return Reply(self._callbacks, response)
+
+    def parked_reply(self) -> Reply:
+        return Reply(self._callbacks)
+
+    def _run_callbacks(self) -> None:
+        queue = self._callbacks
+        while queue:
+            reply = queue.pop(0)
+            reply.run_callbacks()
+
+    # ---- time --------------------------------------------------------------------------
+    def advance(self, ms: int) -> None:
+        if ms < 0:
+            raise ValueError(f"advance: time cannot go backwards ({ms} ms)")
+        target = self.now_ms + ms
+        timers = self._timers
+        while True:
+            due = timers.pop_due(target)
+            if due is None:
+                break
+            deadline, fn = due
+            if deadline > self.now_ms:
+                self.now_ms = deadline
+            fn()
+            self._run_callbacks()
+        self.now_ms = target
+
+    def next_deadline_ms(self) -> int | None:
+        return self._timers.next_deadline()
+
+    def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
+        """Keyed timer due delay_ms from now; rescheduling a key replaces it."""
+        self._timers.schedule(key, self.now_ms + delay_ms, fn)
+
+    def cancel(self, key) -> None:
+        self._timers.cancel(key)
+
+    def new_member_id(self, prefix: str) -> str:
+        return f"{prefix}-{self._uuid_source()}"
+
+    # ---- groups ------------------------------------------------------------------------
+    def group(self, group_id: str) -> GroupSnapshot | None:
+        group = self._groups.get(group_id)
+        return None if group is None else GroupSnapshot.of(group)
+
+    def groups(self) -> list[str]:
+        return list(self._groups)
+
+    def classic_groups(self) -> dict[str, ClassicGroup]:
+        return self._groups
+
+    def get_classic_group(self, group_id: str) -> ClassicGroup | None:
+        return self._groups.get(group_id)
+
+    def get_or_create_classic_group(self, group_id: str) -> ClassicGroup:
+        group = self._groups.get(group_id)
+        if group is None:
+            group = ClassicGroup(group_id, self.now_ms)
+            self._groups[group_id] = group
+            self.append_records([group_metadata_record(group)])
+        return group
+
+    def refresh_session(self, group: ClassicGroup, member_id: str) -> None:
+        member = group.members.get(member_id)
+        if member is not None:
+            reschedule_member(self, group, member)
+
+    def delete_group_metadata(self, group_id: str) -> None:
+        group = self._groups.pop(group_id, None)
+        if group is None:
+            return
+        self._cancel_group_timers(group)
+        self.append_records([group_tombstone(group_id)])
+
+    def _cancel_group_timers(self, group: ClassicGroup) -> None:
+        for member_id in list(group.members) + list(group.pending_members):
+            self.cancel(heartbeat_key(group.group_id, member_id))
+        self.cancel(join_key(group.group_id))
+        self.cancel(sync_key(group.group_id))
+
+    def committed_offsets(self, group_id: str) -> dict:
+        return {} if self.offsets is None else self.offsets.committed(group_id)
+
+    # ---- log ---------------------------------------------------------------------------
+    def append(self, entry: LogEntry) -> None:
+        if self._suppress_appends:
+            return
+        entry.timestamp_ms = self.now_ms
+        self.log.append(entry)
+        if entry.control is None:
+            self.records.extend(entry.records)
+
+    def append_records(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        self.append(LogEntry(records=records))
+
+    def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
+                        coordinator_epoch: int = 0) -> None:
+        """The transaction coordinator's marker: the offsets manager appends and applies it."""
+        if self.offsets is None:
+            self.append(LogEntry(records=[], producer_id=producer_id,
+                                 producer_epoch=producer_epoch, transactional=True,
+                                 control="COMMIT" if commit else "ABORT",
+                                 coordinator_epoch=coordinator_epoch))
+        else:
+            self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
+        self._run_callbacks()
+
+    # ---- failover ----------------------------------------------------------------------
+    @classmethod
+    def from_records(cls, records: Iterable, config: dict | None = None, now_ms: int = 0,
+                     uuid_source: Callable[[], str] | None = None) -> "GroupCoordinator":
+        """Rebuild groups (static member maps included) and offsets from a partition's records.
+
+        ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry.
+        The new coordinator's own log starts empty: the replayed records are already stored.
+        """
+        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source)
+        coord._suppress_appends = True
+        try:
+            coord._replay(records)
+        finally:
+            coord._suppress_appends = False
+        coord._on_loaded()
+        return coord
+
+    def _replay(self, records: Iterable) -> None:
+        from kgroup.records import decode_key, decode_value
+        offset = 0
+        for item in records:
+            if isinstance(item, LogEntry):
+                entry = item
+                if entry.control is not None:
+                    if self.offsets is not None:
+                        self.offsets.replay_end_transaction(entry.producer_id,
+                                                            entry.control == "COMMIT", offset)
+                    offset += 1
+                    continue
+                pairs = entry.records
+            else:
+                entry, pairs = None, (item,)
+            for key, value in pairs:
+                record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
+                self._replay_record(key, value, offset, record_entry, decode_key, decode_value)
+                offset += 1
+
+    def _replay_record(self, key, value, offset, entry, decode_key, decode_value) -> None:
+        if not isinstance(key, (bytes, bytearray)) or len(key) < 2:
+            raise CoordinatorReplayError(f"record at log offset {offset}: key is missing or too short")
+        record_type = int.from_bytes(key[:2], "big", signed=True)
+        if record_type not in (0, 1, GROUP_METADATA):
+            return          # unknown record types are skipped, as Kafka's loader does
+        try:
+            decoded_key = decode_key(bytes(key))
+            decoded_value = decode_value(record_type, None if value is None else bytes(value))
+        except Exception as exc:     # noqa: BLE001 - the decoder's own error names the field
+            raise CoordinatorReplayError(
+                f"record at log offset {offset} (type {record_type}) cannot be decoded: {exc}") from exc
+        if record_type == GROUP_METADATA:
+            group_id = decoded_key.data["group"]
+            old = self._groups.pop(group_id, None)
+            if old is not None:
+                self._cancel_group_timers(old)
+            if decoded_value is not None:
+                self._groups[group_id] = group_from_value(group_id, decoded_value.data)
+        elif self.offsets is not None:
+            self.offsets.replay(decoded_key, decoded_value, offset, entry)
+
+    def _on_loaded(self) -> None:
+        max_size = self.config.group_max_size
+        for group in list(self._groups.values()):
+            for member in group.members.values():
+                reschedule_member(self, group, member)
+            if len(group.members) > max_size and group.can_rebalance():
+                prepare_rebalance(self, group)
+        if self.offsets is not None:
+            self.offsets.start()
+        self._run_callbacks()
+
+
+__all__ = ["GroupCoordinator", "UnsupportedRequest", "CoordinatorReplayError", "codes"]

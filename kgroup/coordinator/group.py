@@ -1,0 +1,266 @@
+"""Classic group and member state (Kafka's ClassicGroup / ClassicGroupMember).
+
+Counters that Kafka keeps incrementally are kept incrementally here too (members
+awaiting a JoinGroup response, per-protocol support counts), so that no request pays
+for a walk over every member except where Kafka's protocol itself needs one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import codes
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+# target state -> states it may be entered from (ClassicGroupState)
+VALID_PREVIOUS = {
+    EMPTY: frozenset({PREPARING_REBALANCE}),
+    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
+    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
+    STABLE: frozenset({COMPLETING_REBALANCE}),
+    DEAD: frozenset({EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD}),
+}
+
+
+class IllegalStateTransition(RuntimeError):
+    """A bug guard: the coordinator tried a transition Kafka's state table forbids."""
+
+
+class Member:
+    __slots__ = ("member_id", "group_instance_id", "client_id", "client_host",
+                 "rebalance_timeout_ms", "session_timeout_ms", "protocol_type", "protocols",
+                 "assignment", "is_new", "join_reply", "join_version", "sync_reply",
+                 "sync_version")
+
+    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str,
+                 client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
+                 protocol_type: str, protocols: list[tuple[str, bytes]], assignment: bytes = b""):
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        self.protocol_type = protocol_type
+        self.protocols = protocols
+        self.assignment = assignment
+        self.is_new = False
+        self.join_reply = None   # parked JoinGroup Reply
+        self.join_version = 0
+        self.sync_reply = None   # parked SyncGroup Reply
+        self.sync_version = 0
+
+    def metadata(self, protocol: str | None) -> bytes:
+        for name, metadata in self.protocols:
+            if name == protocol:
+                return metadata
+        return b""
+
+    def matches(self, protocols: list[tuple[str, bytes]]) -> bool:
+        """Same ordered (name, metadata) list: a rejoin that changes nothing."""
+        return self.protocols == protocols
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """A member parked in a join or sync is alive by definition, unless it is new."""
+        if self.is_new:
+            return False
+        return self.join_reply is not None or self.sync_reply is not None
+
+    def __repr__(self) -> str:
+        return f"Member({self.member_id!r}, instance={self.group_instance_id!r})"
+
+
+class ClassicGroup:
+    __slots__ = ("group_id", "state", "previous_state", "generation_id", "protocol_type",
+                 "protocol_name", "leader_id", "members", "static_members", "pending_members",
+                 "pending_sync", "current_state_timestamp", "new_member_added",
+                 "num_awaiting_join", "protocol_counts")
+
+    def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
+        self.group_id = group_id
+        self.state = state
+        self.previous_state: str | None = None
+        self.generation_id = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.members: dict[str, Member] = {}
+        self.static_members: dict[str, str] = {}
+        self.pending_members: set[str] = set()     # KIP-394 ids handed out, not yet joined
+        self.pending_sync: set[str] = set()        # members yet to SyncGroup this generation
+        self.current_state_timestamp = now_ms
+        self.new_member_added = False
+        self.num_awaiting_join = 0
+        self.protocol_counts: dict[str, int] = {}
+
+    # ---- state ---------------------------------------------------------------------------
+    def transition_to(self, target: str, now_ms: int) -> None:
+        if self.state not in VALID_PREVIOUS[target]:
+            raise IllegalStateTransition(
+                f"group {self.group_id!r}: illegal transition {self.state} -> {target}")
+        self.previous_state = self.state
+        self.state = target
+        self.current_state_timestamp = now_ms
+
+    def can_rebalance(self) -> bool:
+        return self.state in (STABLE, COMPLETING_REBALANCE, EMPTY)
+
+    def is_empty(self) -> bool:
+        return self.state == EMPTY
+
+    @property
+    def leader(self) -> str | None:
+        return self.leader_id
+
+    # ---- membership ----------------------------------------------------------------------
+    def add(self, member: Member, join_reply=None, join_version: int = 0) -> None:
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        self.members[member.member_id] = member
+        self._count_protocols(member, 1)
+        if join_reply is not None:
+            member.join_reply = join_reply
+            member.join_version = join_version
+            self.num_awaiting_join += 1
+        self.pending_members.discard(member.member_id)
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+
+    def remove(self, member_id: str) -> Member | None:
+        """Drop a member (or pending id) without answering its parked requests."""
+        member = self.members.pop(member_id, None)
+        if member is not None:
+            self._count_protocols(member, -1)
+            if member.join_reply is not None:
+                self.num_awaiting_join -= 1
+            if member.group_instance_id is not None \
+                    and self.static_members.get(member.group_instance_id) == member_id:
+                del self.static_members[member.group_instance_id]
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        self.pending_members.discard(member_id)
+        self.pending_sync.discard(member_id)
+        return member
+
+    def update_member(self, member: Member, protocols, rebalance_timeout_ms: int,
+                      session_timeout_ms: int, join_reply, join_version: int) -> None:
+        """Replace protocols and timeouts and park (or un-park) the member's JoinGroup."""
+        self._count_protocols(member, -1)
+        member.protocols = protocols
+        self._count_protocols(member, 1)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        if join_reply is not None and member.join_reply is None:
+            self.num_awaiting_join += 1
+        elif join_reply is None and member.join_reply is not None:
+            self.num_awaiting_join -= 1
+        member.join_reply = join_reply
+        member.join_version = join_version
+
+    def take_join_reply(self, member: Member):
+        """Detach the member's parked JoinGroup reply (or None) so the caller can answer it."""
+        reply = member.join_reply
+        if reply is not None:
+            member.join_reply = None
+            self.num_awaiting_join -= 1
+        return reply
+
+    def validate_member(self, member_id: str, instance_id: str | None) -> int:
+        """Error code of Kafka's ClassicGroup.validateMember: 0, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID."""
+        if instance_id is not None:
+            mapped = self.static_members.get(instance_id)
+            if mapped is None:
+                return codes.UNKNOWN_MEMBER_ID
+            if mapped != member_id:
+                return codes.FENCED_INSTANCE_ID
+            return codes.NONE
+        if member_id not in self.members:
+            return codes.UNKNOWN_MEMBER_ID
+        return codes.NONE
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.num_awaiting_join and not self.pending_members
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    # ---- protocols -----------------------------------------------------------------------
+    def _count_protocols(self, member: Member, delta: int) -> None:
+        counts = self.protocol_counts
+        for name, _ in member.protocols:
+            left = counts.get(name, 0) + delta
+            if left:
+                counts[name] = left
+            else:
+                counts.pop(name, None)
+
+    def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
+        if self.state == EMPTY:
+            return protocol_type != "" and bool(names)
+        if protocol_type != (self.protocol_type or ""):
+            return False
+        size, counts = len(self.members), self.protocol_counts
+        return any(counts.get(name, 0) == size for name in names)
+
+    def select_protocol(self) -> str | None:
+        """Vote among protocols every member supports: each member backs its first candidate."""
+        size = len(self.members)
+        candidates = [name for name, count in self.protocol_counts.items() if count == size]
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        allowed = set(candidates)
+        votes = dict.fromkeys(candidates, 0)
+        for member in self.members.values():
+            for name, _ in member.protocols:
+                if name in allowed:
+                    votes[name] += 1
+                    break
+        # most votes wins; ties go to the first candidate in support order (deterministic)
+        return max(candidates, key=lambda name: votes[name])
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    group_id: str
+    state: str
+    generation: int
+    leader: str | None
+    protocol_type: str | None
+    protocol: str | None
+    members: tuple[MemberSnapshot, ...]
+    pending_members: tuple[str, ...]
+    static_members: dict
+    current_state_timestamp: int | None = None
+
+    @classmethod
+    def of(cls, group: ClassicGroup) -> "GroupSnapshot":
+        return cls(
+            group_id=group.group_id, state=group.state, generation=group.generation_id,
+            leader=group.leader_id, protocol_type=group.protocol_type, protocol=group.protocol_name,
+            members=tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id,
+                                         m.client_host, m.session_timeout_ms,
+                                         m.rebalance_timeout_ms, m.assignment)
+                          for m in group.members.values()),
+            pending_members=tuple(sorted(group.pending_members)),
+            static_members=dict(group.static_members),
+            current_state_timestamp=group.current_state_timestamp)

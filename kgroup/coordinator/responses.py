@@ -1,0 +1,41 @@
+"""Response builders at the request's version, with Kafka's per-version rules applied."""
+
+from __future__ import annotations
+
+from kafka.protocol.consumer.group import JoinGroupResponse, SyncGroupResponse
+
+_JoinMember = JoinGroupResponse.JoinGroupResponseMember
+
+
+def join_response(version: int, error: int, member_id: str, generation: int = -1,
+                  protocol_type: str | None = None, protocol_name: str | None = None,
+                  leader: str | None = "", skip_assignment: bool = False,
+                  members: list | None = None) -> JoinGroupResponse:
+    """ProtocolName is nullable only from v7: older versions send "" for null."""
+    if protocol_name is None and version < 7:
+        protocol_name = ""
+    return JoinGroupResponse(
+        version=version, throttle_time_ms=0, error_code=error, generation_id=generation,
+        protocol_type=protocol_type, protocol_name=protocol_name,
+        leader=leader or "", skip_assignment=skip_assignment, member_id=member_id,
+        members=members if members is not None else [])
+
+
+def join_error(version: int, error: int, member_id: str = "") -> JoinGroupResponse:
+    return join_response(version, error, member_id)
+
+
+def member_list(group) -> list:
+    """The leader's view: every member (absent static ones too) with its selected-protocol metadata."""
+    protocol = group.protocol_name
+    return [_JoinMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                        metadata=m.metadata(protocol))
+            for m in group.members.values()]
+
+
+def sync_response(version: int, error: int, assignment: bytes = b"",
+                  protocol_type: str | None = None, protocol_name: str | None = None
+                  ) -> SyncGroupResponse:
+    return SyncGroupResponse(version=version, throttle_time_ms=0, error_code=error,
+                             protocol_type=protocol_type, protocol_name=protocol_name,
+                             assignment=assignment)

@@ -1,0 +1,97 @@
+"""SyncGroup v0-v5 (spec §c.1) and Heartbeat v0-v4 (spec §c.2)."""
+
+from __future__ import annotations
+
+from kafka.protocol.consumer.group import HeartbeatResponse
+
+from . import codes
+from .group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .persistence import group_metadata_record
+from .rebalance import propagate_assignment, remove_pending_sync, reschedule_member
+from .responses import sync_response
+
+
+def handle_sync_group(coord, request, client_id: str, client_host: str):
+    version = request.API_VERSION
+    done = coord.done_reply
+    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # the broker's API layer refuses v5+ syncs without both fields before the coordinator
+        return done(sync_response(version, codes.INCONSISTENT_GROUP_PROTOCOL))
+    group_id = request.group_id or ""
+    if not group_id:
+        return done(sync_response(version, codes.INVALID_GROUP_ID))
+    group = coord.get_classic_group(group_id)
+    if group is None or group.state == EMPTY:
+        return done(sync_response(version, codes.UNKNOWN_MEMBER_ID))
+    if group.state == DEAD:
+        return done(sync_response(version, codes.COORDINATOR_NOT_AVAILABLE))
+    member_id = request.member_id or ""
+    instance_id = request.group_instance_id if version >= 3 else None
+    error = group.validate_member(member_id, instance_id)
+    if error:
+        return done(sync_response(version, error))
+    if request.generation_id != group.generation_id:
+        return done(sync_response(version, codes.ILLEGAL_GENERATION))
+    if version >= 5 and (_inconsistent(request.protocol_type, group.protocol_type)
+                         or _inconsistent(request.protocol_name, group.protocol_name)):
+        return done(sync_response(version, codes.INCONSISTENT_GROUP_PROTOCOL))
+    state = group.state
+    if state == PREPARING_REBALANCE:
+        return done(sync_response(version, codes.REBALANCE_IN_PROGRESS))
+    member = group.members[member_id]
+    if state == STABLE:
+        remove_pending_sync(coord, group, member_id)
+        return done(sync_response(version, codes.NONE, member.assignment, group.protocol_type,
+                                  group.protocol_name))
+    # CompletingRebalance: park until the leader's assignment is installed
+    reply = coord.parked_reply()
+    member.sync_reply = reply
+    member.sync_version = version
+    remove_pending_sync(coord, group, member_id)
+    if member_id == group.leader_id:
+        assignments = {}
+        for entry in request.assignments or ():
+            raw = entry.assignment
+            assignments[entry.member_id] = raw if isinstance(raw, bytes) else bytes(raw or b"")
+        coord.append_records([group_metadata_record(group, assignments)])
+        # the append cannot fail in this coordinator: install and answer at once
+        if group.state == COMPLETING_REBALANCE:
+            for member_entry in group.members.values():
+                member_entry.assignment = assignments.get(member_entry.member_id, b"")
+            propagate_assignment(coord, group, codes.NONE)
+            group.transition_to(STABLE, coord.now_ms)
+    return reply
+
+
+def _inconsistent(requested: str | None, current: str | None) -> bool:
+    return requested is not None and current is not None and requested != current
+
+
+def handle_heartbeat(coord, request, client_id: str, client_host: str):
+    version = request.API_VERSION
+
+    def answer(error: int):
+        return coord.done_reply(HeartbeatResponse(version=version, throttle_time_ms=0,
+                                                  error_code=error))
+
+    group_id = request.group_id or ""
+    if not group_id:
+        return answer(codes.INVALID_GROUP_ID)
+    group = coord.get_classic_group(group_id)
+    if group is None:
+        return answer(codes.UNKNOWN_MEMBER_ID)
+    if group.state == DEAD:
+        return answer(codes.COORDINATOR_NOT_AVAILABLE)
+    member_id = request.member_id or ""
+    error = group.validate_member(member_id, request.group_instance_id if version >= 3 else None)
+    if error:
+        return answer(error)
+    if request.generation_id != group.generation_id:
+        return answer(codes.ILLEGAL_GENERATION)
+    state = group.state
+    if state == EMPTY:
+        return answer(codes.UNKNOWN_MEMBER_ID)
+    reschedule_member(coord, group, group.members[member_id])
+    if state == PREPARING_REBALANCE:
+        return answer(codes.REBALANCE_IN_PROGRESS)
+    return answer(codes.NONE)
