@@ -49,6 +49,9 @@ class OffsetManager:
         self._counted_entries = 0      # how many coord.log entries _log_end has counted
         self._log_end = 0              # next log offset (records and markers each take one)
         self.topic_ids: dict[str, object] = {}
+        # The facade calls start() only after a failover load; a fresh coordinator needs the
+        # expiry timer too. Rescheduling the same key is harmless, so arm it here as well.
+        self.start()
 
     # ------------------------------------------------------------------ state queries
     def committed(self, group_id: str) -> dict:
