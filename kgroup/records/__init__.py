@@ -22,6 +22,7 @@ from .consumer_protocol import (
     subscription_to_json,
 )
 from .partitioning import java_string_hash, partition_for
+from .schema_dump import console_formatter_line, dump_log_record
 from .schema_json import (
     dump_log_key,
     dump_log_payload,
@@ -50,5 +51,5 @@ __all__ = [
     "record_type_name", "record_schema", "key_to_json", "value_to_json", "dump_log_key",
     "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
     "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",
-    "subscription_to_json", "assignment_to_json",
+    "subscription_to_json", "assignment_to_json", "dump_log_record", "console_formatter_line",
 ]
