@@ -1,0 +1,139 @@
+"""Rendering shared by commands: JSON, JSON lines, CSV, tables, progress on stderr."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import time
+from datetime import datetime, timezone
+
+import click
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def echo_json(obj) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+class JsonArrayWriter:
+    """Streams a JSON array element by element, so memory stays flat however many rows there are."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.count = 0
+
+    def __enter__(self):
+        self.stream.write("[")
+        return self
+
+    def write(self, obj) -> None:
+        self.stream.write(("\n" if self.count == 0 else ",\n") + dumps(obj))
+        self.count += 1
+
+    def __exit__(self, *exc):
+        self.stream.write("\n]\n" if self.count else "]\n")
+        return False
+
+
+class CsvWriter:
+    def __init__(self, columns, stream=None):
+        self.columns = columns
+        self.writer = csv.writer(stream or sys.stdout, lineterminator="\n")
+        self.writer.writerow(columns)
+
+    def write(self, row: dict) -> None:
+        self.writer.writerow(["" if row.get(c) is None else _csv_cell(row.get(c)) for c in self.columns])
+
+
+def _csv_cell(value):
+    if isinstance(value, (dict, list)):
+        return dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+class ChunkedTable:
+    """A table printed in chunks (aligned within a chunk) so a huge input never buffers whole."""
+
+    def __init__(self, headers, chunk=1000, stream=None):
+        self.headers = headers
+        self.chunk = chunk
+        self.rows = []
+        self.printed = False
+        self.stream = stream or sys.stdout
+
+    def add(self, row) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        from tabulate import tabulate
+
+        text = tabulate(self.rows, headers=() if self.printed else self.headers, tablefmt="plain",
+                        disable_numparse=True)
+        self.stream.write(text + "\n")
+        self.rows = []
+        self.printed = True
+
+
+def table(rows, headers, title=None) -> None:
+    """Print one small table (with an optional title line); prints `(none)` for no rows."""
+    from tabulate import tabulate
+
+    if title:
+        click.echo(title)
+    if rows:
+        click.echo(tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True))
+    else:
+        click.echo("(none)")
+
+
+def iso_ms(ms) -> str:
+    """Epoch milliseconds as an ISO 8601 UTC time; Kafka's -1 (no time) as an empty cell."""
+    if ms is None or ms < 0:
+        return ""
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+class Progress:
+    """A one-line progress meter on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, total_bytes: int, label: str, enabled: bool | None = None):
+        self.total = max(total_bytes, 1)
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.done = 0
+
+    def update(self, done_bytes: int, records: int = 0) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2:
+            return
+        self.last = now
+        self.done = done_bytes
+        elapsed = max(now - self.start, 1e-6)
+        pct = min(100.0, 100.0 * done_bytes / self.total)
+        rate = done_bytes / elapsed / 1e6
+        sys.stderr.write(f"\r{self.label}: {pct:5.1f}%  {done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB  "
+                         f"{rate:,.1f} MB/s  {records:,} records")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.last:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()

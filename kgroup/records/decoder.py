@@ -1,0 +1,188 @@
+"""One decode pipeline from segment bytes to typed rows, shared by every output and both engines.
+
+A row is a `DecodedRow`; problems (bad CRC, corrupt batch, undecodable record) are reported to a
+`ProblemLog` with the file and byte position, and decoding goes on wherever the batch length is sane.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kgroup.records import (
+    RecordDecodeError,
+    UnknownRecordType,
+    decode_key,
+    decode_value,
+    record_type_name,
+)
+from kgroup.records.batch import BatchError, TrailingBytes
+from kgroup.records.segment import SegmentFile, family_for_topic, iter_segment
+
+# Record types whose meaning differs between __consumer_offsets and the draft __worker_offsets.
+AMBIGUOUS_TYPES = frozenset(range(3, 9))
+
+
+@dataclass(slots=True)
+class DecodedRow:
+    """One record as the tool reports it: data, control marker, or an error in place of the record."""
+
+    kind: str  # "data" | "control" | "error"
+    offset: int
+    timestamp: int
+    file: str
+    partition: int | None
+    producer_id: int = -1
+    transactional: bool = False
+    record_type: int | None = None
+    type_name: str | None = None
+    key: object = None  # DecodedKey
+    value: object = None  # DecodedValue | None (tombstone)
+    marker: str | None = None
+    coordinator_epoch: int | None = None
+    error: str | None = None
+    key_bytes: bytes | None = None
+    value_bytes: bytes | None = None
+
+
+@dataclass
+class Problem:
+    file: str | None
+    position: int | None
+    offset: int | None
+    message: str
+
+    def __str__(self):
+        if self.file is None:
+            return self.message
+        where = [self.file]
+        if self.position is not None:
+            where.append(f"byte {self.position}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        return f"{': '.join(where)}: {self.message}"
+
+
+class StrictModeStop(Exception):
+    """Raised by a strict ProblemLog at the first problem; carries it."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+@dataclass
+class ProblemLog:
+    """Collects problems; `report` is called for each one as it happens (e.g. to print it)."""
+
+    strict: bool = False
+    report: object = None
+    problems: list[Problem] = field(default_factory=list)
+    records_ok: int = 0
+    trailing_bytes: dict[str, tuple[int, int]] = field(default_factory=dict)  # file -> (position, count)
+
+    def add(self, file, position, offset, message):
+        problem = Problem(file, position, offset, message)
+        self.problems.append(problem)
+        if self.report is not None:
+            self.report(problem)
+        if self.strict:
+            raise StrictModeStop(problem)
+
+
+def resolve_family(segment: SegmentFile, family: str | None) -> str | None:
+    """The record family: the user's --family, else the topic name of the directory or file name."""
+    if family:
+        return family
+    found = family_for_topic(segment.topic)
+    if found:
+        return found
+    name = os.path.basename(segment.path)
+    if "__worker_offsets" in name:
+        return "connect"
+    if "__consumer_offsets" in name:
+        return "consumer"
+    return None
+
+
+class RowDecoder:
+    """Decodes the records of batches into rows for one segment file and family."""
+
+    def __init__(self, segment: SegmentFile, family: str | None, problems: ProblemLog):
+        self.segment = segment
+        self.family = family
+        self.problems = problems
+        self._file = segment.path
+        self._partition = segment.partition
+
+    def rows(self, batch) -> list[DecodedRow]:
+        out = []
+        file, partition = self._file, self._partition
+        pid = batch.producer_id if batch.magic >= 2 else -1
+        txn = batch.is_transactional
+        if batch.is_control:
+            for rec in batch.records:
+                if rec.control in ("COMMIT", "ABORT"):
+                    out.append(DecodedRow("control", rec.offset, rec.timestamp, file, partition, pid, txn,
+                                          marker=rec.control, coordinator_epoch=rec.coordinator_epoch))
+                else:
+                    self.problems.add(file, batch.position, rec.offset,
+                                      f"control record of unknown type {rec.control}, ignored as Kafka does")
+            return out
+        family = self.family or "consumer"
+        for rec in batch.records:
+            key = rec.key
+            if key is None:
+                row = self._error(rec, pid, txn, "Failed to decode message at offset %d using offset topic "
+                                  "decoder (message had a missing key)" % rec.offset, batch)
+                out.append(row)
+                continue
+            try:
+                k = decode_key(key, family)
+                rtype = k.record_type
+                if self.family is None and rtype in AMBIGUOUS_TYPES:
+                    raise RecordDecodeError(
+                        f"record type {rtype} means different things in __consumer_offsets and "
+                        f"__worker_offsets, and the family can't be told from the path; pass --family")
+                v = decode_value(rtype, rec.value, family)
+            except UnknownRecordType as exc:
+                row = self._error(rec, pid, txn, f"Unknown record type {exc.record_type} at offset "
+                                  f"{rec.offset}, skipping.", batch)
+                row.record_type = exc.record_type
+                out.append(row)
+                continue
+            except RecordDecodeError as exc:
+                out.append(self._error(rec, pid, txn, str(exc), batch))
+                continue
+            self.problems.records_ok += 1
+            out.append(DecodedRow("data", rec.offset, rec.timestamp, file, partition, pid, txn,
+                                  rtype, k.name, k, v, key_bytes=key, value_bytes=rec.value))
+        return out
+
+    def _error(self, rec, pid, txn, message, batch):
+        self.problems.add(self._file, batch.position, rec.offset, message)
+        return DecodedRow("error", rec.offset, rec.timestamp, self._file, self._partition, pid, txn,
+                          error=message, key_bytes=rec.key, value_bytes=rec.value)
+
+
+def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog, *, progress=None):
+    """Yield (batch, rows) for every batch of one segment file (or "-", stdin); problems go to `problems`.
+
+    A batch whose CRC does not match is still yielded (kafka-dump-log prints it as isvalid: false).
+    """
+    decoder = RowDecoder(segment, family, problems)
+    path = segment.path
+
+    def on_error(err: BatchError):
+        if isinstance(err, TrailingBytes):
+            problems.trailing_bytes[path] = (err.position, err.count)
+        problems.add(path, err.position, None, err.message)
+
+    for batch in iter_segment(path, on_error=on_error):
+        if progress is not None:
+            progress(batch.position + batch.size)
+        yield batch, decoder.rows(batch)
+
+
+def type_name(record_type: int, family: str | None) -> str:
+    return record_type_name(record_type, family or "consumer")

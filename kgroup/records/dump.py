@@ -1,0 +1,125 @@
+"""Reading a whole dump: inputs to segment files, the --until cut-offs, and row filters.
+
+The command layer only renders; everything that decides *what* is read and kept lives here so the
+Spark engine and `describe --from-dump` reuse it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from kgroup.errors import KgroupError
+from kgroup.records.decoder import ProblemLog, iter_decoded, resolve_family
+from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
+
+STDIN = "-"
+
+
+@dataclass
+class Input:
+    """One segment to read, with the path to show for it (as the user gave it, or found under it)."""
+
+    segment: SegmentFile
+    shown_path: str
+    family: str | None
+    size: int
+
+
+def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Input]:
+    """Expand files, partition directories and log directories; unreadable paths become problems."""
+    inputs = []
+    for given in paths:
+        if given == STDIN:
+            seg = SegmentFile(path=STDIN, topic=None, partition=None, base_offset=0)
+            inputs.append(Input(seg, STDIN, family, 0))
+            continue
+        try:
+            segments = find_segments(given)
+        except SegmentPathError as exc:
+            problems.add(None, None, None, str(exc))
+            continue
+        except (OSError, ValueError) as exc:
+            problems.add(given, None, None, _plain(exc))
+            continue
+        for seg in segments:
+            shown = given if os.path.isfile(given) else seg.path
+            try:
+                size = os.path.getsize(seg.path)
+            except OSError:
+                size = 0
+            inputs.append(Input(seg, shown, resolve_family(seg, family), size))
+    return inputs
+
+
+def _plain(exc) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    return str(exc)
+
+
+def parse_until_time(text: str | None) -> int | None:
+    """Epoch milliseconds, or an ISO 8601 time (UTC when no zone is given)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise KgroupError(f"--until-time: {text!r} is neither epoch milliseconds nor an ISO 8601 time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+@dataclass
+class RowFilter:
+    """--group/--topic globs and --type names; an empty list means no filter."""
+
+    groups: list = field(default_factory=list)
+    topics: list = field(default_factory=list)
+    types: set = field(default_factory=set)  # type names, plus "control" and "error"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.groups or self.topics or self.types)
+
+    def keep(self, row) -> bool:
+        if self.types:
+            name = row.kind if row.kind in ("control", "error") else row.type_name
+            if name not in self.types:
+                return False
+        if row.kind != "data":
+            return not (self.groups or self.topics) or row.kind == "error"
+        data = row.key.data
+        if self.groups:
+            group = data.get("group", data.get("groupId"))
+            if group is None or not any(fnmatch.fnmatchcase(group, g) for g in self.groups):
+                return False
+        if self.topics:
+            topic = data.get("topic")
+            if topic is None or not any(fnmatch.fnmatchcase(topic, t) for t in self.topics):
+                return False
+        return True
+
+
+def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None):
+    """Yield (batch, rows) for one input, stopping at the --until cut-offs."""
+    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress)
+    for batch, rows in batches:
+        if until_offset is not None and batch.base_offset > until_offset:
+            return
+        if until_offset is not None or until_time is not None:
+            kept = [r for r in rows
+                    if (until_offset is None or r.offset <= until_offset)
+                    and (until_time is None or r.timestamp <= until_time)]
+            rows = kept
+        yield batch, rows

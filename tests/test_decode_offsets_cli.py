@@ -1,0 +1,237 @@
+"""`kgroup decode-offsets` end to end on the shared segment files and on damaged copies of them."""
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+from tests.conftest import VECTORS
+
+SEGMENTS = {
+    "A": ("A__consumer_offsets-7__00000000000000000000.log", "__consumer_offsets-7"),
+    "B": ("B__consumer_offsets-12__00000000000000000000.log", "__consumer_offsets-12"),
+}
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def partition_dirs(tmp_path, monkeypatch):
+    """The shared segments laid out as a broker does: <topic>-<N>/<20-digit base offset>.log."""
+    out = {}
+    for name, (file, dirname) in SEGMENTS.items():
+        d = tmp_path / dirname
+        d.mkdir()
+        shutil.copy(VECTORS / "segments" / file, d / "00000000000000000000.log")
+        (d / "00000000000000000000.index").write_bytes(b"\0" * 80)
+        (d / "00000000000000000000.timeindex").write_bytes(b"\0" * 120)
+        (d / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+        (d / "partition.metadata").write_text("version: 0\n")
+        out[name] = d
+    monkeypatch.chdir(tmp_path)
+    return out
+
+
+@pytest.mark.parametrize("name", ["A", "B"])
+def test_dump_log_output_is_byte_for_byte_kafka_dump_log(partition_dirs, name):
+    expected = (VECTORS / "segments" / f"{name}.dump_offsets_decoder.txt").read_text()
+    rel = f"{SEGMENTS[name][1]}/00000000000000000000.log"
+    result = run("decode-offsets", "-o", "dump-log", rel)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == expected if expected.endswith("\n") else expected + "\n"
+    assert result.stderr == ""
+
+
+def test_dump_log_of_a_partition_directory_names_each_segment(partition_dirs):
+    result = run("decode-offsets", "-o", "dump-log", str(partition_dirs["B"]))
+    assert result.exit_code == 0
+    first = result.stdout.splitlines()[0]
+    assert first == f"Dumping {partition_dirs['B']}/00000000000000000000.log"
+
+
+def _expected_state(kafka_vectors, name):
+    vec = next(v for v in kafka_vectors if v["category"] == "segment" and v["name"] == f"segment {name}")
+    return vec["expected"]["latest_state"]
+
+
+@pytest.mark.parametrize("name", ["A", "B"])
+def test_state_view_matches_expected_final_state(partition_dirs, kafka_vectors, name):
+    result = run("decode-offsets", "--view", "state", "-o", "json", str(partition_dirs[name]))
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    expected = _expected_state(kafka_vectors, name)
+    fields = ("offset", "leaderEpoch", "metadata", "commitTimestamp", "value_version", "record_offset")
+    got = {}
+    for c in doc["committed_offsets"]:
+        got.setdefault(c["group"], {})[f"{c['topic']}-{c['partition']}"] = {k: c[k] for k in fields}
+    want = expected["committed_offsets"]
+    assert got == want
+    groups = {r["key"]["group"]: r["offset"] for r in doc["records"] if r["type"] == "group_metadata"}
+    assert groups == {g: v["record_offset"] for g, v in expected["groups_with_metadata"].items()}
+    assert doc["open_transactions"] == []
+
+
+def test_state_before_the_commit_marker_shows_the_transaction_open(partition_dirs):
+    # Segment A: pid 4000 writes orders-0=500 / orders-1=600 at 15-16, a plain commit orders-1=650 at 17,
+    # the COMMIT marker at 18.
+    result = run("decode-offsets", "--view", "state", "-o", "json", "--until-offset", "17",
+                 "--group", "txn-group", str(partition_dirs["A"]))
+    doc = json.loads(result.stdout)
+    assert [(c["topic"], c["partition"], c["offset"]) for c in doc["committed_offsets"]] == [("orders", 1, 650)]
+    assert doc["open_transactions"] == [{"producer_id": 4000, "offsets": [
+        {"group": "txn-group", "topic": "orders", "partition": 0, "offset": 500, "leaderEpoch": 0,
+         "metadata": "", "commitTimestamp": 1700000000020, "expireTimestamp": None, "value_version": 3,
+         "record_offset": 15},
+        {"group": "txn-group", "topic": "orders", "partition": 1, "offset": 600, "leaderEpoch": 0,
+         "metadata": "", "commitTimestamp": 1700000000020, "expireTimestamp": None, "value_version": 3,
+         "record_offset": 16}]}]
+
+
+def test_until_time_cuts_by_record_timestamp(partition_dirs):
+    result = run("decode-offsets", "--view", "state", "-o", "json", "--until-time", "1700000000000",
+                 str(partition_dirs["A"]))
+    doc = json.loads(result.stdout)
+    assert [(c["group"], c["partition"], c["offset"]) for c in doc["committed_offsets"]] == [("my-group", 0, 100)]
+    iso = run("decode-offsets", "--view", "state", "-o", "json", "--until-time", "2023-11-14T22:13:20Z",
+              str(partition_dirs["A"]))
+    assert json.loads(iso.stdout) == doc
+
+
+def test_jsonl_contract(partition_dirs):
+    result = run("decode-offsets", "-o", "jsonl", str(partition_dirs["A"]))
+    assert result.exit_code == 0
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 27
+    first = rows[0]
+    assert first == {
+        "offset": 0, "timestamp": 1700000000000, "type": "offset_commit", "key_version": 1,
+        "key": {"group": "my-group", "topic": "orders", "partition": 0}, "value_version": 3,
+        "value": {"offset": 100, "leaderEpoch": 0, "metadata": "", "commitTimestamp": 1700000000000},
+        "producer_id": -1, "transactional": False, "partition": 7,
+        "file": str(partition_dirs["A"] / "00000000000000000000.log")}
+    gm = rows[2]
+    assert gm["type"] == "group_metadata" and gm["key_version"] == 2
+    member = gm["value"]["members"][0]
+    assert member["groupInstanceId"] is None
+    assert member["assignment"] == {"assignedPartitions": [{"topic": "orders", "partitions": [0, 1]}],
+                                    "userData": None}
+    controls = [r for r in rows if r["type"] == "control"]
+    assert [(c["offset"], c["marker"], c["producer_id"], c["coordinatorEpoch"]) for c in controls] == [
+        (18, "COMMIT", 4000, 5), (20, "ABORT", 4001, 5)]
+    tomb = next(r for r in rows if r["offset"] == 21)
+    assert tomb["value"] is None and tomb["value_version"] is None
+    txn = next(r for r in rows if r["offset"] == 15)
+    assert txn["transactional"] is True and txn["producer_id"] == 4000
+
+
+def test_json_and_csv_carry_the_same_records(partition_dirs):
+    jl = [json.loads(x) for x in run("decode-offsets", "-o", "jsonl", str(partition_dirs["B"])).stdout.splitlines()]
+    js = json.loads(run("decode-offsets", "-o", "json", str(partition_dirs["B"])).stdout)
+    assert js == jl
+    csv_text = run("decode-offsets", "-o", "csv", str(partition_dirs["B"])).stdout
+    lines = csv_text.splitlines()
+    assert lines[0].startswith("file,partition,offset,timestamp,type")
+    assert len(lines) == 1 + len(jl)
+
+
+def test_filters(partition_dirs):
+    out = run("decode-offsets", "-o", "jsonl", "--group", "*zip*", str(partition_dirs["A"])).stdout
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert {r["key"]["group"] for r in rows} == {"gzip-group"}
+    assert [r["offset"] for r in rows] == [3, 4, 5, 22]
+    out = run("decode-offsets", "-o", "jsonl", "--type", "group_metadata", str(partition_dirs["A"])).stdout
+    assert [json.loads(x)["offset"] for x in out.splitlines()] == [2, 22]
+    out = run("decode-offsets", "-o", "jsonl", "--type", "control", str(partition_dirs["A"])).stdout
+    assert [json.loads(x)["marker"] for x in out.splitlines()] == ["COMMIT", "ABORT"]
+    out = run("decode-offsets", "-o", "jsonl", "--type", "2", str(partition_dirs["A"])).stdout
+    assert [json.loads(x)["offset"] for x in out.splitlines()] == [2, 22]
+    bad = run("decode-offsets", "--type", "nope", str(partition_dirs["A"]))
+    assert bad.exit_code == 2 and "unknown record type" in bad.stderr
+
+
+def test_table_is_the_terminal_default_and_state_table_lists_members(partition_dirs):
+    out = run("decode-offsets", "-o", "table", "--view", "state", str(partition_dirs["A"])).stdout
+    assert "GROUPS" in out and "MEMBERS" in out and "COMMITTED OFFSETS" in out
+    assert "my-group" in out and "orders:0,1" in out and "DYNAMIC" in out
+
+
+def test_stdin_needs_nothing_but_bytes():
+    data = (VECTORS / "segments" / SEGMENTS["A"][0]).read_bytes()
+    result = run("decode-offsets", "-o", "jsonl", "--family", "consumer", "-", input=data)
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 27
+
+
+def test_missing_path_is_one_clear_line_and_exit_1(tmp_path):
+    result = run("decode-offsets", str(tmp_path / "nope.log"))
+    assert result.exit_code == 1
+    assert "nope.log" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_directory_without_segments_is_an_error(tmp_path):
+    d = tmp_path / "__consumer_offsets-3"
+    d.mkdir()
+    (d / "00000000000000000000.index").write_bytes(b"")
+    result = run("decode-offsets", "-o", "jsonl", str(d))
+    assert result.exit_code == 1
+    assert str(d) in result.stderr
+
+
+def test_one_missing_path_among_good_ones_is_partial(partition_dirs, tmp_path):
+    result = run("decode-offsets", "-o", "jsonl", str(partition_dirs["B"]), str(tmp_path / "gone"))
+    assert result.exit_code == 3
+    assert len(result.stdout.splitlines()) == 13
+
+
+def _damaged_copy(tmp_path, name, mutate):
+    d = tmp_path / "damaged" / SEGMENTS[name][1]
+    d.mkdir(parents=True)
+    data = bytearray((VECTORS / "segments" / SEGMENTS[name][0]).read_bytes())
+    mutate(data)
+    path = d / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_bad_crc_is_reported_with_file_and_position_and_decoding_goes_on(tmp_path):
+    # Flip a byte inside the second batch of A (position 171, size 207): its CRC no longer matches.
+    path = _damaged_copy(tmp_path, "A", lambda b: b.__setitem__(171 + 100, b[171 + 100] ^ 0x01))
+    result = run("decode-offsets", "-o", "jsonl", str(path))
+    assert result.exit_code == 3
+    assert f"{path}: byte 171" in result.stderr and "CRC" in result.stderr
+    offsets = [json.loads(x)["offset"] for x in result.stdout.splitlines()]
+    assert 26 in offsets and 0 in offsets  # batches before and after still decoded
+    dump = run("decode-offsets", "-o", "dump-log", str(path))
+    assert "position: 171 CreateTime: 1700000000002 size: 207 magic: 2 compresscodec: none crc: 868927818 " \
+           "isvalid: false" in dump.stdout
+
+
+def test_partial_batch_at_the_end_is_reported_as_kafka_dump_log_does(tmp_path):
+    path = _damaged_copy(tmp_path, "A", lambda b: b.__delitem__(slice(len(b) - 10, len(b))))
+    result = run("decode-offsets", "-o", "dump-log", str(path))
+    assert result.stdout.rstrip("\n").splitlines()[-1] == "Found 86 invalid bytes at the end of " \
+                                                           "00000000000000000000.log"
+    assert result.exit_code == 3
+
+
+def test_strict_stops_at_the_first_problem(tmp_path):
+    path = _damaged_copy(tmp_path, "A", lambda b: b.__setitem__(171 + 100, b[171 + 100] ^ 0x01))
+    result = run("decode-offsets", "-o", "jsonl", "--strict", str(path))
+    assert result.exit_code == 1
+    assert "--strict" in result.stderr
+    assert [json.loads(x)["offset"] for x in result.stdout.splitlines()] == [0, 1]
+
+
+def test_dump_log_refuses_filters(partition_dirs):
+    result = run("decode-offsets", "-o", "dump-log", "--group", "x", str(partition_dirs["A"]))
+    assert result.exit_code == 2
+
+
+def test_root_help_lists_commands_and_version():
+    result = run("--help")
+    assert "decode-offsets" in result.stdout
+    assert run("--version").stdout.startswith("kgroup, version ")
