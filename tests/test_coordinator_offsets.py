@@ -278,3 +278,336 @@ def test_v10_commit_with_only_unknown_topics_does_not_create_the_group():
     resp = call(coord, commit_request("g", {("x", 0): 1}, version=10, topic_ids={"x": uuid.UUID(int=9)}))
     assert errors(resp) == {(uuid.UUID(int=9), 0): 100}
     assert coord.group("g") is None
+
+
+# ---------------------------------------------------------------- OffsetFetch
+@pytest.mark.parametrize("version", range(0, 8))
+def test_fetch_single_group_versions(version):
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): (10, "a", 7), ("t", 1): (11, "b")}))
+    resp = call(coord, fetch_request("g", {"t": [0, 1, 2], "u": [0]}, version=version))
+    epoch = 7 if version >= 5 else -1          # CommittedLeaderEpoch is on the wire from v5
+    assert fetched(roundtrip(resp)) == {("t", 0): (10, epoch, "a", 0), ("t", 1): (11, -1, "b", 0),
+                                        ("t", 2): (-1, -1, "", 0), ("u", 0): (-1, -1, "", 0)}
+
+
+@pytest.mark.parametrize("version", range(2, 8))
+def test_fetch_all_partitions_with_null_topics(version):
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 1): 11, ("t", 0): 10, ("u", 3): 5}))
+    resp = call(coord, fetch_request("g", None, version=version))
+    assert fetched(resp) == {("t", 1): (11, -1, "", 0), ("t", 0): (10, -1, "", 0),
+                             ("u", 3): (5, -1, "", 0)}
+    assert fetched(call(coord, fetch_request("unknown", None, version=version))) == {}
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_fetch_batched_groups(version):
+    coord = make_coord()
+    call(coord, commit_request("a", {("t", 0): 1}))
+    call(coord, commit_request("b", {("t", 0): 2, ("t", 1): 3}))
+    resp = call(coord, fetch_groups_request({"a": {"t": [0, 1]}, "b": None, "c": {"t": [0]}},
+                                            version=version))
+    assert [g.group_id for g in resp.groups] == ["a", "b", "c"]
+    assert [g.error_code for g in resp.groups] == [0, 0, 0]
+    assert fetched(resp, "a") == {("t", 0): (1, -1, "", 0), ("t", 1): (-1, -1, "", 0)}
+    assert fetched(resp, "b") == {("t", 0): (2, -1, "", 0), ("t", 1): (3, -1, "", 0)}
+    assert fetched(resp, "c") == {("t", 0): (-1, -1, "", 0)}
+
+
+def test_fetch_require_stable_reports_pending_transactional_offsets():
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): 1, ("t", 1): 2}))
+    call(coord, txn_commit_request("g", {("t", 0): 50}, producer_id=9))
+    stable = call(coord, fetch_request("g", {"t": [0, 1]}, version=7, require_stable=True))
+    assert fetched(stable) == {("t", 0): (-1, -1, "", 88), ("t", 1): (2, -1, "", 0)}
+    # fetch-all lists only committed partitions, the pending one flagged
+    assert fetched(call(coord, fetch_request("g", None, version=7, require_stable=True))) == {
+        ("t", 0): (-1, -1, "", 88), ("t", 1): (2, -1, "", 0)}
+    # without require_stable (and before v7) the last committed offset is returned
+    assert fetched(call(coord, fetch_request("g", {"t": [0]}, version=7))) == {("t", 0): (1, -1, "", 0)}
+    assert fetched(call(coord, fetch_request("g", {"t": [0]}, version=6))) == {("t", 0): (1, -1, "", 0)}
+    batched = call(coord, fetch_groups_request({"g": {"t": [0]}}, version=9, require_stable=True))
+    assert fetched(batched) == {("t", 0): (-1, -1, "", 88)}
+    coord.end_transaction(9, 0, commit=True)
+    assert fetched(call(coord, fetch_request("g", {"t": [0]}, version=7, require_stable=True))) == {
+        ("t", 0): (50, -1, "", 0)}
+
+
+def test_fetch_ignores_member_identity_for_classic_groups():
+    coord = make_coord()
+    form_group(coord, "g", ["i1"])
+    call(coord, commit_request("g", {("orders", 0): 3}, version=7,
+                                generation=generation_of(coord, "g"),
+                                member_id=coord.group("g").members[0].member_id, instance_id="i1"))
+    req = fetch_groups_request({"g": {"orders": [0]}}, version=9)
+    req.groups[0].member_id = "somebody-else"
+    req.groups[0].member_epoch = 99
+    assert fetched(call(coord, req)) == {("orders", 0): (3, -1, "", 0)}
+
+
+# ---------------------------------------------------------------- TxnOffsetCommit + markers
+@pytest.mark.parametrize("version", range(0, 6))
+def test_txn_commit_is_pending_until_commit_marker(version):
+    coord = make_coord()
+    coord.advance(100)
+    resp = call(coord, txn_commit_request("g", {("t", 0): (5, "tx", 2)}, producer_id=77,
+                                          producer_epoch=3, version=version))
+    assert errors(resp) == {("t", 0): 0}
+    epoch = 2 if version >= 2 else -1
+    assert coord.committed_offsets("g") == {}
+    assert coord.offsets.pending("g") == {77: {("t", 0): oam(5, 100, "tx", epoch)}}
+    entry = coord.log[-1]
+    assert (entry.producer_id, entry.producer_epoch, entry.transactional, entry.control) == (77, 3, True, None)
+    coord.advance(5)
+    coord.end_transaction(77, 3, commit=True, coordinator_epoch=4)
+    marker = coord.log[-1]
+    assert (marker.records, marker.producer_id, marker.producer_epoch, marker.control,
+            marker.coordinator_epoch, marker.timestamp_ms) == ([], 77, 3, "COMMIT", 4, 105)
+    assert coord.committed_offsets("g") == {("t", 0): oam(5, 100, "tx", epoch)}
+    assert coord.offsets.pending("g") == {}
+
+
+def test_txn_abort_drops_pending_offsets():
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): 1}))
+    call(coord, txn_commit_request("g", {("t", 0): 9, ("t", 1): 9}, producer_id=5))
+    coord.end_transaction(5, 0, commit=False)
+    assert coord.committed_offsets("g") == {("t", 0): oam(1)}
+    assert coord.offsets.pending("g") == {}
+    assert coord.log[-1].control == "ABORT"
+
+
+def test_segment_a_transaction_scenario_through_the_coordinator():
+    coord = make_coord()
+    call(coord, txn_commit_request("my-group", {("orders", 0): 500, ("orders", 1): 600}, producer_id=4000))
+    call(coord, commit_request("my-group", {("orders", 1): 650}))
+    coord.end_transaction(4000, 0, commit=True)
+    call(coord, txn_commit_request("my-group", {("orders", 0): 999}, producer_id=4001))
+    coord.end_transaction(4001, 0, commit=False)
+    assert {tp: v.offset for tp, v in coord.committed_offsets("my-group").items()} == {
+        ("orders", 0): 500, ("orders", 1): 650}
+    replayed = GroupCoordinator.from_records(coord.log)
+    assert replayed.committed_offsets("my-group") == coord.committed_offsets("my-group")
+
+
+def test_txn_commit_validation():
+    coord = make_coord()
+    assert errors(call(coord, txn_commit_request("", {("t", 0): 1}, producer_id=1))) == {("t", 0): 24}
+    # unknown group with a generation: ILLEGAL_GENERATION at every version (no v9-style 69)
+    assert errors(call(coord, txn_commit_request("nope", {("t", 0): 1}, producer_id=1,
+                                                 generation=2, member_id="m"))) == {("t", 0): 22}
+    assert coord.group("nope") is None
+    members = form_group(coord, "g", ["i1"])
+    gen = generation_of(coord, "g")
+    cases = [
+        (dict(generation=gen, member_id=members["i1"], instance_id="i1"), 0),
+        (dict(generation=gen + 1, member_id=members["i1"], instance_id="i1"), 22),
+        (dict(generation=gen, member_id=members["i1"], instance_id="other"), 25),
+        (dict(generation=gen, member_id="x", instance_id="i1"), 82),
+        (dict(generation=-1, member_id=""), 0),        # old producers send no identity
+    ]
+    for kwargs, code in cases:
+        resp = call(coord, txn_commit_request("g", {("orders", 0): 1}, producer_id=2, **kwargs))
+        assert errors(resp) == {("orders", 0): code}, kwargs
+
+
+def test_txn_commit_with_stale_producer_epoch_is_fenced():
+    coord = make_coord()
+    call(coord, txn_commit_request("g", {("t", 0): 1}, producer_id=3, producer_epoch=5))
+    assert errors(call(coord, txn_commit_request("g", {("t", 0): 2}, producer_id=3,
+                                                 producer_epoch=4))) == {("t", 0): 47}
+    assert coord.offsets.pending("g") == {3: {("t", 0): oam(1)}}
+    with pytest.raises(ValueError, match="producer id 3 epoch 4"):
+        coord.end_transaction(3, 4, commit=True)
+    coord.end_transaction(3, 6, commit=True)
+    assert coord.committed_offsets("g") == {("t", 0): oam(1)}
+
+
+def test_txn_metadata_too_large():
+    coord = make_coord(**{"offset.metadata.max.bytes": 1})
+    resp = call(coord, txn_commit_request("g", {("t", 0): (1, "ab"), ("t", 1): (2, "a")}, producer_id=8))
+    assert errors(resp) == {("t", 0): 12, ("t", 1): 0}
+    assert coord.offsets.pending("g") == {8: {("t", 1): oam(2, 0, "a")}}
+
+
+# ---------------------------------------------------------------- OffsetDelete
+def test_offset_delete_on_empty_group_writes_tombstones():
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): 1, ("t", 1): 2, ("u", 0): 3}))
+    resp = call(coord, delete_request("g", {"t": [0, 5], "x": [0]}))
+    assert resp.error_code == 0
+    # like trunk, partitions without a committed offset are not listed
+    assert errors(resp) == {("t", 0): 0}
+    assert [t.name for t in resp.topics] == ["t", "x"]
+    assert coord.committed_offsets("g") == {("t", 1): oam(2), ("u", 0): oam(3)}
+    assert offset_records(coord)[-1] == ("g", "t", 0, None, None)
+
+
+def test_offset_delete_top_level_errors():
+    coord = make_coord()
+    assert call(coord, delete_request("", {"t": [0]})).error_code == 24
+    assert call(coord, delete_request("nope", {"t": [0]})).error_code == 69
+    form_group(coord, "connect-like", ["w1"], protocol_type="connect")
+    call(coord, commit_request("connect-like", {("t", 0): 1}, generation=-1))  # refused: 25
+    assert call(coord, delete_request("connect-like", {"t": [0]})).error_code == 68
+
+
+def test_offset_delete_refuses_subscribed_topics_of_a_live_consumer_group():
+    coord = make_coord()
+    members = form_group(coord, "g", ["i1", "i2"], topics=("orders", "payments"))
+    gen = generation_of(coord, "g")
+    call(coord, commit_request("g", {("orders", 0): 1, ("stale", 0): 2}, version=7, generation=gen,
+                                member_id=members["i1"], instance_id="i1"))
+    resp = call(coord, delete_request("g", {"orders": [0, 1], "stale": [0]}))
+    assert resp.error_code == 0
+    assert errors(resp) == {("orders", 0): 86, ("orders", 1): 86, ("stale", 0): 0}
+    assert set(coord.committed_offsets("g")) == {("orders", 0)}
+
+
+# ---------------------------------------------------------------- DeleteGroups
+def test_delete_groups_tombstones_offsets_including_pending_only_partitions():
+    from kafka.protocol.admin.groups import DeleteGroupsRequest
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): 1}))
+    call(coord, txn_commit_request("g", {("t", 0): 2, ("t", 9): 3}, producer_id=11))
+    reply = coord.handle(DeleteGroupsRequest(version=2, groups_names=["g"]))
+    assert reply.done and reply.response.results[0].error_code == 0
+    assert coord.group("g") is None
+    assert coord.committed_offsets("g") == {}
+    tail = offset_records(coord)[-2:]
+    assert tail == [("g", "t", 0, None, None), ("g", "t", 9, None, None)]
+    # the transaction is still open but lost its keys: its COMMIT installs nothing
+    coord.end_transaction(11, 0, commit=True)
+    assert coord.committed_offsets("g") == {}
+    assert not coord.offsets.has_offsets("g")
+
+
+# ---------------------------------------------------------------- retention
+def group_tombstones(coord):
+    out = []
+    for key, value in coord.records:
+        k = decode_key(key)
+        if k.record_type == 2 and value is None:
+            out.append(k.data["group"])
+    return out
+
+
+def test_simple_group_offsets_expire_on_the_default_timer_and_the_group_is_deleted():
+    coord = make_coord()
+    call(coord, commit_request("g", {("t", 0): 1}))
+    assert coord.next_deadline_ms() == CHECK_MS
+    coord.advance(RETENTION_MS - 1)
+    assert coord.committed_offsets("g") == {("t", 0): oam(1)}
+    coord.advance(1)          # the check at 7 days exactly (1008 intervals) finds it expired
+    assert coord.committed_offsets("g") == {}
+    assert coord.group("g") is None
+    assert offset_records(coord)[-1] == ("g", "t", 0, None, None)
+    assert group_tombstones(coord) == ["g"]
+    assert coord.log[-1].timestamp_ms == RETENTION_MS
+
+
+def fast_retention_coord():
+    # retention 1 minute, checked every second
+    return make_coord(**{"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1000})
+
+
+def test_expiry_uses_commit_time_per_partition_in_a_simple_group():
+    coord = fast_retention_coord()
+    call(coord, commit_request("g", {("t", 0): 1}))
+    coord.advance(30_000)
+    call(coord, commit_request("g", {("t", 1): 2}))
+    coord.advance(30_000)
+    assert set(coord.committed_offsets("g")) == {("t", 1)}
+    coord.advance(30_000)
+    assert coord.committed_offsets("g") == {} and coord.group("g") is None
+
+
+def test_explicit_retention_expires_at_its_own_timestamp():
+    coord = fast_retention_coord()
+    call(coord, commit_request("g", {("t", 0): 1}, version=2, retention=5_500))
+    call(coord, commit_request("g", {("t", 1): 1}, version=2))
+    coord.advance(5_999)
+    assert set(coord.committed_offsets("g")) == {("t", 0), ("t", 1)}
+    coord.advance(1)          # first check at or after 5 500 ms
+    assert set(coord.committed_offsets("g")) == {("t", 1)}
+
+
+def test_empty_consumer_group_expires_from_the_time_it_became_empty():
+    from kafka.protocol.consumer.group import HeartbeatRequest
+    coord = fast_retention_coord()
+    members = form_group(coord, "g", ["i1"])
+    call(coord, commit_request("g", {("orders", 0): 5}, version=7, generation=generation_of(coord, "g"),
+                                member_id=members["i1"], instance_id="i1"))
+    for _ in range(20):       # stay alive 100 s (session timeout 10 s), well past commit + 1 min
+        coord.advance(5_000)
+        coord.handle(HeartbeatRequest(version=3, group_id="g", generation_id=generation_of(coord, "g"),
+                                      member_id=members["i1"], group_instance_id="i1"))
+    assert coord.group("g").state == "Stable"
+    assert set(coord.committed_offsets("g")) == {("orders", 0)}   # subscribed: kept
+    coord.handle(LeaveGroupRequest(version=3, group_id="g", members=[
+        LeaveGroupRequest.MemberIdentity(member_id=members["i1"], group_instance_id="i1")]))
+    coord.advance(0)
+    empty_at = coord.now_ms
+    assert coord.group("g").state == "Empty"
+    coord.advance(59_000)
+    assert set(coord.committed_offsets("g")) == {("orders", 0)}
+    assert empty_at % 1_000 == 0          # checks run on whole seconds here
+    coord.advance(1_000)
+    assert coord.committed_offsets("g") == {}
+    assert coord.group("g") is None
+
+
+def test_stable_consumer_group_expires_only_unsubscribed_topics():
+    from kafka.protocol.consumer.group import HeartbeatRequest
+    coord = fast_retention_coord()
+    members = form_group(coord, "g", ["i1"], topics=("orders",))
+    gen = generation_of(coord, "g")
+    call(coord, commit_request("g", {("orders", 0): 5, ("old-topic", 0): 6}, version=7, generation=gen,
+                                member_id=members["i1"], instance_id="i1"))
+    for _ in range(14):
+        coord.advance(5_000)
+        coord.handle(HeartbeatRequest(version=3, group_id="g", generation_id=gen,
+                                      member_id=members["i1"], group_instance_id="i1"))
+    assert coord.group("g").state == "Stable"
+    assert set(coord.committed_offsets("g")) == {("orders", 0)}
+    assert coord.group("g") is not None
+
+
+def test_non_consumer_protocol_group_keeps_offsets_while_members_are_alive():
+    from kafka.protocol.consumer.group import HeartbeatRequest
+    coord = fast_retention_coord()
+    members = form_group(coord, "w", ["w1"], protocol_type="connect")
+    gen = generation_of(coord, "w")
+    call(coord, commit_request("w", {("cfg", 0): 5}, version=7, generation=gen,
+                                member_id=members["w1"], instance_id="w1"))
+    for _ in range(14):
+        coord.advance(5_000)
+        coord.handle(HeartbeatRequest(version=3, group_id="w", generation_id=gen,
+                                      member_id=members["w1"], group_instance_id="w1"))
+    assert set(coord.committed_offsets("w")) == {("cfg", 0)}
+
+
+def test_open_transaction_blocks_expiry_and_group_deletion():
+    coord = fast_retention_coord()
+    call(coord, commit_request("g", {("t", 0): 1, ("t", 1): 1}))
+    call(coord, txn_commit_request("g", {("t", 0): 2}, producer_id=6))
+    coord.advance(61_000)
+    # t-1 expired; t-0 has a pending transactional offset; the group stays
+    assert set(coord.committed_offsets("g")) == {("t", 0)}
+    assert coord.group("g") is not None
+    coord.end_transaction(6, 0, commit=False)
+    coord.advance(1_000)
+    assert coord.committed_offsets("g") == {} and coord.group("g") is None
+
+
+def test_empty_group_without_offsets_is_deleted_by_the_cleanup():
+    coord = fast_retention_coord()
+    members = form_group(coord, "g", ["i1"])
+    coord.handle(LeaveGroupRequest(version=3, group_id="g", members=[
+        LeaveGroupRequest.MemberIdentity(member_id=members["i1"], group_instance_id="i1")]))
+    coord.advance(0)
+    assert coord.group("g").state == "Empty"
+    coord.advance(1_000)
+    assert coord.group("g") is None
+    assert group_tombstones(coord) == ["g"]
