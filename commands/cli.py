@@ -12,6 +12,7 @@ from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS
 COMMANDS = {
     "decode-offsets": ("decode_offsets", "decode_offsets",
                        "Decode __consumer_offsets / __worker_offsets segment files and dumps."),
+    "serve": ("serve", "serve", "Serve Kafka's protocol on one node with the embedded group coordinator."),
 }
 
 

@@ -1,0 +1,73 @@
+"""`kgroup serve`: the embedded group coordinator as a single-node Kafka-protocol endpoint."""
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS
+
+
+def _listen(value):
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise click.BadParameter(f"{value!r}: expected HOST:PORT (port 0 picks a free port)")
+    if not 0 <= int(port) <= 65535:
+        raise click.BadParameter(f"{value!r}: port must be 0..65535")
+    return host.strip("[]"), int(port)
+
+
+def _topic(value):
+    name, sep, count = value.rpartition(":")
+    if not sep or not name or not count.isdigit() or int(count) < 1:
+        raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+    return name, int(count)
+
+
+@click.command("serve", context_settings=CONTEXT_SETTINGS)
+@click.option("--listen", "listen", default="127.0.0.1:9092", show_default=True, metavar="HOST:PORT",
+              help="Address to listen on; port 0 picks a free port.")
+@click.option("--log-dir", "log_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory holding the topic partitions (created if missing).")
+@click.option("--topic", "topics", multiple=True, metavar="NAME:PARTITIONS",
+              help="Create this topic at start-up if it does not exist (repeatable).")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="A Kafka broker setting: group.*, offsets.*, num.partitions, "
+                   "auto.create.topics.enable, socket.request.max.bytes, message.max.bytes, "
+                   "log.segment.bytes (repeatable).")
+@click.option("--advertised-host", default=None, metavar="HOST",
+              help="Host name clients are told to connect to (default: the bound address).")
+@click.option("-v", "--verbose", count=True, help="Log connections and problems to stderr.")
+def serve(listen, log_dir, topics, configs, advertised_host, verbose):
+    """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
+
+    The first line on stdout is `listening on HOST:PORT`. SIGTERM or SIGINT stops the server
+    cleanly. Offset commits and group changes are fsynced before they are acknowledged;
+    produced batches are fsynced before acks=1/all responses. See man kgroup-serve.
+    """
+    import asyncio
+    import logging
+    import sys
+
+    from kgroup.errors import KgroupError
+    from kgroup.server.broker import Broker, serve_until_signalled
+    from kgroup.server.config import ServerConfig
+
+    host, port = _listen(listen)
+    topic_list = [_topic(t) for t in topics]
+    logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
+                        else logging.DEBUG, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        config = ServerConfig.from_pairs(configs)
+        broker = Broker(log_dir, config, host=host, port=port, topics=topic_list,
+                        advertised_host=advertised_host)
+
+        def ready(address):
+            click.echo(f"listening on {address[0]}:{address[1]}")
+            sys.stdout.flush()
+
+        asyncio.run(serve_until_signalled(broker, on_ready=ready))
+    except KgroupError as exc:
+        click.echo(f"kgroup serve: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except (OSError, ValueError) as exc:
+        click.echo(f"kgroup serve: {exc}", err=True)
+        sys.exit(1)

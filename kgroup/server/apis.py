@@ -1,0 +1,45 @@
+"""The API table: every API key served, the versions advertised in ApiVersions, and its handler.
+
+The ranges are exactly what is implemented (and what the coordinator decodes for the group APIs);
+transactions (InitProducerId, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) are not implemented and so
+not advertised.
+"""
+
+from __future__ import annotations
+
+
+def build_api_table():
+    """api_key -> (request class, min version, max version, handler(broker, request, ctx))."""
+    from kafka.protocol.admin import CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest, \
+        ListGroupsRequest
+    from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
+                                         LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
+                                         OffsetFetchRequest, OffsetForLeaderEpochRequest,
+                                         SyncGroupRequest)
+    from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
+    from kafka.protocol.producer import ProduceRequest
+
+    from kgroup.server import handlers_data as data
+    from kgroup.server import handlers_meta as meta
+    from kgroup.server.group_bridge import handle_group_request as group
+
+    table = {
+        0: (ProduceRequest, 3, 11, data.handle_produce),
+        1: (FetchRequest, 4, 12, data.handle_fetch),
+        2: (ListOffsetsRequest, 1, 7, data.handle_list_offsets),
+        3: (MetadataRequest, 0, 12, meta.handle_metadata),
+        8: (OffsetCommitRequest, 2, 8, group),
+        9: (OffsetFetchRequest, 1, 8, group),
+        10: (FindCoordinatorRequest, 0, 4, meta.handle_find_coordinator),
+        11: (JoinGroupRequest, 0, 9, group),
+        12: (HeartbeatRequest, 0, 4, group),
+        13: (LeaveGroupRequest, 0, 5, group),
+        14: (SyncGroupRequest, 0, 5, group),
+        15: (DescribeGroupsRequest, 0, 5, group),
+        16: (ListGroupsRequest, 0, 4, group),
+        18: (ApiVersionsRequest, 0, 4, meta.handle_api_versions),
+        19: (CreateTopicsRequest, 2, 7, meta.handle_create_topics),
+        23: (OffsetForLeaderEpochRequest, 2, 4, data.handle_offset_for_leader_epoch),
+        42: (DeleteGroupsRequest, 0, 2, group),
+    }
+    return table

@@ -1,0 +1,185 @@
+"""The asyncio front end: accept connections, frame requests, dispatch by API key, write responses.
+
+Each connection is served one request at a time, in order, as Kafka does by muting a channel while
+its request is in flight; so a parked JoinGroup holds only its own connection. A connection that
+sends something that is not a valid request (bad size, unknown API key or version, undecodable
+body) is closed after logging one line naming the peer and the problem; other clients are not
+affected. An ApiVersions request with an unsupported version is answered at v0 with
+UNSUPPORTED_VERSION and the supported ranges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import struct
+import time
+
+from kgroup.server.config import ServerConfig
+from kgroup.server.handlers_meta import api_versions_response
+from kgroup.server.storage import OFFSETS_TOPIC, LogDir
+from kgroup.server.wire import FrameError, decode_request, encode_response, peek_header
+
+log = logging.getLogger("kgroup.server")
+
+_SIZE = struct.Struct(">i")
+API_VERSIONS = 18
+UNSUPPORTED_VERSION = 35
+
+
+class RequestContext:
+    __slots__ = ("client_id", "client_host", "peer")
+
+    def __init__(self, client_id, client_host, peer):
+        self.client_id = client_id
+        self.client_host = client_host
+        self.peer = peer
+
+
+class Broker:
+    """A single-node Kafka endpoint over `LogDir`, with the group APIs bridged to the coordinator."""
+
+    def __init__(self, log_dir: str, config: ServerConfig | None = None,
+                 host: str = "127.0.0.1", port: int = 0, topics=(), advertised_host=None):
+        self.config = config or ServerConfig()
+        self.node_id = self.config.node_id
+        self.host = host
+        self.port = port
+        self.advertised_host = advertised_host
+        self.log_dir = log_dir
+        self.initial_topics = list(topics)
+        self.logdir: LogDir | None = None
+        self.groups = None  # GroupBridge
+        self.api_table = {}
+        self.stopping = False
+        self._server = None
+        self._connections: set[asyncio.Task] = set()
+        self._append_future: asyncio.Future | None = None
+        self.advertised = (host, port)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def start(self):
+        from kgroup.server.apis import build_api_table
+        from kgroup.server.group_bridge import GroupBridge
+
+        self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes)
+        for name, partitions in self.initial_topics:
+            if name not in self.logdir.topics:
+                self.create_topic(name, partitions)
+        if OFFSETS_TOPIC not in self.logdir.topics:
+            self.logdir.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
+                                     internal=True)
+        self.groups = GroupBridge(self)
+        self.groups.start()
+        self.api_table = build_api_table()
+        self._server = await asyncio.start_server(
+            self._on_connect, self.host, self.port, limit=2 ** 16, backlog=1024)
+        sock = self._server.sockets[0]
+        bound_host, bound_port = sock.getsockname()[:2]
+        self.port = bound_port
+        self.advertised = (self.advertised_host or bound_host, bound_port)
+        return self.advertised
+
+    async def stop(self):
+        self.stopping = True
+        self.notify_append()
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+        if self.groups is not None:
+            await self.groups.stop()
+        if self.logdir is not None:
+            self.logdir.close()
+
+    def create_topic(self, name, partitions):
+        return self.logdir.create_topic(name, partitions)
+
+    # -- long-poll fetch support ----------------------------------------------------------
+    def append_waiter(self) -> asyncio.Future:
+        if self._append_future is None or self._append_future.done():
+            self._append_future = asyncio.get_running_loop().create_future()
+        return self._append_future
+
+    def notify_append(self):
+        if self._append_future is not None and not self._append_future.done():
+            self._append_future.set_result(None)
+
+    # -- connections ---------------------------------------------------------------------
+    async def _on_connect(self, reader, writer):
+        task = asyncio.current_task()
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        peer_text = f"{peer[0]}:{peer[1]}" if peer else "?"
+        try:
+            await self._serve(reader, writer, peer_text, peer[0] if peer else "")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except FrameError as exc:
+            log.warning("closing connection from %s: %s", peer_text, exc)
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a bug must cost one connection, never the server
+            log.exception("closing connection from %s after an internal error", peer_text)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _serve(self, reader, writer, peer_text, peer_host):
+        max_bytes = self.config.socket_request_max_bytes
+        client_host = "/" + peer_host
+        while True:
+            (size,) = _SIZE.unpack(await reader.readexactly(4))
+            if size < 0 or size > max_bytes:
+                raise FrameError(f"request size {size} is outside 0..{max_bytes} "
+                                 f"(socket.request.max.bytes)")
+            frame = peek_header(await reader.readexactly(size))
+            entry = self.api_table.get(frame.api_key)
+            if entry is None:
+                raise FrameError(f"unknown API key {frame.api_key}")
+            request_class, lo, hi, handler = entry
+            if not lo <= frame.api_version <= hi:
+                if frame.api_key == API_VERSIONS:
+                    response = api_versions_response(self.api_table, 0, UNSUPPORTED_VERSION)
+                    writer.write(encode_response(response, 0, frame.correlation_id))
+                    await writer.drain()
+                    continue
+                raise FrameError(f"{request_class.__name__} version {frame.api_version} is not "
+                                 f"supported (supported: {lo}-{hi})")
+            request = decode_request(request_class, frame)
+            ctx = RequestContext(request.header.client_id or "", client_host, peer_text)
+            result = handler(self, request, ctx)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is None:  # Produce with acks=0
+                continue
+            writer.write(encode_response(result, frame.api_version, frame.correlation_id))
+            await writer.drain()
+
+
+async def serve_until_signalled(broker: Broker, on_ready=None):
+    """Run `broker` until SIGTERM/SIGINT, then stop it cleanly."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        address = await broker.start()
+        if on_ready is not None:
+            on_ready(address)
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await broker.stop()
+
+
+def monotonic_ms() -> float:
+    return time.monotonic() * 1000.0

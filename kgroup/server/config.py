@@ -1,0 +1,105 @@
+"""Broker settings for `kgroup serve`, named like Kafka's broker configs.
+
+Keys the server itself uses are parsed here; `group.*` and `offsets.*` keys are handed to the
+group coordinator, which validates them (an unknown or bad one is reported with its name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgroup.errors import EXIT_USAGE, KgroupError
+
+
+class ServerConfigError(KgroupError):
+    """A --config entry the server cannot use; the message names the key."""
+
+    exit_code = EXIT_USAGE
+
+
+def _bool(key, text):
+    low = text.strip().lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise ServerConfigError(f"config {key}: expected true or false, got {text!r}")
+
+
+def _int(key, text, minimum):
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise ServerConfigError(f"config {key}: expected an integer, got {text!r}") from None
+    if value < minimum:
+        raise ServerConfigError(f"config {key}: must be >= {minimum}, got {value}")
+    return value
+
+
+# key -> (attribute, parser, Kafka's default)
+_BROKER_KEYS = {
+    "num.partitions": ("num_partitions", lambda k, v: _int(k, v, 1), 1),
+    "auto.create.topics.enable": ("auto_create_topics", _bool, True),
+    "socket.request.max.bytes": ("socket_request_max_bytes", lambda k, v: _int(k, v, 1), 104857600),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", lambda k, v: _int(k, v, 1), 50),
+    "log.segment.bytes": ("log_segment_bytes", lambda k, v: _int(k, v, 14), 1073741824),
+    "message.max.bytes": ("message_max_bytes", lambda k, v: _int(k, v, 0), 1048588),
+    "broker.id": ("node_id", lambda k, v: _int(k, v, 0), 0),
+    "node.id": ("node_id", lambda k, v: _int(k, v, 0), 0),
+    "cluster.id": ("cluster_id", lambda k, v: str(v), "kgroup-cluster"),
+    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", lambda k, v: _int(k, v, 1), 5000),
+}
+
+# Prefixes passed through to the coordinator untouched.
+_COORDINATOR_PREFIXES = ("group.", "offsets.")
+# offsets.* keys that belong to the broker side, not the coordinator.
+_BROKER_ONLY = {"offsets.topic.num.partitions", "offsets.commit.timeout.ms"}
+
+
+def _coordinator_value(text):
+    """Numbers become ints so the coordinator's own validation sees typed values."""
+    if isinstance(text, str):
+        stripped = text.strip()
+        try:
+            return int(stripped)
+        except ValueError:
+            return stripped
+    return text
+
+
+@dataclass
+class ServerConfig:
+    num_partitions: int = 1
+    auto_create_topics: bool = True
+    socket_request_max_bytes: int = 104857600
+    offsets_topic_num_partitions: int = 50
+    log_segment_bytes: int = 1073741824
+    message_max_bytes: int = 1048588
+    node_id: int = 0
+    cluster_id: str = "kgroup-cluster"
+    offsets_commit_timeout_ms: int = 5000
+    coordinator: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_pairs(cls, pairs):
+        """Build from ("key", "value") pairs or "key=value" strings; last one wins."""
+        cfg = cls()
+        for pair in pairs:
+            if isinstance(pair, str):
+                if "=" not in pair:
+                    raise ServerConfigError(f"config {pair!r}: expected KEY=VALUE")
+                key, value = pair.split("=", 1)
+            else:
+                key, value = pair
+            key = key.strip()
+            if key in _BROKER_KEYS:
+                attr, parse, _ = _BROKER_KEYS[key]
+                setattr(cfg, attr, parse(key, value))
+            elif key.startswith(_COORDINATOR_PREFIXES):
+                cfg.coordinator[key] = _coordinator_value(value)
+            else:
+                known = ", ".join(sorted(_BROKER_KEYS))
+                raise ServerConfigError(
+                    f"config {key}: not a setting kgroup serve uses (broker keys: {known}; "
+                    f"group.* and offsets.* go to the group coordinator)")
+        return cfg

@@ -1,0 +1,204 @@
+"""The group APIs: the pure coordinator driven by the event loop, its log made durable on disk.
+
+Virtual time is the wall clock at start-up advanced by the loop's monotonic clock; a timer task
+sleeps until `coord.next_deadline_ms()` and advances the coordinator. After every coordinator call
+each new `coord.log` entry is appended to its group's `__consumer_offsets` partition (written with
+kgroup's record writer) and fsynced, and only then are the responses that call completed sent.
+So an acknowledged OffsetCommit or group change is on disk before the client hears about it.
+On start the `__consumer_offsets` partitions are replayed with `GroupCoordinator.from_records`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+
+from kgroup.server.storage import OFFSETS_TOPIC
+
+log = logging.getLogger("kgroup.server.groups")
+
+_KEY_PREFIX = struct.Struct(">hh")
+COORDINATOR_NOT_AVAILABLE = 15
+
+
+def group_of_key(key: bytes) -> str:
+    """Group id of an offset-commit or group-metadata key (types 0-2 all start with it)."""
+    _version, length = _KEY_PREFIX.unpack_from(key, 0)
+    return bytes(key[4:4 + length]).decode("utf-8")
+
+
+def handle_group_request(broker, request, ctx):
+    return broker.groups.handle(request, ctx)
+
+
+class GroupBridge:
+    def __init__(self, broker):
+        self.broker = broker
+        self.partitions = broker.logdir.topics[OFFSETS_TOPIC].partitions
+        self.coord = None
+        self._persisted = 0
+        self._ready: list = []
+        self._timer_task: asyncio.Task | None = None
+        self._wake: asyncio.Future | None = None
+        self._sleep_until: float | None = None
+        self._wall0 = time.time() * 1000.0
+        self._mono0 = time.monotonic()
+
+    # -- clock -----------------------------------------------------------------------------
+    def now_ms(self) -> int:
+        return int(self._wall0 + (time.monotonic() - self._mono0) * 1000.0)
+
+    def _advance(self):
+        delta = self.now_ms() - self.coord.now_ms
+        if delta > 0:
+            self.coord.advance(delta)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self):
+        from kgroup.coordinator import GroupCoordinator
+
+        config = dict(self.broker.config.coordinator)
+        entries = self._load_entries()
+        now = self.now_ms()
+        if entries:
+            self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now)
+        else:
+            self.coord = GroupCoordinator(config=config, now_ms=now)
+        # Whatever the coordinator holds now came from disk; only later entries are written.
+        self._persisted = len(self.coord.log)
+        self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
+
+    async def stop(self):
+        task, self._timer_task = self._timer_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _load_entries(self):
+        from kgroup.coordinator import LogEntry
+        from kgroup.records.batch import read_batches
+
+        entries = []
+        for number, plog in enumerate(self.partitions):
+            for index_entry, raw in plog.iter_batches():
+                where = f"{plog.directory} offset {index_entry.base_offset}"
+                for batch in read_batches(raw, path=where):
+                    if batch.is_control:
+                        marker = batch.records[0] if batch.records else None
+                        if marker is None or marker.control not in ("COMMIT", "ABORT"):
+                            continue
+                        entries.append(LogEntry(
+                            records=[], producer_id=batch.producer_id,
+                            producer_epoch=batch.producer_epoch, transactional=True,
+                            control=marker.control,
+                            coordinator_epoch=marker.coordinator_epoch or 0,
+                            timestamp_ms=batch.max_timestamp))
+                        continue
+                    entries.append(LogEntry(
+                        records=[(r.key, r.value) for r in batch.records if r.key is not None],
+                        producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                        transactional=batch.is_transactional, timestamp_ms=batch.max_timestamp))
+        return entries
+
+    # -- requests --------------------------------------------------------------------------
+    def handle(self, request, ctx) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._advance()
+        reply = self.coord.handle(request, client_id=ctx.client_id, client_host=ctx.client_host)
+        reply.add_done_callback(lambda r, f=future: self._ready.append((f, r)))
+        self._flush()
+        self._maybe_wake_timer()
+        return future
+
+    def _flush(self):
+        """Persist new log entries, fsync, then release the replies completed so far."""
+        error = None
+        try:
+            self._persist()
+        except OSError as exc:  # disk trouble: the clients must not be told it worked
+            log.error("writing %s failed: %s", OFFSETS_TOPIC, exc)
+            error = exc
+        ready, self._ready = self._ready, []
+        for future, reply in ready:
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(reply.response)
+
+    def _persist(self):
+        from kgroup.records import partition_for
+        from kgroup.records.writer import encode_batch, encode_control_batch
+
+        entries = self.coord.log
+        if self._persisted >= len(entries):
+            return
+        touched = {}
+        n = len(self.partitions)
+        pending_markers = []
+        for entry in entries[self._persisted:]:
+            if entry.control is not None:
+                pending_markers.append(entry)
+                continue
+            by_partition = {}
+            for key, value in entry.records:
+                by_partition.setdefault(partition_for(group_of_key(key), n), []).append((key, value))
+            for number, records in by_partition.items():
+                plog = self.partitions[number]
+                raw = encode_batch(records, base_offset=plog.next_offset,
+                                   timestamp=entry.timestamp_ms, producer_id=entry.producer_id,
+                                   producer_epoch=entry.producer_epoch,
+                                   transactional=entry.transactional)
+                self._append(plog, raw)
+                touched[number] = plog
+        for entry in pending_markers:
+            # A marker ends the producer's transaction on every partition it wrote to; with no
+            # transaction coordinator here it can only come from coord.end_transaction.
+            for number, plog in enumerate(self.partitions):
+                raw = encode_control_batch(entry.control, producer_id=entry.producer_id,
+                                           producer_epoch=entry.producer_epoch,
+                                           coordinator_epoch=entry.coordinator_epoch,
+                                           base_offset=plog.next_offset,
+                                           timestamp=entry.timestamp_ms)
+                self._append(plog, raw)
+                touched[number] = plog
+        self._persisted = len(entries)
+        for plog in touched.values():
+            plog.flush()
+        if touched:
+            self.broker.notify_append()
+
+    @staticmethod
+    def _append(plog, raw: bytes):
+        from kgroup.server.batches import parse_header
+
+        plog.append(raw, [parse_header(raw, 0)])
+
+    # -- timers ----------------------------------------------------------------------------
+    def _maybe_wake_timer(self):
+        deadline = self.coord.next_deadline_ms()
+        if deadline is None or self._wake is None or self._wake.done():
+            return
+        if self._sleep_until is None or deadline < self._sleep_until:
+            self._wake.set_result(None)
+
+    async def _timer_loop(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            deadline = self.coord.next_deadline_ms()
+            self._sleep_until = deadline
+            self._wake = loop.create_future()
+            delay = None if deadline is None else max(0.0, (deadline - self.now_ms() + 1) / 1000.0)
+            try:
+                await asyncio.wait_for(self._wake, delay)
+            except asyncio.TimeoutError:
+                pass
+            try:
+                self._advance()
+                self._flush()
+            except Exception:  # keep the clock running whatever one timer did
+                log.exception("advancing the group coordinator failed")

@@ -1,0 +1,135 @@
+"""ApiVersions, Metadata, FindCoordinator and CreateTopics: the cluster is this one node."""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import CreateTopicsResponse
+from kafka.protocol.metadata import (
+    ApiVersionsResponse,
+    FindCoordinatorResponse,
+    MetadataResponse,
+)
+
+from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
+
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REQUEST = 42
+COORDINATOR_NOT_AVAILABLE = 15
+UNSUPPORTED_VERSION = 35
+INVALID_TOPIC_EXCEPTION = 17
+INVALID_CONFIG = 40
+# Kafka's "authorized operations not requested" sentinel.
+AUTHZ_OMITTED = None  # kafka-python encodes None as -2147483648 (not requested)
+
+
+def api_versions_response(api_table, version: int, error_code: int = NONE):
+    keys = [(key, lo, hi) for key, (_cls, lo, hi, _fn) in sorted(api_table.items())]
+    return ApiVersionsResponse(version=version, error_code=error_code, api_keys=keys,
+                               throttle_time_ms=0)
+
+
+def handle_api_versions(broker, request, ctx):
+    return api_versions_response(broker.api_table, request.version)
+
+
+def _partitions(topic_obj, node_id, version):
+    P = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
+    return [P(version=version, error_code=NONE, partition_index=i, leader_id=node_id,
+              leader_epoch=0, replica_nodes=[node_id], isr_nodes=[node_id], offline_replicas=[])
+            for i in range(len(topic_obj.partitions))]
+
+
+def handle_metadata(broker, request, ctx):
+    version = request.version
+    T = MetadataResponse.MetadataResponseTopic
+    logdir = broker.logdir
+    if request.topics is None or (version == 0 and not request.topics):
+        names = sorted(logdir.topics)
+    else:
+        names = [t.name for t in request.topics]
+    topics = []
+    allow_create = broker.config.auto_create_topics and (
+        version < 4 or request.allow_auto_topic_creation)
+    for name in names:
+        topic_obj = logdir.topics.get(name)
+        error = NONE
+        if topic_obj is None and name is not None and allow_create and name != OFFSETS_TOPIC:
+            try:
+                topic_obj = broker.create_topic(name, broker.config.num_partitions)
+            except TopicError as exc:
+                error = exc.error_code
+        if topic_obj is None:
+            topics.append(T(version=version, error_code=error or UNKNOWN_TOPIC_OR_PARTITION,
+                            name=name, is_internal=False, partitions=[],
+                            authorized_operations=AUTHZ_OMITTED))
+            continue
+        topics.append(T(version=version, error_code=NONE, name=name, topic_id=topic_obj.topic_id,
+                        is_internal=topic_obj.internal,
+                        partitions=_partitions(topic_obj, broker.node_id, version),
+                        authorized_operations=AUTHZ_OMITTED))
+    B = MetadataResponse.MetadataResponseBroker
+    host, port = broker.advertised
+    return MetadataResponse(
+        version=version, throttle_time_ms=0,
+        brokers=[B(version=version, node_id=broker.node_id, host=host, port=port, rack=None)],
+        cluster_id=broker.config.cluster_id, controller_id=broker.node_id, topics=topics,
+        authorized_operations=AUTHZ_OMITTED)
+
+
+def handle_find_coordinator(broker, request, ctx):
+    version = request.version
+    host, port = broker.advertised
+    keys = request.coordinator_keys if version >= 4 else [request.key]
+    key_type = request.key_type if version >= 1 else 0
+    results = []
+    for key in keys:
+        if key_type == 0:
+            results.append((key, broker.node_id, host, port, NONE, None))
+        else:
+            # Transactions are not implemented, so there is no transaction coordinator.
+            results.append((key, -1, "", -1, COORDINATOR_NOT_AVAILABLE,
+                            "kgroup serve has no transaction coordinator"))
+    if version >= 4:
+        C = FindCoordinatorResponse.Coordinator
+        return FindCoordinatorResponse(
+            version=version, throttle_time_ms=0,
+            coordinators=[C(version=version, key=k, node_id=n, host=h, port=p, error_code=e,
+                            error_message=m) for k, n, h, p, e, m in results])
+    key, node, h, p, err, msg = results[0]
+    return FindCoordinatorResponse(version=version, throttle_time_ms=0, error_code=err,
+                                   error_message=msg, node_id=node, host=h, port=p)
+
+
+def handle_create_topics(broker, request, ctx):
+    version = request.version
+    R = CreateTopicsResponse.CreatableTopicResult
+    results = []
+    for topic in request.topics:
+        name = topic.name
+        count = topic.num_partitions if topic.num_partitions != -1 else broker.config.num_partitions
+        error, message, topic_id = NONE, None, None
+        try:
+            validate_topic_name(name)
+            if topic.replication_factor not in (-1, 1):
+                raise TopicError(f"replication factor {topic.replication_factor} is larger than "
+                                 f"the 1 available broker", INVALID_REPLICATION_FACTOR)
+            if topic.assignments:
+                raise TopicError("manual replica assignment is not supported", INVALID_REQUEST)
+            if topic.configs:
+                raise TopicError("topic configs are not supported by kgroup serve "
+                                 f"(got {', '.join(c.name for c in topic.configs)})",
+                                 INVALID_CONFIG)
+            if name in broker.logdir.topics:
+                raise TopicError(f"Topic '{name}' already exists.", 36)
+            if count < 1:
+                raise TopicError(f"Number of partitions must be larger than 0 (got {count}).", 37)
+            if not request.validate_only:
+                topic_id = broker.create_topic(name, count).topic_id
+        except TopicError as exc:
+            error, message = exc.error_code, str(exc)
+        results.append(R(version=version, name=name, topic_id=topic_id, error_code=error,
+                         error_message=message,
+                         num_partitions=count if error == NONE else -1,
+                         replication_factor=1 if error == NONE else -1, configs=None))
+    return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)

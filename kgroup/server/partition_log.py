@@ -1,0 +1,193 @@
+"""One partition's log: segment files in Kafka's layout, an in-memory batch index, fsync on demand.
+
+`<dir>/<20-digit base offset>.log` files hold concatenated magic-2 batches. On open every segment is
+scanned; a torn or corrupt tail of the last segment (a write cut short by a crash) is truncated away,
+as Kafka's recovery does, so the log ends on the last whole batch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass
+
+import crc32c
+
+from kgroup.server.batches import HEADER_SIZE, parse_header
+
+
+class LogCorruptError(ValueError):
+    """A segment other than the last one is damaged; the message names the file and byte."""
+
+
+@dataclass(slots=True)
+class IndexEntry:
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    segment: int  # index into PartitionLog.segments
+    position: int
+    length: int
+
+
+@dataclass(slots=True)
+class Segment:
+    base_offset: int
+    path: str
+    fd: int
+    size: int
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}.log"
+
+
+class PartitionLog:
+    def __init__(self, directory: str, segment_bytes: int = 1073741824):
+        self.directory = directory
+        self.segment_bytes = segment_bytes
+        self.segments: list[Segment] = []
+        self.index: list[IndexEntry] = []
+        self._last_offsets: list[int] = []
+        self.next_offset = 0
+        self.log_start_offset = 0
+        self._dirty: set[int] = set()
+        self._dir_dirty = False
+        self.truncated_bytes = 0
+        os.makedirs(directory, exist_ok=True)
+        self._load()
+
+    # -- opening -------------------------------------------------------------------------
+    def _load(self):
+        names = sorted(n for n in os.listdir(self.directory)
+                       if n.endswith(".log") and n[:-4].isdigit())
+        for i, name in enumerate(names):
+            path = os.path.join(self.directory, name)
+            fd = os.open(path, os.O_RDWR)
+            segment = Segment(int(name[:-4]), path, fd, 0)
+            self.segments.append(segment)
+            self._scan(len(self.segments) - 1, last=(i == len(names) - 1))
+        if not self.segments:
+            self._roll(0)
+        self.log_start_offset = self.index[0].base_offset if self.index else self.segments[0].base_offset
+        if not self.index:
+            self.next_offset = self.segments[-1].base_offset
+
+    def _scan(self, seg_no: int, last: bool):
+        segment = self.segments[seg_no]
+        data = os.pread(segment.fd, os.fstat(segment.fd).st_size, 0)
+        pos = 0
+        problem = None
+        while pos < len(data):
+            if len(data) - pos < HEADER_SIZE:
+                problem = f"{len(data) - pos} bytes too short for a batch header"
+                break
+            header = parse_header(data, pos)
+            if header.magic != 2:
+                problem = f"magic {header.magic}"
+                break
+            if header.length < HEADER_SIZE or pos + header.length > len(data):
+                problem = f"batch length {header.length} runs past the end"
+                break
+            if crc32c.crc32c(memoryview(data)[pos + 21:pos + header.length]) != header.crc:
+                problem = "CRC-32C mismatch"
+                break
+            self._add_index(IndexEntry(header.base_offset, header.last_offset, header.max_timestamp,
+                                       seg_no, pos, header.length))
+            pos += header.length
+        if problem is not None:
+            if not last:
+                raise LogCorruptError(f"{segment.path}: byte {pos}: {problem}")
+            self.truncated_bytes += len(data) - pos
+            os.ftruncate(segment.fd, pos)
+            os.fsync(segment.fd)
+        segment.size = pos
+
+    def _add_index(self, entry: IndexEntry):
+        self.index.append(entry)
+        self._last_offsets.append(entry.last_offset)
+        self.next_offset = entry.last_offset + 1
+
+    def _roll(self, base_offset: int):
+        path = os.path.join(self.directory, segment_name(base_offset))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.segments.append(Segment(base_offset, path, fd, 0))
+        self._dir_dirty = True
+
+    # -- writing -------------------------------------------------------------------------
+    def append(self, data: bytes, headers) -> None:
+        """Append batches already rebased to start at `next_offset` (see batches.rebase)."""
+        segment = self.segments[-1]
+        if segment.size > 0 and segment.size + len(data) > self.segment_bytes:
+            self._roll(headers[0].base_offset)
+            segment = self.segments[-1]
+        written = os.pwrite(segment.fd, data, segment.size)
+        if written != len(data):
+            raise OSError(f"{segment.path}: short write ({written} of {len(data)} bytes)")
+        pos = segment.size
+        seg_no = len(self.segments) - 1
+        for header in headers:
+            self._add_index(IndexEntry(header.base_offset, header.last_offset, header.max_timestamp,
+                                       seg_no, pos, header.length))
+            pos += header.length
+        segment.size = pos
+        self._dirty.add(seg_no)
+
+    def flush(self) -> None:
+        """fsync every segment written since the last flush (and the directory after a roll)."""
+        for seg_no in sorted(self._dirty):
+            os.fsync(self.segments[seg_no].fd)
+        self._dirty.clear()
+        if self._dir_dirty:
+            dir_fd = os.open(self.directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+            self._dir_dirty = False
+
+    def close(self) -> None:
+        for segment in self.segments:
+            try:
+                os.close(segment.fd)
+            except OSError:
+                pass
+        self.segments = []
+
+    # -- reading -------------------------------------------------------------------------
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the one holding `offset`; always at least one batch if any exists."""
+        i = bisect.bisect_left(self._last_offsets, offset)
+        chunks = []
+        total = 0
+        while i < len(self.index):
+            entry = self.index[i]
+            if chunks and total + entry.length > max_bytes:
+                break
+            segment = self.segments[entry.segment]
+            chunks.append(os.pread(segment.fd, entry.length, entry.position))
+            total += entry.length
+            i += 1
+        return b"".join(chunks)
+
+    def iter_batches(self):
+        """(IndexEntry, batch bytes) for every batch, in offset order (used for replay)."""
+        for entry in self.index:
+            yield entry, os.pread(self.segments[entry.segment].fd, entry.length, entry.position)
+
+    def offset_for_timestamp(self, timestamp: int):
+        """First batch whose max timestamp is >= timestamp: (its base offset, max ts) or None.
+
+        Batch granularity, like Kafka's time index; the consumer skips earlier records itself."""
+        for entry in self.index:
+            if entry.max_timestamp >= timestamp:
+                return entry.base_offset, entry.max_timestamp
+        return None
+
+    def max_timestamp(self):
+        """(offset, timestamp) of the batch with the largest max timestamp, or None."""
+        best = None
+        for entry in self.index:
+            if best is None or entry.max_timestamp > best[1]:
+                best = (entry.last_offset, entry.max_timestamp)
+        return best

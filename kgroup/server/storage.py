@@ -1,0 +1,147 @@
+"""Topics on disk under --log-dir: `<topic>-<partition>/` directories, one PartitionLog each.
+
+A topic's id lives in each partition directory's `partition.metadata` file, written the way Kafka
+writes it (`version: 0` / `topic_id: <base64url>`), so ids survive a restart.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import uuid
+
+from kgroup.server.partition_log import PartitionLog
+
+OFFSETS_TOPIC = "__consumer_offsets"
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+INVALID_TOPIC_EXCEPTION = 17
+TOPIC_ALREADY_EXISTS = 36
+INVALID_PARTITIONS = 37
+
+
+class TopicError(ValueError):
+    def __init__(self, message, error_code):
+        super().__init__(message)
+        self.error_code = error_code
+
+
+def validate_topic_name(name: str) -> None:
+    if not name or name in (".", ".."):
+        raise TopicError(f"topic name {name!r} is illegal", INVALID_TOPIC_EXCEPTION)
+    if len(name) > 249:
+        raise TopicError(f"topic name {name[:20]!r}... is longer than 249 characters",
+                         INVALID_TOPIC_EXCEPTION)
+    if not _LEGAL_TOPIC.match(name):
+        raise TopicError(f"topic name {name!r} contains characters other than "
+                         f"ASCII alphanumerics, '.', '_' and '-'", INVALID_TOPIC_EXCEPTION)
+
+
+def _encode_topic_id(topic_id: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+
+
+def _decode_topic_id(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+class Topic:
+    def __init__(self, name: str, topic_id: uuid.UUID, partitions: list[PartitionLog],
+                 internal: bool = False):
+        self.name = name
+        self.topic_id = topic_id
+        self.partitions = partitions
+        self.internal = internal
+
+
+class LogDir:
+    def __init__(self, root: str, segment_bytes: int = 1073741824):
+        self.root = root
+        self.segment_bytes = segment_bytes
+        self.topics: dict[str, Topic] = {}
+        os.makedirs(root, exist_ok=True)
+        self._load()
+
+    def _load(self):
+        found: dict[str, dict[int, str]] = {}
+        for name in os.listdir(self.root):
+            path = os.path.join(self.root, name)
+            topic, sep, part = name.rpartition("-")
+            if not sep or not part.isdigit() or not os.path.isdir(path):
+                continue
+            found.setdefault(topic, {})[int(part)] = path
+        for topic, parts in sorted(found.items()):
+            count = max(parts) + 1
+            missing = sorted(set(range(count)) - set(parts))
+            if missing:
+                raise TopicError(f"{self.root}: topic {topic} has partition directories up to "
+                                 f"{count - 1} but is missing {missing}", INVALID_PARTITIONS)
+            topic_id = self._read_topic_id(parts[0]) or uuid.uuid4()
+            logs = [PartitionLog(parts[i], self.segment_bytes) for i in range(count)]
+            self.topics[topic] = Topic(topic, topic_id, logs, internal=topic == OFFSETS_TOPIC)
+            for path in parts.values():
+                self._write_topic_id(path, topic_id)
+
+    @staticmethod
+    def _read_topic_id(path):
+        try:
+            with open(os.path.join(path, "partition.metadata")) as fh:
+                for line in fh:
+                    key, _, value = line.partition(":")
+                    if key.strip() == "topic_id":
+                        return _decode_topic_id(value.strip())
+        except (OSError, ValueError):
+            return None
+        return None
+
+    @staticmethod
+    def _write_topic_id(path, topic_id):
+        target = os.path.join(path, "partition.metadata")
+        text = f"version: 0\ntopic_id: {_encode_topic_id(topic_id)}\n"
+        try:
+            with open(target) as fh:
+                if fh.read() == text:
+                    return
+        except OSError:
+            pass
+        tmp = target + ".tmp"
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
+    def create_topic(self, name: str, partitions: int, internal: bool = False) -> Topic:
+        if name in self.topics:
+            raise TopicError(f"topic {name} already exists", TOPIC_ALREADY_EXISTS)
+        if name != OFFSETS_TOPIC:
+            validate_topic_name(name)
+        if partitions < 1:
+            raise TopicError(f"topic {name}: number of partitions must be at least 1, "
+                             f"got {partitions}", INVALID_PARTITIONS)
+        topic_id = uuid.uuid4()
+        logs = []
+        for i in range(partitions):
+            path = os.path.join(self.root, f"{name}-{i}")
+            logs.append(PartitionLog(path, self.segment_bytes))
+            self._write_topic_id(path, topic_id)
+        dir_fd = os.open(self.root, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        topic = Topic(name, topic_id, logs, internal=internal)
+        self.topics[name] = topic
+        return topic
+
+    def partition(self, topic: str, partition: int) -> PartitionLog | None:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= partition < len(t.partitions):
+            return None
+        return t.partitions[partition]
+
+    def close(self):
+        for topic in self.topics.values():
+            for log in topic.partitions:
+                log.close()

@@ -1,0 +1,120 @@
+"""Test helpers for kgroup serve: an in-process broker on its own loop thread, and a subprocess one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+# Settings that make group tests fast: short sessions allowed, no initial rebalance delay.
+FAST_GROUPS = {
+    "group.min.session.timeout.ms": "500",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
+
+class ThreadedBroker:
+    """A Broker running on a private event loop in a daemon thread."""
+
+    def __init__(self, log_dir, topics=(), config=None):
+        from kgroup.server.broker import Broker
+        from kgroup.server.config import ServerConfig
+
+        pairs = dict(FAST_GROUPS)
+        pairs.update(config or {})
+        self.broker = Broker(str(log_dir), ServerConfig.from_pairs(pairs.items()),
+                             host="127.0.0.1", port=0, topics=topics)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        host, port = self.call(self.broker.start())
+        self.bootstrap = f"{host}:{port}"
+        self.address = (host, port)
+
+    def call(self, coro, timeout=30):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def run(self, fn, timeout=30):
+        """Run a plain function on the broker's loop (to read its state safely)."""
+        async def wrapper():
+            return fn()
+        return self.call(wrapper(), timeout)
+
+    def stop(self):
+        try:
+            self.call(self.broker.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()
+
+
+class SubprocessBroker:
+    """`kgroup serve` in a child process (for SIGKILL and signal tests)."""
+
+    def __init__(self, log_dir, topics=(), config=None):
+        pairs = dict(FAST_GROUPS)
+        pairs.update(config or {})
+        args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--listen", "127.0.0.1:0",
+                "--log-dir", str(log_dir)]
+        for name, count in topics:
+            args += ["--topic", f"{name}:{count}"]
+        for key, value in pairs.items():
+            args += ["--config", f"{key}={value}"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=str(ROOT))
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise RuntimeError(f"kgroup serve did not start: {line!r} {self.proc.stderr.read()}")
+        self.bootstrap = line.split()[-1]
+        host, port = self.bootstrap.rsplit(":", 1)
+        self.address = (host, int(port))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def terminate(self, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+
+def raw_request(address, request, correlation_id=1, client_id="raw-test", timeout=5):
+    """Send one kafka-python request object over a fresh socket; returns the response bytes."""
+    request.with_header(correlation_id=correlation_id, client_id=client_id)
+    data = bytes(request.encode(header=True, framed=True))
+    with socket.create_connection(address, timeout=timeout) as sock:
+        sock.sendall(data)
+        return read_frame(sock)
+
+
+def read_frame(sock):
+    """One response frame's payload, or None if the server closed the connection."""
+    head = recv_exact(sock, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">i", head)
+    return recv_exact(sock, size)
+
+
+def recv_exact(sock, n):
+    chunks = []
+    while n:
+        chunk = sock.recv(n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
