@@ -1,4 +1,5 @@
-"""Test helpers for kgroup serve: an in-process broker on its own loop thread, and a subprocess one."""
+"""Running kgroup serve from Python: an in-process broker on its own loop thread, a subprocess one,
+and a raw one-request client. Used by the tests and benchmarks/serve.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 PYTHON = sys.executable
 
 # Settings that make group tests fast: short sessions allowed, no initial rebalance delay.
