@@ -27,7 +27,9 @@ from .schema_json import (
     dump_log_key,
     dump_log_payload,
     jackson_dumps,
+    key_from_json,
     key_to_json,
+    value_from_json,
     value_to_json,
 )
 from .schema_records import (
@@ -52,4 +54,5 @@ __all__ = [
     "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
     "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",
     "subscription_to_json", "assignment_to_json", "dump_log_record", "console_formatter_line",
+    "key_from_json", "value_from_json",
 ]

@@ -289,12 +289,18 @@ class _WriterBuilder:
         body: list[str] = ["_f = None"]
         run: list[str] = []
 
+        run_names: list[str] = []
+
         def flush():
             if run:
                 codes = "".join(code for code, _ in run)
                 exprs = ", ".join(expr for _, expr in run)
+                body.append(f"_f = {', '.join(run_names)!r}")
                 body.append(f"out += {src.struct_const(codes)}.pack({exprs})")
+                if len(run_names) > 1:
+                    body.append(f"_f = {run_names[-1]!r}")
                 run.clear()
+            run_names.clear()
 
         tagged: list[Field] = []
         for f in struct_.fields:
@@ -304,6 +310,7 @@ class _WriterBuilder:
                 tagged.append(f)
                 continue
             body.append(f"_f = {f.json_name!r}")
+            run_names.append(f.json_name)
             self.field(f, self.access(f), body, run, flush)
         flush()
         if src.flexible:

@@ -80,3 +80,68 @@ def dump_log_payload(record_type: int, value, family: str = "consumer") -> str:
         return "<DELETE>"
     return '{"version":"%d","data":%s}' % (
         value.version, jackson_dumps(value_to_json(record_type, value, family)))
+
+
+# ------------------------------------------------------------ JSON back to data
+
+def _struct_from_json(struct_, version: int, obj: dict) -> dict:
+    if not isinstance(obj, dict):
+        raise ValueError(f"{struct_.name}: expected a JSON object, got {type(obj).__name__}")
+    return {f.json_name: _field_from_json(f, version, obj[f.json_name])
+            for f in struct_.fields if version in f.versions and f.json_name in obj}
+
+
+def _field_from_json(f, version: int, value):
+    from .schema_runtime import from_b64, from_b64url
+
+    def one(kind, item):
+        if item is None:
+            return None
+        if kind == "bytes":
+            return item if isinstance(item, dict) else from_b64(item)
+        if kind == "uuid":
+            return from_b64url(item)
+        if kind == "struct":
+            return _struct_from_json(f.struct, version, item)
+        return item
+
+    if f.type == "array":
+        return None if value is None else [one(f.element, item) for item in value]
+    return one(f.type, value)
+
+
+def key_from_json(record_type: int, data: dict, family: str = "consumer") -> dict:
+    """Inverse of key_to_json: kafka-dump-log key data back to a data dict."""
+    from .schema_records import record_schema
+
+    return _struct_from_json(record_schema(record_type, family).key.struct, record_type, data)
+
+
+def value_from_json(record_type: int, version: int, data: dict, family: str = "consumer") -> dict:
+    """Inverse of value_to_json. Parsed consumer-protocol JSON is re-encoded at the lowest
+    version that carries its fields (JSON does not show the embedded version)."""
+    from .consumer_protocol import encode_assignment, encode_subscription
+    from .schema_records import record_schema
+
+    message = record_schema(record_type, family).value
+    result = _struct_from_json(message.struct, message.clamp(version), data)
+    if record_type == 2:
+        for member in result.get("members") or ():
+            subscription = member.get("subscription")
+            if isinstance(subscription, dict):
+                sub = _struct_from_json_embedded("ConsumerProtocolSubscription", subscription)
+                level = max([0] + [v for name, v in (("ownedPartitions", 1), ("generationId", 2),
+                                                     ("rackId", 3)) if name in subscription])
+                member["subscription"] = encode_subscription(sub, level)
+            assignment = member.get("assignment")
+            if isinstance(assignment, dict):
+                member["assignment"] = encode_assignment(
+                    _struct_from_json_embedded("ConsumerProtocolAssignment", assignment), 0)
+    return result
+
+
+def _struct_from_json_embedded(name: str, obj: dict) -> dict:
+    from .schema import embedded_message
+
+    message = embedded_message(name)
+    return _struct_from_json(message.struct, message.valid.high, obj)

@@ -201,6 +201,9 @@ def _encode(message, version: int, data: dict, what: str) -> bytes:
     except WriteFailure as exc:
         cause = exc.cause
         if isinstance(cause, KeyError):
+            # A fixed-width run is packed at once: the missing key names the field exactly.
+            parent, _, _ = exc.path.rpartition(".")
+            exc.path = f"{parent}.{cause.args[0]}" if parent else str(cause.args[0])
             reason = "missing"
         else:
             reason = f"{type(cause).__name__}: {cause}"
