@@ -94,3 +94,68 @@ def test_iter_segment_only_calls_on_error(tmp_path_factory, edits):
     batches = list(iter_segment(path, on_error=seen.append))
     assert all(isinstance(e, BatchError) for e in seen)
     assert all(isinstance(b, Batch) for b in batches)
+
+
+# ---------------------------------------------------------------------------------------------
+# the same-layout fast path must agree with the general record parser, byte for byte
+
+from kgroup.records.batch import _records_v2, _uniform_records  # noqa: E402
+from kgroup.records.writer import OutRecord, encode_batch  # noqa: E402
+
+_HEADER_ARGS = st.tuples(st.integers(0, 10**12), st.integers(-1, 2**31 - 1),
+                         st.sampled_from([None, 1700000000999]))
+
+
+def _both(blob: bytes):
+    """Records from the general parser and from the fast path (None = not taken)."""
+    base_offset = int.from_bytes(blob[0:8], "big", signed=True)
+    base_ts = int.from_bytes(blob[27:35], "big", signed=True)
+    max_ts = int.from_bytes(blob[35:43], "big", signed=True)
+    base_seq = int.from_bytes(blob[53:57], "big", signed=True)
+    count = int.from_bytes(blob[57:61], "big", signed=True)
+    append_time = max_ts if blob[22] & 8 else None
+    args = (blob, 61, len(blob), count, base_offset, base_ts, base_seq, append_time)
+    try:
+        general = _records_v2(*args)
+    except Exception as exc:  # noqa: BLE001 - compared below
+        general = type(exc)
+    try:
+        fast = _uniform_records(*args)
+    except Exception as exc:  # noqa: BLE001
+        fast = type(exc)
+    return general, fast
+
+
+@FUZZ
+@given(count=st.integers(2, 80), key_len=st.integers(0, 70), value_len=st.integers(0, 200),
+       gaps=st.lists(st.integers(0, 3), min_size=80, max_size=80),
+       ts_steps=st.lists(st.integers(0, 40), min_size=80, max_size=80), header=_HEADER_ARGS)
+def test_uniform_fast_path_matches_general_parser(count, key_len, value_len, gaps, ts_steps, header):
+    base_offset, base_seq, log_append = header
+    offset, ts, recs = base_offset, 1700000000000, []
+    for i in range(count):
+        recs.append(OutRecord(bytes([i % 251]) * key_len, bytes([i % 13]) * value_len, ts,
+                              offset=offset))
+        offset += 1 + gaps[i]
+        ts += ts_steps[i]
+    blob = encode_batch(recs, base_offset=base_offset, base_sequence=base_seq,
+                        log_append_time=log_append)
+    general, fast = _both(blob)
+    assert isinstance(general, list) and len(general) == count
+    if fast is not None:
+        assert fast == general
+    # uniform layouts with small deltas must take the fast path
+    if offset - base_offset <= 64 and ts - 1700000000000 <= 63:
+        assert fast is not None
+
+
+@FUZZ
+@given(edits=st.lists(st.tuples(st.integers(61, 2000), st.integers(0, 255)), min_size=1, max_size=3))
+def test_uniform_fast_path_never_accepts_what_general_rejects(edits):
+    recs = [OutRecord(b"group-key-%02d" % i, b"value-%03d" % i, 1700000000000 + i) for i in range(40)]
+    blob = bytearray(encode_batch(recs, base_offset=100, base_sequence=0))
+    for pos, value in edits:
+        blob[pos % len(blob)] = value
+    general, fast = _both(bytes(blob))
+    if fast is not None:
+        assert fast == general

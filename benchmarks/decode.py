@@ -1,0 +1,192 @@
+"""Decode throughput: kgroup's segment reader + record decoder against a kafka-python baseline.
+
+Both sides read the same generated dump in this run, on one core:
+  baseline  kafka.record.MemoryRecords over the whole file, keys/values decoded by hand
+            with struct (types 1 and 2 only, which is all the dump holds);
+  kgroup    iter_segment + kgroup.records.decode_key/decode_value for every record.
+--large also decodes a ~1 GB copy in a child process and prints its peak RSS next to the
+small file's, to show memory stays flat in input size.
+
+    .venv/bin/python benchmarks/decode.py [--records N] [--codec none|gzip|...] [--large]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+import _gen  # noqa: E402
+
+_H = struct.Struct(">h")
+_I = struct.Struct(">i")
+_Q = struct.Struct(">q")
+
+
+def _string(buf, pos):
+    (n,) = _H.unpack_from(buf, pos)
+    pos += 2
+    if n < 0:
+        return None, pos
+    return buf[pos:pos + n].decode(), pos + n
+
+
+def _bytes(buf, pos):
+    (n,) = _I.unpack_from(buf, pos)
+    pos += 4
+    if n < 0:
+        return None, pos
+    return buf[pos:pos + n], pos + n
+
+
+def hand_decode_key(buf):
+    (rtype,) = _H.unpack_from(buf, 0)
+    group, pos = _string(buf, 2)
+    if rtype == 2:
+        return rtype, {"group": group}
+    topic, pos = _string(buf, pos)
+    (partition,) = _I.unpack_from(buf, pos)
+    return rtype, {"group": group, "topic": topic, "partition": partition}
+
+
+def hand_decode_value(rtype, buf):
+    if buf is None:
+        return None
+    (version,) = _H.unpack_from(buf, 0)
+    if rtype == 1:  # OffsetCommitValue v3
+        (offset,) = _Q.unpack_from(buf, 2)
+        (epoch,) = _I.unpack_from(buf, 10)
+        metadata, pos = _string(buf, 14)
+        (ts,) = _Q.unpack_from(buf, pos)
+        return version, {"offset": offset, "leaderEpoch": epoch, "metadata": metadata,
+                         "commitTimestamp": ts}
+    protocol_type, pos = _string(buf, 2)  # GroupMetadataValue v3
+    (generation,) = _I.unpack_from(buf, pos)
+    protocol, pos = _string(buf, pos + 4)
+    leader, pos = _string(buf, pos)
+    (state_ts,) = _Q.unpack_from(buf, pos)
+    (count,) = _I.unpack_from(buf, pos + 8)
+    pos += 12
+    members = []
+    for _ in range(count):
+        member_id, pos = _string(buf, pos)
+        instance_id, pos = _string(buf, pos)
+        client_id, pos = _string(buf, pos)
+        client_host, pos = _string(buf, pos)
+        (rebalance,) = _I.unpack_from(buf, pos)
+        (session,) = _I.unpack_from(buf, pos + 4)
+        subscription, pos = _bytes(buf, pos + 8)
+        assignment, pos = _bytes(buf, pos)
+        members.append({"memberId": member_id, "groupInstanceId": instance_id,
+                        "clientId": client_id, "clientHost": client_host,
+                        "rebalanceTimeout": rebalance, "sessionTimeout": session,
+                        "subscription": subscription, "assignment": assignment})
+    return version, {"protocolType": protocol_type, "generation": generation,
+                     "protocol": protocol, "leader": leader,
+                     "currentStateTimestamp": state_ts, "members": members}
+
+
+def run_baseline(path: str) -> tuple[int, int]:
+    from kafka.record import MemoryRecords
+
+    with open(path, "rb") as f:
+        records = MemoryRecords(f.read())
+    count = checksum = 0
+    while records.has_next():
+        batch = records.next_batch()
+        for rec in batch:
+            rtype, key = hand_decode_key(rec.key)
+            value = hand_decode_value(rtype, rec.value)
+            count += 1
+            if rtype == 1:
+                checksum += value[1]["offset"]
+    return count, checksum
+
+
+def run_kgroup(path: str) -> tuple[int, int]:
+    from kgroup.records import decode_key, decode_value
+    from kgroup.records.segment import iter_segment
+
+    count = checksum = 0
+    errors = []
+    for batch in iter_segment(path, on_error=errors.append):
+        for rec in batch.records:
+            key = decode_key(rec.key)
+            value = decode_value(key.record_type, rec.value)
+            count += 1
+            if key.record_type == 1:
+                checksum += value.data["offset"]
+    if errors:
+        raise SystemExit(f"unexpected decode errors: {errors[:3]}")
+    return count, checksum
+
+
+def timed(fn, path):
+    start = time.perf_counter()
+    count, checksum = fn(path)
+    return count, checksum, time.perf_counter() - start
+
+
+def child_rss(path: str) -> dict:
+    """Decode in a fresh process so its peak RSS is kgroup's alone."""
+    code = ("import json,resource,sys,time; sys.path.insert(0, %r); import decode; "
+            "t=time.perf_counter(); n,_=decode.run_kgroup(%r); dt=time.perf_counter()-t; "
+            "print(json.dumps({'records': n, 'seconds': dt, "
+            "'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024}))") % (HERE, path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--codec", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"])
+    ap.add_argument("--large", action="store_true", help="also measure peak RSS on a ~1 GB dump")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kgroup-bench-") as tmp:
+        path = os.path.join(tmp, "00000000000000000000.log")
+        t = time.perf_counter()
+        info = _gen.write_dump(path, args.records, compression=args.codec)
+        print(f"dump: {info['records']:,} records ({info['metadata_records']:,} GroupMetadata v3), "
+              f"{info['batches']:,} batches, {info['bytes'] / 1e6:.1f} MB, codec {args.codec}, "
+              f"generated in {time.perf_counter() - t:.1f} s")
+        mb = info["bytes"] / 1e6
+        if args.codec == "snappy":
+            print("baseline: skipped (kafka-python needs python-snappy, not installed)")
+            base = None
+        else:
+            n, base_sum, base_s = timed(run_baseline, path)
+            base = n / base_s
+            print(f"baseline kafka-python MemoryRecords + struct: {n:,} records in {base_s:.2f} s "
+                  f"= {base:,.0f} records/s, {mb / base_s:.1f} MB/s")
+        n, kg_sum, kg_s = timed(run_kgroup, path)
+        rate = n / kg_s
+        print(f"kgroup iter_segment + decode_key/decode_value: {n:,} records in {kg_s:.2f} s "
+              f"= {rate:,.0f} records/s, {mb / kg_s:.1f} MB/s")
+        if base is not None:
+            if base_sum != kg_sum:
+                raise SystemExit(f"checksums differ: baseline {base_sum}, kgroup {kg_sum}")
+            print(f"ratio kgroup/baseline: {rate / base:.2f}x (same offsets checksum {kg_sum})")
+        print(f"process peak RSS so far: "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        if args.large:
+            small = child_rss(path)
+            size = _gen.grow(path, 1 << 30)
+            large = child_rss(path)
+            print(f"peak RSS kgroup alone: {small['peak_rss_mb']:.0f} MB on {mb:.0f} MB, "
+                  f"{large['peak_rss_mb']:.0f} MB on {size / 1e6:.0f} MB "
+                  f"({large['records']:,} records at {large['records'] / large['seconds']:,.0f}/s)")
+
+
+if __name__ == "__main__":
+    main()
