@@ -316,3 +316,23 @@ def test_start_end_range(segments_dir):
     assert [b.position for b in got] == [378, 540, 741, 923]
 
 
+
+
+def test_errors_and_batches_pickle(segments_dir):
+    import pickle
+    errors = [BatchError("a.log", 5, "bad", recoverable=False), CrcMismatch("a.log", 7, 1, 2),
+              TrailingBytes("/x/b.log", 9, 3)]
+    for err in errors:
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err)
+        assert (back.path, back.position, back.recoverable) == (err.path, err.position, err.recoverable)
+    assert pickle.loads(pickle.dumps(errors[2])).count == 3
+    assert pickle.loads(pickle.dumps(errors[1])).computed == 2
+    batches = list(read_batches(_segment_bytes(segments_dir, "B")))
+    assert pickle.loads(pickle.dumps(batches)) == batches
+
+
+def test_read_batches_opens_a_path(segments_dir):
+    log = next(segments_dir.glob("A__*.log"))
+    assert len(list(read_batches(log))) == 15
+    assert [b.position for b in read_batches(str(log), start=1889)] == [1889, 2062]

@@ -91,6 +91,16 @@ class BatchError(Exception):
     def __str__(self) -> str:
         return f"{self.path}: position {self.position}: {self.message}"
 
+    def __reduce__(self):  # keeps subclasses picklable (Spark ships errors between processes)
+        return (_rebuild_error, (type(self), self.__dict__.copy()))
+
+
+def _rebuild_error(cls, state: dict) -> BatchError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, state.get("path"), state.get("position"), state.get("message"))
+    error.__dict__.update(state)
+    return error
+
 
 class CrcMismatch(BatchError):
     """The batch decoded but its stored CRC is wrong (kafka-dump-log prints isvalid: false)."""
@@ -554,8 +564,14 @@ def read_batches(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | 
 
     Raises BatchError (or its TrailingBytes subclass) at the first damaged entry. A batch
     with a bad CRC is still yielded, with crc_valid False. Positions are absolute, so
-    start/end select a byte range that begins at a batch boundary.
+    start/end select a byte range that begins at a batch boundary. A str/PathLike is
+    opened (and named in errors unless `path` is given).
     """
+    if isinstance(buf_or_file, (str, os.PathLike)):
+        name = os.fspath(buf_or_file)
+        with open(name, "rb", buffering=0) as f:
+            yield from read_batches(f, name if path == "<bytes>" else path, start, end)
+        return
     for event in scan(buf_or_file, path, start, end):
         if isinstance(event, Batch):
             yield event
