@@ -65,7 +65,7 @@ def row_json(row) -> dict:
             "key_version": row.record_type,
             "key": key_to_json(row.key),
             "value_version": None if value is None else value.version,
-            "value": None if value is None else value_to_json(row.record_type, value),
+            "value": None if value is None else value_to_json(row.record_type, value, row.key.family),
             "producer_id": row.producer_id,
             "transactional": row.transactional,
         })
@@ -79,6 +79,40 @@ def row_json(row) -> dict:
     base["partition"] = row.partition
     base["file"] = row.file
     return base
+
+
+class JsonlLines:
+    """Builds row_json(row) as text, caching the parts that repeat (key JSON by key bytes, file names)."""
+
+    CACHE_LIMIT = 200_000
+
+    def __init__(self):
+        self.keys = {}
+        self.files = {}
+
+    def line(self, row) -> str:
+        if row.kind != "data":
+            return dumps(row_json(row))
+        kb = row.key_bytes
+        head = self.keys.get(kb)
+        if head is None:
+            if len(self.keys) >= self.CACHE_LIMIT:
+                self.keys.clear()
+            head = self.keys[kb] = (',"type":%s,"key_version":%d,"key":%s' % (
+                dumps(row.type_name), row.record_type, dumps(key_to_json(row.key))))
+        tail = self.files.get((row.file, row.partition))
+        if tail is None:
+            tail = self.files[(row.file, row.partition)] = ',"partition":%s,"file":%s}' % (
+                dumps(row.partition), dumps(row.file))
+        value = row.value
+        if value is None:
+            body = ',"value_version":null,"value":null'
+        else:
+            body = ',"value_version":%d,"value":%s' % (
+                value.version, dumps(value_to_json(row.record_type, value, row.key.family)))
+        return '{"offset":%d,"timestamp":%d%s%s,"producer_id":%d,"transactional":%s%s' % (
+            row.offset, row.timestamp, head, body, row.producer_id,
+            "true" if row.transactional else "false", tail)
 
 
 def _flat(obj: dict) -> dict:
@@ -117,6 +151,7 @@ class RowSink:
         self.output = output
         self.filter = row_filter
         self.count = 0
+        self.lines = JsonlLines()
         if output == "json":
             self.writer = JsonArrayWriter().__enter__()
         elif output == "csv":
@@ -130,6 +165,7 @@ class RowSink:
     def batch(self, batch, rows):
         keep = self.filter.keep if self.filter.active else None
         out = self.output
+        write = sys.stdout.write
         for row in rows:
             if keep is not None and not keep(row):
                 continue
@@ -137,13 +173,12 @@ class RowSink:
             if out == "table":
                 self.writer.add(table_row(row))
                 continue
-            obj = row_json(row)
             if out == "jsonl":
-                sys.stdout.write(dumps(obj) + "\n")
+                write(self.lines.line(row) + "\n")
             elif out == "json":
-                self.writer.write(obj)
+                self.writer.write_text(self.lines.line(row))
             else:
-                self.writer.write(_flat(obj))
+                self.writer.write(_flat(row_json(row)))
 
     def end(self, inp, problems):
         pass

@@ -11,8 +11,12 @@ from datetime import datetime, timezone
 import click
 
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
 def dumps(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, non-ASCII kept (one shared encoder: json.dumps with options builds one per call)."""
+    return _compact(obj)
 
 
 def echo_json(obj) -> None:
@@ -31,7 +35,11 @@ class JsonArrayWriter:
         return self
 
     def write(self, obj) -> None:
-        self.stream.write(("\n" if self.count == 0 else ",\n") + dumps(obj))
+        self.write_text(dumps(obj))
+
+    def write_text(self, text: str) -> None:
+        """Append one element already serialized as JSON."""
+        self.stream.write(("\n" if self.count == 0 else ",\n") + text)
         self.count += 1
 
     def __exit__(self, *exc):

@@ -51,7 +51,7 @@ def record_line(batch, record, row) -> str:
         if row.record_type is not None:
             return f"{head} key: {row.error}"
         return f"{head} key: Error at offset {record.offset}, skipping. {row.error}"
-    payload = "<DELETE>" if row.value is None else dump_log_payload(row.record_type, row.value)
+    payload = "<DELETE>" if row.value is None else dump_log_payload(row.record_type, row.value, row.key.family)
     return f"{head} key: {dump_log_key(row.key)} payload: {payload}"
 
 
