@@ -175,19 +175,31 @@ class PartitionLog:
         for entry in self.index:
             yield entry, os.pread(self.segments[entry.segment].fd, entry.length, entry.position)
 
-    def offset_for_timestamp(self, timestamp: int):
-        """First batch whose max timestamp is >= timestamp: (its base offset, max ts) or None.
+    def _records_of(self, entry: IndexEntry):
+        from kgroup.records.batch import read_batches
 
-        Batch granularity, like Kafka's time index; the consumer skips earlier records itself."""
+        raw = os.pread(self.segments[entry.segment].fd, entry.length, entry.position)
+        for batch in read_batches(raw, path=f"{self.directory} offset {entry.base_offset}"):
+            yield from batch.records
+
+    def offset_for_timestamp(self, timestamp: int):
+        """(offset, timestamp) of the first record whose timestamp is >= `timestamp`, or None."""
         for entry in self.index:
             if entry.max_timestamp >= timestamp:
-                return entry.base_offset, entry.max_timestamp
+                for record in self._records_of(entry):
+                    if record.timestamp >= timestamp:
+                        return record.offset, record.timestamp
         return None
 
     def max_timestamp(self):
-        """(offset, timestamp) of the batch with the largest max timestamp, or None."""
+        """(offset, timestamp) of the first record with the largest timestamp, or None."""
         best = None
         for entry in self.index:
-            if best is None or entry.max_timestamp > best[1]:
-                best = (entry.last_offset, entry.max_timestamp)
-        return best
+            if best is None or entry.max_timestamp > best.max_timestamp:
+                best = entry
+        if best is None:
+            return None
+        for record in self._records_of(best):
+            if record.timestamp == best.max_timestamp:
+                return record.offset, record.timestamp
+        return best.last_offset, best.max_timestamp

@@ -1,0 +1,213 @@
+"""kgroup serve: framing, ApiVersions, Metadata, Produce/Fetch/ListOffsets, storage and restart."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import time
+
+import pytest
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, \
+    MetadataResponse
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+from kgroup.server.apis import build_api_table
+from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
+
+EXPECTED_VERSIONS = {
+    0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 8), 9: (1, 8), 10: (0, 4), 11: (0, 9),
+    12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 4), 19: (2, 7),
+    23: (2, 4), 42: (0, 2),
+}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = ThreadedBroker(tmp_path / "logs", topics=[("t", 2)])
+    yield b
+    b.stop()
+
+
+def _api_versions_bytes(version, correlation_id=9):
+    # header v1/v2 client id is a plain int16 string; body bytes after it do not matter for v>4
+    return (struct.pack(">hhih", 18, version, correlation_id, 4) + b"test" + b"\x00"
+            + b"\x00\x00\x00")
+
+
+def _send_raw(address, payload):
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(struct.pack(">i", len(payload)) + payload)
+        return read_frame(sock)
+
+
+def test_api_versions_v3_lists_exactly_the_implemented_versions(broker):
+    raw = raw_request(broker.address, ApiVersionsRequest(
+        version=3, client_software_name="t", client_software_version="1"), correlation_id=77)
+    # The ApiVersions response header is never flexible: correlation id, then the body.
+    assert raw[:4] == struct.pack(">i", 77)
+    assert raw[4:6] == b"\x00\x00"  # error_code straight after, no tagged-field byte
+    resp = ApiVersionsResponse.decode(raw, version=3, header=True)
+    assert resp.error_code == 0
+    assert {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys} == EXPECTED_VERSIONS
+    assert set(build_api_table()) == set(EXPECTED_VERSIONS)
+    # Transactions are not implemented, so not advertised.
+    assert not {22, 24, 25, 26, 28} & set(EXPECTED_VERSIONS)
+
+
+def test_unsupported_api_versions_version_gets_v0_error_listing_versions(broker):
+    raw = _send_raw(broker.address, _api_versions_bytes(9, correlation_id=5))
+    assert raw[:4] == struct.pack(">i", 5)
+    resp = ApiVersionsResponse.decode(raw[4:], version=0)
+    assert resp.error_code == 35
+    assert {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys} == EXPECTED_VERSIONS
+
+
+@pytest.mark.parametrize("payload", [
+    struct.pack(">hhih", 999, 0, 1, -1),                     # unknown API key
+    struct.pack(">hhih", 3, 99, 1, -1),                      # Metadata v99
+    struct.pack(">hhih", 3, 12, 1, 2) + b"ab" + b"\x00\xff",  # Metadata v12, truncated body
+    b"\x00\x03",                                             # shorter than a header
+])
+def test_bad_requests_close_only_that_connection(broker, payload):
+    with socket.create_connection(broker.address, timeout=5) as good:
+        assert _send_raw(broker.address, payload) is None  # closed without an answer
+        good_req = MetadataRequest(version=12, topics=None, allow_auto_topic_creation=False,
+                                   include_topic_authorized_operations=False)
+        good_req.with_header(correlation_id=3, client_id="good")
+        good.sendall(bytes(good_req.encode(header=True, framed=True)))
+        resp = MetadataResponse.decode(read_frame(good), version=12, header=True)
+        assert sorted(t.name for t in resp.topics) == ["__consumer_offsets", "t"]
+
+
+def test_oversized_frame_closes_connection(tmp_path):
+    b = ThreadedBroker(tmp_path / "logs", config={"socket.request.max.bytes": "1000"})
+    try:
+        with socket.create_connection(b.address, timeout=5) as sock:
+            sock.sendall(struct.pack(">i", 1001) + b"\x00" * 16)
+            assert read_frame(sock) is None
+        with socket.create_connection(b.address, timeout=5) as sock:
+            sock.sendall(struct.pack(">i", -5))
+            assert read_frame(sock) is None
+        raw = raw_request(b.address, ApiVersionsRequest(version=0))
+        assert ApiVersionsResponse.decode(raw, version=0, header=True).error_code == 0
+    finally:
+        b.stop()
+
+
+def test_metadata_lists_topics_and_offsets_partitions(broker):
+    raw = raw_request(broker.address, MetadataRequest(
+        version=12, topics=None, allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    resp = MetadataResponse.decode(raw, version=12, header=True)
+    assert [(b.node_id, b.host, b.port) for b in resp.brokers] == [(0, *broker.address)]
+    topics = {t.name: t for t in resp.topics}
+    assert len(topics["__consumer_offsets"].partitions) == 50
+    assert topics["__consumer_offsets"].is_internal is True
+    assert [p.partition_index for p in topics["t"].partitions] == [0, 1]
+    assert all(p.leader_id == 0 and p.replica_nodes == [0] for p in topics["t"].partitions)
+
+
+def test_metadata_auto_creates_with_num_partitions(tmp_path):
+    b = ThreadedBroker(tmp_path / "logs", config={"num.partitions": "3"})
+    try:
+        raw = raw_request(b.address, MetadataRequest(
+            version=9, topics=[MetadataRequest.MetadataRequestTopic(name="auto")],
+            allow_auto_topic_creation=True, include_topic_authorized_operations=False))
+        resp = MetadataResponse.decode(raw, version=9, header=True)
+        assert [(t.name, t.error_code, len(t.partitions)) for t in resp.topics] == [("auto", 0, 3)]
+        assert sorted(os.listdir(tmp_path / "logs" / "auto-2")) == [
+            "00000000000000000000.log", "partition.metadata"]
+    finally:
+        b.stop()
+
+
+def _produce_raw(address, records, version=9):
+    P = ProduceRequest.TopicProduceData
+    req = ProduceRequest(version=version, transactional_id=None, acks=-1, timeout_ms=1000,
+                         topic_data=[P(name="t", partition_data=[
+                             P.PartitionProduceData(index=0, records=records)])])
+    return ProduceResponse.decode(raw_request(address, req), version=version, header=True)
+
+
+def test_produce_rejects_a_corrupt_batch_and_keeps_the_log_clean(broker):
+    from kgroup.records.writer import encode_batch
+
+    good = encode_batch([(b"k", b"v", 1000)], base_offset=0)
+    bad = bytearray(good)
+    bad[-1] ^= 0xFF  # flips a value byte: CRC no longer matches
+    resp = _produce_raw(broker.address, bytes(bad))
+    part = resp.responses[0].partition_responses[0]
+    assert part.error_code == 2  # CORRUPT_MESSAGE
+    assert "CRC-32C" in part.error_message
+    resp = _produce_raw(broker.address, good + good)  # two batches in one request
+    part = resp.responses[0].partition_responses[0]
+    assert (part.error_code, part.base_offset) == (0, 0)
+    assert broker.run(lambda: broker.broker.logdir.partition("t", 0).next_offset) == 2
+
+
+def test_kafka_python_produce_fetch_list_offsets_and_restart(tmp_path):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    logs = tmp_path / "logs"
+    b = ThreadedBroker(logs, topics=[("t", 2)])
+    try:
+        producer = KafkaProducer(bootstrap_servers=b.bootstrap, enable_idempotence=False,
+                                 compression_type="gzip")
+        sent = [producer.send("t", key=b"k%d" % i, value=b"v%d" % i, partition=i % 2,
+                              timestamp_ms=1_000_000 + i * 10) for i in range(10)]
+        producer.flush()
+        assert [(f.get().partition, f.get().offset) for f in sent] == [
+            (i % 2, i // 2) for i in range(10)]
+        producer.close()
+        tps = [TopicPartition("t", 0), TopicPartition("t", 1)]
+        consumer = KafkaConsumer(bootstrap_servers=b.bootstrap, enable_auto_commit=False,
+                                 consumer_timeout_ms=1500)
+        consumer.assign(tps)
+        consumer.seek(tps[1], 2)
+        consumer.seek(tps[0], 0)
+        got = sorted((m.partition, m.offset, m.key, m.value, m.timestamp) for m in consumer)
+        assert got == sorted(
+            [(0, i // 2, b"k%d" % i, b"v%d" % i, 1_000_000 + i * 10) for i in range(0, 10, 2)]
+            + [(1, i // 2, b"k%d" % i, b"v%d" % i, 1_000_000 + i * 10) for i in range(5, 10, 2)])
+        assert consumer.end_offsets(tps) == {tps[0]: 5, tps[1]: 5}
+        assert consumer.beginning_offsets(tps) == {tps[0]: 0, tps[1]: 0}
+        found = consumer.offsets_for_times({tps[0]: 1_000_040, tps[1]: 9_000_000})
+        assert found[tps[1]] is None
+        assert (found[tps[0]].offset, found[tps[0]].timestamp) == (2, 1_000_040)
+        consumer.close()
+        topic_id = b.run(lambda: b.broker.logdir.topics["t"].topic_id)
+    finally:
+        b.stop()
+    # Torn write at the end of a segment (a crash mid-append): recovery truncates it.
+    segment = logs / "t-0" / "00000000000000000000.log"
+    intact = segment.stat().st_size
+    with open(segment, "ab") as fh:
+        fh.write(b"\x00" * 30)
+    b = ThreadedBroker(logs)
+    try:
+        assert segment.stat().st_size == intact
+        assert b.run(lambda: b.broker.logdir.topics["t"].topic_id) == topic_id
+        producer = KafkaProducer(bootstrap_servers=b.bootstrap, enable_idempotence=False)
+        meta = producer.send("t", value=b"after", partition=0).get(timeout=10)
+        assert meta.offset == 5
+        producer.close()
+    finally:
+        b.stop()
+
+
+def test_500_concurrent_connections(broker):
+    request = ApiVersionsRequest(version=0)
+    request.with_header(correlation_id=1, client_id="many")
+    frame = bytes(request.encode(header=True, framed=True))
+    socks = [socket.create_connection(broker.address, timeout=10) for _ in range(500)]
+    try:
+        for sock in socks:
+            sock.sendall(frame)
+        answers = [ApiVersionsResponse.decode(read_frame(s), version=0, header=True)
+                   for s in socks]
+        assert all(a.error_code == 0 and len(a.api_keys) == len(EXPECTED_VERSIONS)
+                   for a in answers)
+    finally:
+        for sock in socks:
+            sock.close()
