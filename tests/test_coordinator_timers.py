@@ -111,8 +111,8 @@ def test_pending_expiry_in_initial_round_completes_join_ignoring_the_delay():
     assert not a.done
     advance_to(h, 500)
     assert h.group().pending_members == ()
-    # Empty group: the static member's join was still in its initial delay and pending ids
-    # only complete the join directly when the group is PreparingRebalance and all joined
+    # the expiry path completes the join directly once everybody left has joined,
+    # although the initial delay (due at 3000) has not run out
     assert a.done and a.response.generation_id == 1
 
 

@@ -12,7 +12,7 @@ _Described = DescribeGroupsResponse.DescribedGroup
 _DescribedMember = _Described.DescribedGroupMember
 _Listed = ListGroupsResponse.ListedGroup
 _Deleted = DeleteGroupsResponse.DeletableGroupResult
-NO_AUTHORIZED_OPERATIONS = -2147483648   # INT32_MIN: "not requested"
+# authorized_operations stays None: kafka-python encodes that as INT32_MIN ("not requested")
 GROUP_TYPE = "classic"
 
 
@@ -27,8 +27,7 @@ def handle_describe_groups(coord, request, client_id: str, client_host: str):
 
 def _describe(coord, version: int, group_id: str | None):
     described = {"group_id": group_id or "", "error_code": codes.NONE, "group_state": "",
-                 "protocol_type": "", "protocol_data": "", "members": [],
-                 "authorized_operations": NO_AUTHORIZED_OPERATIONS}
+                 "protocol_type": "", "protocol_data": "", "members": []}
     if not group_id:
         described["error_code"] = codes.INVALID_GROUP_ID
         return _Described(**described)
