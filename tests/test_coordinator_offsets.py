@@ -611,3 +611,23 @@ def test_empty_group_without_offsets_is_deleted_by_the_cleanup():
     coord.advance(1_000)
     assert coord.group("g") is None
     assert group_tombstones(coord) == ["g"]
+
+
+# ---------------------------------------------------------------- error responses on the wire
+@pytest.mark.parametrize("version", range(1, 11))
+def test_commit_error_responses_encode_at_every_version(version):
+    coord = make_coord()
+    topic_id = uuid.UUID(int=3)
+    coord.offsets.topic_ids["t"] = topic_id
+    resp = call(coord, commit_request("nope", {("t", 0): 1, ("t", 1): 2}, version=version,
+                                      generation=1, member_id="m", topic_ids={"t": topic_id}))
+    ident = topic_id if version >= 10 else "t"
+    code = 69 if version >= 9 else 22
+    assert errors(roundtrip(resp)) == {(ident, 0): code, (ident, 1): code}
+
+
+@pytest.mark.parametrize("version", range(0, 6))
+def test_txn_error_responses_encode_at_every_version(version):
+    coord = make_coord()
+    resp = call(coord, txn_commit_request("", {("t", 0): 1}, producer_id=1, version=version))
+    assert errors(roundtrip(resp)) == {("t", 0): 24}
