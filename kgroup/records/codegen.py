@@ -52,7 +52,7 @@ class _Source:
     def compile(self, entry: str, label: str):
         namespace = {
             "ReadFailure": rt.ReadFailure, "WriteFailure": rt.WriteFailure,
-            "_uv": rt.read_uvarint, "_wuv": rt.write_uvarint, "_wtags": rt.write_tagged,
+            "_uv": rt.read_uvarint, "_uvs": rt.read_uvarint_int32, "_wuv": rt.write_uvarint, "_wtags": rt.write_tagged,
             "_utf8": rt.encode_utf8, "_bytes": rt.as_bytes, "_uuid": rt.as_uuid,
             "_unpack_from": rt.unpack_from, "_pack": rt.pack, "_b64": rt.b64, "_b64url": rt.b64url,
         }
@@ -124,7 +124,7 @@ class _ReaderBuilder:
             body.append(f"{var} = buf[pos]")
             body.append("pos += 1")
             body.append(f"if {var} > 127:")
-            body.append(f"    {var}, pos = _uv(buf, pos - 1)")
+            body.append(f"    {var}, pos = _uvs(buf, pos - 1)")
             body.append(f"{var} -= 1")
         else:
             run.append((nonflex_code, var))
@@ -227,10 +227,10 @@ class _ReaderBuilder:
         body.append("_nt = buf[pos]")
         body.append("pos += 1")
         body.append("if _nt > 127:")
-        body.append("    _nt, pos = _uv(buf, pos - 1)")
+        body.append("    _nt, pos = _uvs(buf, pos - 1)")
         body.append("for _ in range(_nt):")
         body.append("    _tag, pos = _uv(buf, pos)")
-        body.append("    _size, pos = _uv(buf, pos)")
+        body.append("    _size, pos = _uvs(buf, pos)")
         keyword = "if"
         for f in tagged:
             body.append(f"    {keyword} _tag == {f.tag}:")
@@ -263,6 +263,8 @@ class _ReaderBuilder:
                 flush()
             body += ["        " + line for line in inner]
         body.append(f"    {'else' if tagged else 'if True'}:")
+        body.append("        if _size < 0:")
+        body.append("            raise ReadFailure(str(_size))  # Java: NegativeArraySizeException")
         body.append("        if _size > _n - pos:")
         body.append(f"            raise ReadFailure({_SHORT_ARRAY.format('_size')})")
         body.append("        if _unk is None:")

@@ -172,13 +172,38 @@ def decode_value(record_type: int, buf: bytes | None, family: str = "consumer", 
         return None
     if type(buf) is not bytes:
         buf = bytes(buf)
-    table = _FAMILY_TABLES.get(family) or _table(family)
+    # Hot path: (record type, version) pairs already seen, keyed on the raw version bytes.
+    try:
+        version = buf[0] << 8 | buf[1]
+        reader = _FAST_VALUE_READERS[family][record_type << 16 | version]
+    except (KeyError, IndexError, TypeError):
+        return _decode_value_slow(record_type, buf, family, strict_versions)
+    try:
+        data, pos = reader(buf, 2)
+    except ReadFailure as exc:
+        detail = "null" if exc.detail is None else exc.detail
+    except (IndexError, struct.error):
+        detail = "null"
+    else:
+        return DecodedValue(version, data, len(buf) - pos)
+    raise RecordDecodeError(
+        f"Could not read record with version {version} from value's buffer due to: {detail}.",
+        part="value", record_type=record_type, version=version)
+
+
+_FAST_VALUE_READERS: dict[str, dict[int, object]] = {family: {} for family in FAMILIES}
+
+
+def _decode_value_slow(record_type: int, buf: bytes, family: str, strict: bool) -> DecodedValue:
+    table = _table(family)
     if len(buf) < 2:
         table.schema(record_type)
         raise RecordDecodeError("Could not read version from value's buffer.", part="value",
                                 record_type=record_type)
     version = _INT16.unpack_from(buf)[0]
-    reader = table.value_reader(record_type, version, strict_versions)
+    reader = table.value_reader(record_type, version, strict)
+    if version in table.schema(record_type).value.valid and 0 <= record_type < 0x8000:
+        _FAST_VALUE_READERS[family][record_type << 16 | version] = reader
     try:
         data, pos = reader(buf, 2)
     except ReadFailure as exc:

@@ -32,12 +32,18 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return value, pos
+            return value & 0xFFFFFFFF, pos  # Java keeps the low 32 bits
         shift += 7
         if shift > 28:
             raise ReadFailure(
                 "Varint is too long, the most significant bit in the 5th byte is set, "
                 f"converted value: {value & 0xFFFFFFFF:x}")
+
+
+def read_uvarint_int32(buf: bytes, pos: int) -> tuple[int, int]:
+    """The same varint seen as Java's signed int (lengths and counts above 2**31 go negative)."""
+    value, pos = read_uvarint(buf, pos)
+    return (value - 0x100000000 if value & 0x80000000 else value), pos
 
 
 def write_uvarint(out: bytearray, value: int) -> None:
