@@ -66,7 +66,7 @@ def offset_records(coord):
 
 
 # ---------------------------------------------------------------- group formation helpers
-def form_group(coord, group_id, instances, topics=("orders",), protocol_type="consumer"):
+def form_group(coord, group_id, instances, topics=("orders",), protocol_type="consumer", metadata=None):
     """Join then sync static members; returns {instance id: member id} and leaves the group Stable."""
     replies = {}
     for inst in instances:
@@ -74,7 +74,8 @@ def form_group(coord, group_id, instances, topics=("orders",), protocol_type="co
                                rebalance_timeout_ms=5_000, member_id="", group_instance_id=inst,
                                protocol_type=protocol_type,
                                protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
-                                   name="range", metadata=subscription(*topics))])
+                                   name="range",
+                                   metadata=subscription(*topics) if metadata is None else metadata)])
         replies[inst] = coord.handle(req)
     coord.advance(0)
     if not all(r.done for r in replies.values()):
@@ -463,6 +464,23 @@ def test_offset_delete_refuses_subscribed_topics_of_a_live_consumer_group():
     assert resp.error_code == 0
     assert errors(resp) == {("orders", 0): 86, ("orders", 1): 86, ("stale", 0): 0}
     assert set(coord.committed_offsets("g")) == {("orders", 0)}
+
+
+def test_unparsable_subscription_means_no_known_subscription():
+    coord = make_coord(**{"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1000})
+    members = form_group(coord, "g", ["i1"], metadata=b"not a subscription")
+    gen = generation_of(coord, "g")
+    call(coord, commit_request("g", {("orders", 0): 1, ("orders", 1): 2}, version=7, generation=gen,
+                                member_id=members["i1"], instance_id="i1"))
+    # OffsetDelete: nothing is known to be subscribed, so the tombstone is written
+    assert errors(call(coord, delete_request("g", {"orders": [0]}))) == {("orders", 0): 0}
+    # expiry of a Stable consumer group needs a known subscription: nothing expires
+    from kafka.protocol.consumer.group import HeartbeatRequest
+    for _ in range(14):
+        coord.advance(5_000)
+        coord.handle(HeartbeatRequest(version=3, group_id="g", generation_id=gen,
+                                      member_id=members["i1"], group_instance_id="i1"))
+    assert set(coord.committed_offsets("g")) == {("orders", 1)}
 
 
 # ---------------------------------------------------------------- DeleteGroups

@@ -452,33 +452,14 @@ def subscribed_topics(group) -> set[str] | None:
         return None
     if not group.members:
         return set()
-    protocol = getattr(group, "protocol_name", None) or getattr(group, "protocol", None)
+    protocol = group.protocol_name
     if not protocol:
         return None
     from kgroup.records import RecordDecodeError, decode_subscription
     topics: set[str] = set()
     for member in group.members.values():
-        metadata = _member_metadata(member, protocol)
-        if metadata is None:
-            return None
         try:
-            topics.update(decode_subscription(metadata)["topics"])
+            topics.update(decode_subscription(member.metadata(protocol))["topics"])
         except (RecordDecodeError, ValueError, KeyError, TypeError):
             return None
     return topics
-
-
-def _member_metadata(member, protocol: str) -> bytes | None:
-    """The member's subscription bytes for the selected protocol, whatever shape Member keeps them in."""
-    getter = getattr(member, "metadata", None)
-    if callable(getter):
-        return getter(protocol)
-    protocols = getattr(member, "protocols", None)
-    if isinstance(protocols, dict):
-        return protocols.get(protocol)
-    if protocols is not None:
-        for entry in protocols:
-            name, meta = (entry.name, entry.metadata) if hasattr(entry, "name") else entry
-            if name == protocol:
-                return meta
-    return None
