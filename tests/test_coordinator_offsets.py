@@ -425,6 +425,14 @@ def test_txn_commit_with_stale_producer_epoch_is_fenced():
     assert coord.committed_offsets("g") == {("t", 0): oam(1)}
 
 
+def test_txn_commit_without_producer_id_is_refused():
+    coord = make_coord()
+    assert errors(call(coord, txn_commit_request("g", {("t", 0): 1}, producer_id=-1))) == {("t", 0): -1}
+    assert coord.committed_offsets("g") == {} and coord.offsets.pending("g") == {}
+    with pytest.raises(ValueError, match="producer id -1"):
+        coord.end_transaction(-1, 0, commit=True)
+
+
 def test_txn_metadata_too_large():
     coord = make_coord(**{"offset.metadata.max.bytes": 1})
     resp = call(coord, txn_commit_request("g", {("t", 0): (1, "ab"), ("t", 1): (2, "a")}, producer_id=8))

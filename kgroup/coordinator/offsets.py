@@ -172,7 +172,8 @@ class OffsetManager:
     # ------------------------------------------------------------------ OffsetCommit
     def handle_offset_commit(self, request, client_id: str = "", client_host: str = ""):
         generation, member_id, instance_id, retention = wire.commit_request_fields(request)
-        topics = wire.commit_partitions(request, self._names_by_id())
+        topics = wire.commit_partitions(
+            request, self._names_by_id() if request.API_VERSION >= 10 else {})
         group_id = request.group_id
         known = [p for _, parts in topics for p in parts if p.topic is not None]
         error = wire.NONE
@@ -218,6 +219,9 @@ class OffsetManager:
         topics = wire.commit_partitions(request, {})
         if group_id == "":
             error = wire.INVALID_GROUP_ID
+        elif producer_id < 0:
+            # Kafka cannot even build a transactional batch without a producer id.
+            error = wire.UNKNOWN_SERVER_ERROR
         else:
             group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
             if group is not None:
@@ -246,6 +250,8 @@ class OffsetManager:
     def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
                         coordinator_epoch: int = 0) -> None:
         """The transaction coordinator's COMMIT/ABORT marker for this partition."""
+        if producer_id < 0:
+            raise ValueError(f"end_transaction: producer id {producer_id} is not a valid producer id")
         known = self._producer_epochs.get(producer_id, -1)
         if producer_epoch < known:
             raise ValueError(
@@ -259,7 +265,8 @@ class OffsetManager:
 
     # ------------------------------------------------------------------ OffsetFetch
     def handle_offset_fetch(self, request, client_id: str = "", client_host: str = ""):
-        groups, require_stable = wire.fetch_groups(request, self._names_by_id())
+        groups, require_stable = wire.fetch_groups(
+            request, self._names_by_id() if request.API_VERSION >= 10 else {})
         return wire.fetch_response(request, [self._fetch_group(g, require_stable, request.API_VERSION)
                                              for g in groups])
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Error codes (Kafka's Errors enum).
+UNKNOWN_SERVER_ERROR = -1
 NONE = 0
 OFFSET_METADATA_TOO_LARGE = 12
 COORDINATOR_NOT_AVAILABLE = 15
