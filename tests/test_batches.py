@@ -140,10 +140,25 @@ def _expected_dump(path):
     return batches
 
 
-@pytest.mark.parametrize("label,count", [("A", 15), ("B", 8)])
-def test_segment_files_match_dump(segments_dir, label, count):
-    log = next(segments_dir.glob(f"{label}__*.log"))
-    expected = _expected_dump(segments_dir / f"{label}.dump_offsets_decoder.txt")
+def _segment_vectors(kafka_vectors):
+    return [v for v in kafka_vectors if v["category"] == "segment"]
+
+
+def test_batch_vectors_concatenate_to_the_segment_files(kafka_vectors):
+    from conftest import VECTORS
+    parts = {}
+    for vec in _batch_vectors(kafka_vectors):
+        parts.setdefault(vec["segment_file"], []).append(bytes.fromhex(vec["hex"]))
+    assert sorted(parts) == sorted(v["file"] for v in _segment_vectors(kafka_vectors))
+    for name, blobs in parts.items():
+        assert b"".join(blobs) == (VECTORS / name).read_bytes()
+
+
+@pytest.mark.parametrize("index,count", [(0, 15), (1, 8)])
+def test_segment_files_match_dump(kafka_vectors, segments_dir, index, count):
+    vec = _segment_vectors(kafka_vectors)[index]
+    log = segments_dir.parent / vec["file"]
+    expected = _expected_dump(segments_dir.parent / vec["expected"]["dump_log_segments_offsets_decoder"])
     with open(log, "rb") as f:
         batches = list(read_batches(f, path=str(log)))
     assert len(batches) == len(expected) == count
