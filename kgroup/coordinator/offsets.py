@@ -32,6 +32,7 @@ __all__ = ["OffsetManager", "OffsetAndMetadata"]
 
 RETENTION_TIMER_KEY = "cleanup-group-metadata"
 OFFSET_COMMIT_KEY_TYPE = 1
+_KEY_CACHE_LIMIT = 200_000      # encoded keys kept; consumers commit the same partitions over and over
 
 
 def _java_length(text: str) -> int:
@@ -49,6 +50,7 @@ class OffsetManager:
         self._counted_entries = 0      # how many coord.log entries _log_end has counted
         self._log_end = 0              # next log offset (records and markers each take one)
         self.topic_ids: dict[str, object] = {}
+        self._key_cache: dict[tuple[str, str, int], bytes] = {}
         # The facade calls start() only after a failover load; a fresh coordinator needs the
         # expiry timer too. Rescheduling the same key is harmless, so arm it here as well.
         self.start()
@@ -94,10 +96,15 @@ class OffsetManager:
         if not items:
             return
         from kgroup.records import encode_key, encode_value
+        cache = self._key_cache
         records = []
         for (topic, partition), value in items:
-            key = encode_key(OFFSET_COMMIT_KEY_TYPE,
-                             {"group": group_id, "topic": topic, "partition": partition})
+            key = cache.get((group_id, topic, partition))
+            if key is None:
+                if len(cache) >= _KEY_CACHE_LIMIT:
+                    cache.clear()
+                key = cache[(group_id, topic, partition)] = encode_key(
+                    OFFSET_COMMIT_KEY_TYPE, {"group": group_id, "topic": topic, "partition": partition})
             records.append((key, None if value is None else _encode_offset_value(encode_value, value)))
         base = self._append(records, producer_id, producer_epoch)
         for i, (tp, value) in enumerate(items):
