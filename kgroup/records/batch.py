@@ -307,9 +307,13 @@ def _uniform_records(data, pos: int, end: int, count: int, base_offset: int, bas
         unpacker = _SHAPES[shape] = struct.Struct(f">{n1 + 1}xBBx{key_size}s{vn}x{value_size}sx")
     zz = _ZIGZAG
     new = Record
-    if base_seq < 0 and append_time is None:
-        return [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size, value_size)
-                for ts, od, key, value in unpacker.iter_unpack(region)]
+    if append_time is None:
+        if base_seq < 0:
+            return [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size,
+                        value_size) for ts, od, key, value in unpacker.iter_unpack(region)]
+        if base_seq <= 0x7FFFFFFF - 63:  # single-byte deltas cannot wrap the sequence
+            return [new(base_offset + zz[od], base_ts + zz[ts], base_seq + zz[od], key, value, [],
+                        key_size, value_size) for ts, od, key, value in unpacker.iter_unpack(region)]
     records = []
     for ts, od, key, value in unpacker.iter_unpack(region):
         delta = zz[od]
