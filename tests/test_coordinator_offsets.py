@@ -444,13 +444,17 @@ def test_txn_metadata_too_large():
 def test_offset_delete_on_empty_group_writes_tombstones():
     coord = make_coord()
     call(coord, commit_request("g", {("t", 0): 1, ("t", 1): 2, ("u", 0): 3}))
-    resp = call(coord, delete_request("g", {"t": [0, 5], "x": [0]}))
+    call(coord, txn_commit_request("g", {("p", 0): 9}, producer_id=4))
+    before = len(offset_records(coord))
+    resp = call(coord, delete_request("g", {"t": [0, 5], "x": [0], "p": [0]}))
     assert resp.error_code == 0
-    # like trunk, partitions without a committed offset are not listed
-    assert errors(resp) == {("t", 0): 0}
-    assert [t.name for t in resp.topics] == ["t", "x"]
+    # every partition is answered; tombstones only where an offset (committed or pending) exists
+    assert errors(resp) == {("t", 0): 0, ("t", 5): 0, ("x", 0): 0, ("p", 0): 0}
+    assert [t.name for t in resp.topics] == ["t", "x", "p"]
     assert coord.committed_offsets("g") == {("t", 1): oam(2), ("u", 0): oam(3)}
-    assert offset_records(coord)[-1] == ("g", "t", 0, None, None)
+    assert offset_records(coord)[before:] == [("g", "t", 0, None, None), ("g", "p", 0, None, None)]
+    coord.end_transaction(4, 0, commit=True)          # its key was wiped by the tombstone
+    assert ("p", 0) not in coord.committed_offsets("g")
 
 
 def test_offset_delete_top_level_errors():

@@ -269,7 +269,9 @@ def oracle(ops):
             position += 1
         elif kind == "delete":
             _, group, tp = op
-            if (group, tp) in committed_now:
+            open_write = any((w["group"], w["tp"]) == (group, tp) and w["done_at"] is None
+                             and not w["wiped"] for w in writes)
+            if (group, tp) in committed_now or open_write:
                 tombstones.append((group, tp, time))
                 for w in writes:
                     if (w["group"], w["tp"]) == (group, tp) and w["done_at"] is None:

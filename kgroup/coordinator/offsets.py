@@ -342,11 +342,12 @@ class OffsetManager:
             if topic.name in subscribed:
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
-                # Like trunk, partitions without a committed offset are left out of the answer.
+                # Every partition is answered; a tombstone is written only where a committed
+                # or a pending transactional offset exists (trunk deleteOffsets).
                 for p in topic.partitions:
                     tp = (topic.name, p.partition_index)
-                    if self._store.get(group_id, tp) is not None:
-                        out.append((p.partition_index, wire.NONE))
+                    out.append((p.partition_index, wire.NONE))
+                    if self._store.get(group_id, tp) is not None or self._store.has_pending(group_id, tp):
                         items.append((tp, None))
             topics.append((topic.name, out))
         self._write_offsets(group_id, items)
