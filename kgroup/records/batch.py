@@ -251,7 +251,19 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
     return records
 
 
-_SHAPES: dict[tuple[int, int, int, int], struct.Struct] = {}
+_SHAPES: dict[tuple[int, ...], struct.Struct] = {}
+
+
+def _short_varint(data, pos: int) -> tuple[int, int]:
+    """(byte count, value) of a one- or two-byte zig-zag varint; (0, 0) if it is longer."""
+    b = data[pos]
+    if b < 0x80:
+        return 1, _ZIGZAG[b]
+    b2 = data[pos + 1]
+    if b2 >= 0x80:
+        return 0, 0
+    raw = (b & 0x7F) | (b2 << 7)
+    return 2, (raw >> 1) ^ -(raw & 1)
 
 
 def _uniform_records(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
@@ -275,36 +287,30 @@ def _uniform_records(data, pos: int, end: int, count: int, base_offset: int, bas
     if length < 6 or size * count != end - pos:
         return None
     p = pos + n1
-    ts_b, od_b, k_b = data[p + 1], data[p + 2], data[p + 3]
-    if ts_b >= 0x80 or od_b >= 0x80 or k_b >= 0x80:
+    if data[p + 1] >= 0x80 or data[p + 2] >= 0x80:
         return None
-    key_size = _ZIGZAG[k_b]
-    if key_size < 0:
+    kn, key_size = _short_varint(data, p + 3)
+    if kn == 0 or key_size < 0:
         return None
-    p += 4 + key_size
-    b = data[p]
-    if b < 0x80:
-        vn, value_size = 1, _ZIGZAG[b]
-    else:
-        b2 = data[p + 1]
-        if b2 >= 0x80:
-            return None
-        raw = (b & 0x7F) | (b2 << 7)
-        vn, value_size = 2, (raw >> 1) ^ -(raw & 1)
-    if value_size < 0 or p + vn + value_size + 1 - pos != size or data[p + vn + value_size] != 0:
+    p += 3 + kn + key_size
+    vn, value_size = _short_varint(data, p)
+    if vn == 0 or value_size < 0 or p + vn + value_size + 1 - pos != size \
+            or data[p + vn + value_size] != 0:
         return None
     region = data[pos:end]
-    fixed = list(range(n1 + 1)) + [n1 + 3] + list(range(n1 + 4 + key_size, n1 + 4 + key_size + vn))
-    fixed.append(size - 1)
+    key_at = n1 + 3 + kn
+    fixed = [*range(n1 + 1), *range(n1 + 3, key_at), *range(key_at + key_size, key_at + key_size + vn),
+             size - 1]
     for j in fixed:
         if region[j::size] != region[j:j + 1] * count:
             return None
     if max(region[n1 + 1::size]) >= 0x80 or max(region[n1 + 2::size]) >= 0x80:
         return None
-    shape = (n1, key_size, vn, value_size)
+    shape = (n1, kn, key_size, vn, value_size)
     unpacker = _SHAPES.get(shape)
     if unpacker is None:
-        unpacker = _SHAPES[shape] = struct.Struct(f">{n1 + 1}xBBx{key_size}s{vn}x{value_size}sx")
+        unpacker = _SHAPES[shape] = struct.Struct(
+            f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{value_size}sx")
     zz = _ZIGZAG
     new = Record
     if append_time is None:
