@@ -188,3 +188,16 @@ def test_bad_writer_input():
         encode_batch([OutRecord(b"k", b"v", 1, offset=3)], base_offset=10)
     with pytest.raises(ValueError, match="legacy magic must be 0 or 1"):
         encode_legacy([], magic=2)
+
+
+def test_gzip_concatenated_members_are_all_read():
+    assert decompress(1, compress(1, b"one,") + compress(1, b"two")) == b"one,two"
+
+
+def test_truncated_blobs_are_codec_errors():
+    for codec in (1, 2, 3, 4):
+        blob = compress(codec, bytes(range(256)) * 64)
+        with pytest.raises(CodecError, match=f"corrupt {CODEC_NAMES[codec]} data"):
+            decompress(codec, blob[: len(blob) // 2])
+    with pytest.raises(CodecError, match="unknown compression codec 6"):
+        decompress(6, b"")

@@ -73,11 +73,17 @@ def compress(codec_id: int, data: bytes, magic: int = 2) -> bytes:
 
 
 def _gunzip(data) -> bytes:
-    d = zlib.decompressobj(47)  # gzip or zlib header, auto-detected
-    out = d.decompress(data)
-    if not d.eof:
-        raise CodecError("corrupt gzip data: stream ends early")
-    return out
+    """All gzip members in the blob (Java's GZIPInputStream reads concatenated members too)."""
+    parts = []
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(47)  # gzip or zlib header, auto-detected
+        parts.append(d.decompress(rest))
+        if not d.eof:
+            raise CodecError("corrupt gzip data: stream ends early")
+        rest = d.unused_data
+        if not rest:
+            return b"".join(parts) if len(parts) > 1 else parts[0]
 
 
 def _unsnappy(data) -> bytes:
@@ -126,10 +132,7 @@ def _unlz4(data, magic: int) -> bytes:
     data = bytes(data)
     if magic == 0 and len(data) >= 7 and data.startswith(_LZ4_MAGIC):
         flg = data[4]
-        if flg & 0x08:  # content size present: descriptor is FLG BD + 8 bytes
-            desc_end = 14
-        else:
-            desc_end = 6
+        desc_end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)  # size, dict id
         if len(data) > desc_end:
             fixed = _lz4_header_checksum(data[4:desc_end])
             data = data[:desc_end] + bytes((fixed,)) + data[desc_end + 1:]
