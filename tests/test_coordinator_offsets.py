@@ -484,15 +484,16 @@ def test_unparsable_subscription_means_no_known_subscription():
     gen = generation_of(coord, "g")
     call(coord, commit_request("g", {("orders", 0): 1, ("orders", 1): 2}, version=7, generation=gen,
                                 member_id=members["i1"], instance_id="i1"))
-    # OffsetDelete: nothing is known to be subscribed, so the tombstone is written
-    assert errors(call(coord, delete_request("g", {"orders": [0]}))) == {("orders", 0): 0}
+    # OffsetDelete: a "consumer" group with an unknown subscription counts as subscribed to all
+    assert errors(call(coord, delete_request("g", {"orders": [0], "x": [1]}))) == {
+        ("orders", 0): 86, ("x", 1): 86}
     # expiry of a Stable consumer group needs a known subscription: nothing expires
     from kafka.protocol.consumer.group import HeartbeatRequest
     for _ in range(14):
         coord.advance(5_000)
         coord.handle(HeartbeatRequest(version=3, group_id="g", generation_id=gen,
                                       member_id=members["i1"], group_instance_id="i1"))
-    assert set(coord.committed_offsets("g")) == {("orders", 1)}
+    assert set(coord.committed_offsets("g")) == {("orders", 0), ("orders", 1)}
 
 
 # ---------------------------------------------------------------- DeleteGroups

@@ -329,17 +329,17 @@ class OffsetManager:
         group = self._coord.get_classic_group(group_id)
         if group is None and not self.has_offsets(group_id):
             return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
-        subscribed: set[str] = set()
+        known_topics: set[str] | None = set()
         if group is not None:
             if group.state == "Dead":
                 return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
             if group.state != "Empty" and group.protocol_type != "consumer":
                 return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
-            subscribed = subscribed_topics(group) or set()
+            known_topics = subscribed_topics(group)
         topics, items = [], []
         for topic in request.topics:
             out = []
-            if topic.name in subscribed:
+            if _is_subscribed(group, known_topics, topic.name):
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
                 # Every partition is answered; a tombstone is written only where a committed
@@ -449,6 +449,15 @@ def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
         "commitTimestamp": value.commit_timestamp})
 
 
+def _is_subscribed(group, known_topics: set[str] | None, topic: str) -> bool:
+    """Trunk's ClassicGroup.isSubscribedToTopic: when the subscription is unknown (metadata that
+    does not parse, no protocol selected yet) a "consumer" group counts as subscribed to every
+    topic, any other group to none."""
+    if known_topics is not None:
+        return topic in known_topics
+    return group is not None and group.protocol_type == "consumer"
+
+
 def _offset_from_record(data: dict) -> OffsetAndMetadata:
     expire = data.get("expireTimestamp", -1)
     return OffsetAndMetadata(
@@ -462,7 +471,9 @@ def subscribed_topics(group) -> set[str] | None:
 
     Like trunk's ClassicGroup.computeSubscribedTopics: only for protocol type "consumer"; an
     empty group subscribes to nothing; otherwise every member's metadata for the selected
-    protocol must parse as a ConsumerProtocolSubscription, else the answer is unknown."""
+    protocol must parse as a ConsumerProtocolSubscription, else the answer is unknown.
+    Kafka caches this set at each new generation; we compute it from the members' current
+    metadata, which differs only while a rebalance is in flight."""
     if group.protocol_type != "consumer":
         return None
     if not group.members:
