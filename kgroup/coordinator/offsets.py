@@ -19,8 +19,15 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
   creates such a group during replay, we do not (replay must not append records).
 * A TxnOffsetCommit whose producer epoch is below the last epoch seen for that producer id is
   refused with INVALID_PRODUCER_EPOCH (47), as the log's producer-state check does.
-* DeleteGroups also writes tombstones for partitions that only open transactions of the group
-  hold (trunk's deleteAllOffsets), so their later COMMIT cannot resurrect them.
+* DeleteGroups and OffsetDelete also write tombstones for partitions that only open
+  transactions of the group hold (trunk's deleteAllOffsets/deleteOffsets), so a later COMMIT
+  cannot resurrect them. OffsetDelete answers every requested partition, like trunk.
+* Expiry follows trunk's cleanupExpiredOffsets/offsetExpirationCondition (see
+  `_expired_offsets`). A group with no committed offsets counts as fully expired even with open
+  transactions (the 2024 trunk rule), so an Empty group holding only pending offsets is deleted.
+* OffsetCommit/OffsetFetch v0 and v1 (dropped by Kafka 4.0, still built by kafka-python) are
+  served like Kafka 3.x did: v0 as generation -1 with no member id, v1's per-partition commit
+  timestamp used as the commit time when it is not -1.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from .offsets_store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
 
 __all__ = ["OffsetManager", "OffsetAndMetadata"]
 
-RETENTION_TIMER_KEY = "cleanup-group-metadata"
+RETENTION_TIMER_KEY = "expire-group-metadata"      # Kafka's GROUP_EXPIRATION_KEY
 OFFSET_COMMIT_KEY_TYPE = 1
 _KEY_CACHE_LIMIT = 200_000      # encoded keys kept; consumers commit the same partitions over and over
 
