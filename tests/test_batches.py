@@ -214,7 +214,8 @@ def test_bad_crc_is_reported_and_batch_still_decoded(segments_dir):
     err = crc_events[0]
     assert (err.position, err.stored, err.recoverable) == (171, 868927818, True)
     assert err.computed == crc32c.crc32c(bytes(data[171 + 21:171 + 207]))
-    assert str(err).startswith("A.log: position 171: CRC mismatch: stored 868927818")
+    assert str(err) == (f"A.log: position 171: CRC-32C mismatch (magic 2): stored 868927818, "
+                        f"computed {err.computed}")
     batches = [e for e in events if isinstance(e, Batch)]
     assert len(batches) == 15
     assert [b.crc_valid for b in batches].count(False) == 1 and not batches[1].crc_valid
@@ -228,6 +229,9 @@ def test_bad_crc_legacy_inner_message(segments_dir):
     [first, *_] = read_batches(bytes(data))
     assert first.crc_valid is False and first.records[0].is_valid is False
     assert first.records[0].crc == 3781426856
+    events = list(scan(bytes(data), path="b.log"))
+    assert isinstance(events[0], CrcMismatch) and events[0].position == 0
+    assert "CRC-32 mismatch (magic 0): stored 3781426856" in str(events[0])
 
 
 def test_partial_trailing_batch(segments_dir):

@@ -105,9 +105,10 @@ def _rebuild_error(cls, state: dict) -> BatchError:
 class CrcMismatch(BatchError):
     """The batch decoded but its stored CRC is wrong (kafka-dump-log prints isvalid: false)."""
 
-    def __init__(self, path: str, position: int, stored: int, computed: int):
-        super().__init__(path, position,
-                         f"CRC mismatch: stored {stored}, computed {computed}", recoverable=True)
+    def __init__(self, path: str, position: int, stored: int, computed: int, magic: int = 2):
+        kind = "CRC-32C" if magic >= 2 else "CRC-32"
+        super().__init__(path, position, f"{kind} mismatch (magic {magic}): stored {stored}, "
+                         f"computed {computed}", recoverable=True)
         self.stored = stored
         self.computed = computed
 
@@ -563,7 +564,7 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
                              f"{type(exc).__name__}: {exc}")
         else:
             if not batch.crc_valid:
-                yield CrcMismatch(path, position, batch.crc, computed)
+                yield CrcMismatch(path, position, batch.crc, computed, magic)
             yield batch
         src.advance(total)
 
