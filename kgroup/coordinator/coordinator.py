@@ -95,6 +95,8 @@ class GroupCoordinator:
 
     # ---- time --------------------------------------------------------------------------
     def advance(self, ms: int) -> None:
+        """Move virtual time forward by whole milliseconds (fractions are dropped)."""
+        ms = int(ms)
         if ms < 0:
             raise ValueError(f"advance: time cannot go backwards ({ms} ms)")
         target = self.now_ms + ms
