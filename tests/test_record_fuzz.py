@@ -64,7 +64,9 @@ def _check_value(record_type, raw, family):
             value = rec.decode_value(record_type, raw, family, strict_versions=strict)
         except rec.RecordDecodeError:
             continue
-        rec.dump_log_payload(record_type, value, family)
+        text = rec.dump_log_payload(record_type, value, family)
+        generic = rec.jackson_dumps(rec.value_to_json(record_type, value, family))
+        assert text == '{"version":"%d","data":%s}' % (value.version, generic)
         schema = rec.record_schema(record_type, family)
         if value.version in schema.value.valid:
             again = rec.encode_value(record_type, value.version, value.data, family)
@@ -79,7 +81,8 @@ def test_mutated_keys(raw):
             key = rec.decode_key(raw, family)
         except rec.RecordDecodeError:
             continue
-        rec.dump_log_key(key)
+        assert rec.dump_log_key(key) == '{"type":"%d","data":%s}' % (
+            key.record_type, rec.jackson_dumps(rec.key_to_json(key)))
         again = rec.encode_key(key.record_type, key.data, family)
         assert rec.decode_key(again, family).data == key.data
 

@@ -65,6 +65,9 @@ def test_round_trip_every_type_and_version(family, record_type, version, nulls):
     assert value.data == value_data
     assert rec.encode_value(record_type, version, value.data, family) == value_bytes
     text = rec.dump_log_payload(record_type, value, family)
+    generic = rec.jackson_dumps(rec.value_to_json(record_type, value, family))
+    assert text == '{"version":"%d","data":%s}' % (version, generic)
+    assert rec.dump_log_key(key) == '{"type":"%d","data":%s}' % (record_type, rec.jackson_dumps(rec.key_to_json(key)))
     back = rec.value_from_json(record_type, version, json.loads(text)["data"], family)
     assert rec.encode_value(record_type, version, back, family) == value_bytes
 

@@ -55,6 +55,7 @@ class _Source:
             "_uv": rt.read_uvarint, "_uvs": rt.read_uvarint_int32, "_wuv": rt.write_uvarint, "_wtags": rt.write_tagged,
             "_utf8": rt.encode_utf8, "_bytes": rt.as_bytes, "_uuid": rt.as_uuid,
             "_unpack_from": rt.unpack_from, "_pack": rt.pack, "_b64": rt.b64, "_b64url": rt.b64url,
+            "_js": rt.json_string, "_jb": rt.json_bytes, "_ju": rt.json_uuid, "_int": rt.json_int,
         }
         namespace.update(self.consts)
         source = "\n".join(self.lines) + "\n"
@@ -534,3 +535,72 @@ def json_converter(message: Message, version: int):
     src = _Source(version, version in message.flexible)
     entry = _JsonBuilder(src).struct_fn(message.struct)
     return src.compile(entry, f"json {message.name} v{version}")
+
+
+# ---------------------------------------------------------------- JSON text emitters
+
+class _TextBuilder:
+    """dict -> Jackson JSON text directly (same selection as _JsonBuilder, no dict in between)."""
+
+    def __init__(self, src: _Source):
+        self.src = src
+        self.v = src.version
+
+    def struct_fn(self, struct_: Struct) -> str:
+        src, v = self.src, self.v
+        fn = src.name("_x")
+        present = [f for f in struct_.fields if v in f.versions]
+        lines = [f"def {fn}(d):"]
+        if not any(v in f.tagged for f in present):
+            fmt = "{" + ",".join(f'"{f.json_name}":%s' for f in present) + "}"
+            args = "".join(f"{self.text(f, self.get(f))}, " for f in present)
+            lines.append(f"    return {fmt!r} % ({args})")
+        else:
+            lines.append("    _p = []")
+            for f in present:
+                label = repr(f'"{f.json_name}":')
+                if v in f.tagged:
+                    default = f.default(v)
+                    lines.append(f"    _v = {self.get(f)}")
+                    lines.append(f"    if _v != {default!r}:")
+                    lines.append(f"        _p.append({label} + {self.text(f, '_v')})")
+                else:
+                    lines.append(f"    _p.append({label} + {self.text(f, self.get(f))})")
+            lines.append("    return '{' + ','.join(_p) + '}'")
+        src.lines += lines + [""]
+        return fn
+
+    def get(self, f: Field) -> str:
+        return f"d.get({f.json_name!r}, {f.default(self.v)!r})"
+
+    def one(self, kind: str, f: Field) -> str:
+        """A format for one non-null item of ``kind`` ({} is the item expression)."""
+        if kind == "string":
+            return "_js({})"
+        if kind == "bytes":
+            return "_jb({})"
+        if kind == "uuid":
+            return "_ju({})"
+        if kind == "struct":
+            return self.struct_fn(f.struct) + "({})"
+        if kind == "bool":
+            return "('true' if {} else 'false')"
+        return "_int({})"
+
+    def text(self, f: Field, expr: str) -> str:
+        nullable = self.v in f.nullable
+        if f.type == "array":
+            item = self.one(f.element, f).format("_i")
+            inner = f"'[' + ','.join([{item} for _i in _a]) + ']'"
+            return f"(lambda _a: 'null' if _a is None else {inner})({expr})"
+        item = self.one(f.type, f)
+        if nullable or f.type == "struct":
+            return f"(lambda _o: 'null' if _o is None else {item.format('_o')})({expr})"
+        return item.format(expr)
+
+
+@cache
+def text_emitter(message: Message, version: int):
+    src = _Source(version, version in message.flexible)
+    entry = _TextBuilder(src).struct_fn(message.struct)
+    return src.compile(entry, f"text {message.name} v{version}")

@@ -1,4 +1,4 @@
-"""JSON text exactly as kafka-dump-log (Jackson) prints it.
+"""JSON exactly as kafka-dump-log (Jackson) prints it, and back.
 
 Jackson writes compact separators, keeps non-ASCII as UTF-8 and escapes only ``"``, ``\\`` and
 control characters below 0x20: ``\\b \\t \\n \\f \\r`` in short form, the rest as ``\\u00XX``
@@ -9,37 +9,47 @@ used and the rare lowercase escapes are rewritten.
 from __future__ import annotations
 
 import json
-import re
+
+from . import codegen
+from .consumer_protocol import (
+    assignment_to_json,
+    encode_assignment,
+    encode_subscription,
+    subscription_to_json,
+)
+from .schema import embedded_message
+from .schema_records import RecordDecodeError, record_schema
+from .schema_runtime import from_b64, from_b64url, jackson_fix
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False,
                            allow_nan=False).encode
-# Left to right, an escaped backslash pair is consumed whole, so a \u00xx matched here is a
-# real escape and never the tail of a literal backslash followed by "u00xx".
-_ESCAPES = re.compile(r"\\(\\|u00[0-9a-f]{2})")
-
-
-def _upper(match: re.Match) -> str:
-    text = match.group(0)
-    return text if text == "\\\\" else text.upper().replace("\\U", "\\u")
 
 
 def jackson_dumps(value) -> str:
     """Serialize a JSON-ready value (dict/list/str/int/bool/None) as Jackson would."""
-    text = _encode(value)
-    if "\\u00" in text:
-        text = _ESCAPES.sub(_upper, text)
-    return text
+    return jackson_fix(_encode(value))
 
 
 # ------------------------------------------------------------ record JSON (kafka-dump-log)
 
+_KEY_CONVERTERS: dict = {}
+_VALUE_CONVERTERS: dict = {}
+_VALUE_TEXT: dict = {}
+
+
+def _value_message(record_type: int, version: int, family: str):
+    message = record_schema(record_type, family).value
+    return message, message.clamp(version)
+
+
 def key_to_json(key) -> dict:
     """JSON-ready key data with kafka-dump-log field names."""
-    from . import codegen
-    from .schema_records import record_schema
-
-    schema = record_schema(key.record_type, key.family)
-    return codegen.json_converter(schema.key, key.record_type)(key.data)
+    index = (key.family, key.record_type)
+    converter = _KEY_CONVERTERS.get(index)
+    if converter is None:
+        schema = record_schema(key.record_type, key.family)
+        converter = _KEY_CONVERTERS[index] = codegen.json_converter(schema.key, key.record_type)
+    return converter(key.data)
 
 
 def value_to_json(record_type: int, value, family: str = "consumer", *,
@@ -49,12 +59,12 @@ def value_to_json(record_type: int, value, family: str = "consumer", *,
     GroupMetadataValue members of a "consumer" group get their subscription and assignment
     replaced by the parsed consumer-protocol JSON, each left as base64 if it does not parse.
     """
-    from . import codegen
-    from .consumer_protocol import assignment_to_json, subscription_to_json
-    from .schema_records import RecordDecodeError, record_schema
-
-    message = record_schema(record_type, family).value
-    result = codegen.json_converter(message, message.clamp(value.version))(value.data)
+    index = (family, record_type, value.version)
+    converter = _VALUE_CONVERTERS.get(index)
+    if converter is None:
+        converter = _VALUE_CONVERTERS[index] = codegen.json_converter(
+            *_value_message(record_type, value.version, family))
+    result = converter(value.data)
     if parse_consumer_protocol and record_type == 2 and result.get("protocolType") == "consumer":
         for member, raw in zip(result.get("members") or (), value.data.get("members") or ()):
             for name, parse in (("subscription", subscription_to_json),
@@ -69,17 +79,33 @@ def value_to_json(record_type: int, value, family: str = "consumer", *,
     return result
 
 
+_KEY_TEXT: dict = {}
+
+
 def dump_log_key(key) -> str:
     """Exactly kafka-dump-log's key text: {"type":"1","data":{...}}."""
-    return '{"type":"%d","data":%s}' % (key.record_type, jackson_dumps(key_to_json(key)))
+    index = (key.family, key.record_type)
+    emitter = _KEY_TEXT.get(index)
+    if emitter is None:
+        schema = record_schema(key.record_type, key.family)
+        emitter = _KEY_TEXT[index] = codegen.text_emitter(schema.key, key.record_type)
+    return '{"type":"%d","data":%s}' % (key.record_type, emitter(key.data))
 
 
 def dump_log_payload(record_type: int, value, family: str = "consumer") -> str:
     """Exactly kafka-dump-log's payload text: {"version":"3","data":{...}}; <DELETE> for None."""
     if value is None:
         return "<DELETE>"
-    return '{"version":"%d","data":%s}' % (
-        value.version, jackson_dumps(value_to_json(record_type, value, family)))
+    if record_type == 2 and value.data.get("protocolType") == "consumer":
+        text = jackson_dumps(value_to_json(record_type, value, family))
+    else:
+        index = (family, record_type, value.version)
+        emitter = _VALUE_TEXT.get(index)
+        if emitter is None:
+            emitter = _VALUE_TEXT[index] = codegen.text_emitter(
+                *_value_message(record_type, value.version, family))
+        text = emitter(value.data)
+    return '{"version":"%d","data":%s}' % (value.version, text)
 
 
 # ------------------------------------------------------------ JSON back to data
@@ -92,8 +118,6 @@ def _struct_from_json(struct_, version: int, obj: dict) -> dict:
 
 
 def _field_from_json(f, version: int, value):
-    from .schema_runtime import from_b64, from_b64url
-
     def one(kind, item):
         if item is None:
             return None
@@ -112,36 +136,29 @@ def _field_from_json(f, version: int, value):
 
 def key_from_json(record_type: int, data: dict, family: str = "consumer") -> dict:
     """Inverse of key_to_json: kafka-dump-log key data back to a data dict."""
-    from .schema_records import record_schema
-
     return _struct_from_json(record_schema(record_type, family).key.struct, record_type, data)
 
 
 def value_from_json(record_type: int, version: int, data: dict, family: str = "consumer") -> dict:
     """Inverse of value_to_json. Parsed consumer-protocol JSON is re-encoded at the lowest
     version that carries its fields (JSON does not show the embedded version)."""
-    from .consumer_protocol import encode_assignment, encode_subscription
-    from .schema_records import record_schema
-
-    message = record_schema(record_type, family).value
-    result = _struct_from_json(message.struct, message.clamp(version), data)
+    message, layout = _value_message(record_type, version, family)
+    result = _struct_from_json(message.struct, layout, data)
     if record_type == 2:
         for member in result.get("members") or ():
             subscription = member.get("subscription")
             if isinstance(subscription, dict):
-                sub = _struct_from_json_embedded("ConsumerProtocolSubscription", subscription)
+                sub = _embedded_from_json("ConsumerProtocolSubscription", subscription)
                 level = max([0] + [v for name, v in (("ownedPartitions", 1), ("generationId", 2),
                                                      ("rackId", 3)) if name in subscription])
                 member["subscription"] = encode_subscription(sub, level)
             assignment = member.get("assignment")
             if isinstance(assignment, dict):
                 member["assignment"] = encode_assignment(
-                    _struct_from_json_embedded("ConsumerProtocolAssignment", assignment), 0)
+                    _embedded_from_json("ConsumerProtocolAssignment", assignment), 0)
     return result
 
 
-def _struct_from_json_embedded(name: str, obj: dict) -> dict:
-    from .schema import embedded_message
-
+def _embedded_from_json(name: str, obj: dict) -> dict:
     message = embedded_message(name)
     return _struct_from_json(message.struct, message.valid.high, obj)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import re
 import struct
+from json.encoder import encode_basestring as _json_quote  # the C version when available
 
 
 class ReadFailure(Exception):
@@ -109,3 +111,42 @@ STRUCT_SIZES = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "int6
 
 unpack_from = struct.unpack_from
 pack = struct.pack
+
+
+# Jackson escapes control characters as \u00XX with uppercase hex; Python's encoder uses
+# lowercase. Left to right, an escaped backslash pair is consumed whole, so a \u00xx matched
+# here is a real escape and never a literal backslash followed by "u00xx".
+_LOWER_ESCAPES = re.compile(r"\\(\\|u00[0-9a-f]{2})")
+
+
+def _upper_escape(match: re.Match) -> str:
+    text = match.group(0)
+    return text if text == "\\\\" else "\\u" + text[2:].upper()
+
+
+def jackson_fix(text: str) -> str:
+    if "\\u00" in text:
+        return _LOWER_ESCAPES.sub(_upper_escape, text)
+    return text
+
+
+def json_string(value: str) -> str:
+    if type(value) is not str:
+        raise TypeError(f"expected str, got {type(value).__name__}")
+    text = _json_quote(value)
+    return _LOWER_ESCAPES.sub(_upper_escape, text) if "\\u00" in text else text
+
+
+def json_bytes(value: bytes) -> str:
+    return '"' + base64.b64encode(value).decode("ascii") + '"'
+
+
+def json_uuid(value: bytes) -> str:
+    return '"' + base64.urlsafe_b64encode(value).decode("ascii").rstrip("=") + '"'
+
+
+def json_int(value: int) -> str:
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"expected int, got {type(value).__name__}")
+    return str(int(value))
