@@ -39,8 +39,8 @@ def serve(listen, log_dir, topics, configs, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
     The first line on stdout is `listening on HOST:PORT`. SIGTERM or SIGINT stops the server
-    cleanly. Offset commits and group changes are fsynced before they are acknowledged;
-    produced batches are fsynced before acks=1/all responses. See man kgroup-serve.
+    cleanly. Offset commits, group changes and produced batches are fsynced before they are
+    acknowledged. See man kgroup-serve.
     """
     import asyncio
     import logging

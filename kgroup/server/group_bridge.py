@@ -43,6 +43,7 @@ class GroupBridge:
         self._timer_task: asyncio.Task | None = None
         self._wake: asyncio.Future | None = None
         self._sleep_until: float | None = None
+        self._stopped = False
         self._wall0 = time.time() * 1000.0
         self._mono0 = time.monotonic()
 
@@ -71,9 +72,11 @@ class GroupBridge:
         self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
 
     async def stop(self):
+        self._stopped = True
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
         task, self._timer_task = self._timer_task, None
         if task is not None:
-            task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
     def _load_entries(self):
@@ -188,15 +191,15 @@ class GroupBridge:
 
     async def _timer_loop(self):
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._stopped:
             deadline = self.coord.next_deadline_ms()
             self._sleep_until = deadline
             self._wake = loop.create_future()
             delay = None if deadline is None else max(0.0, (deadline - self.now_ms() + 1) / 1000.0)
-            try:
-                await asyncio.wait_for(self._wake, delay)
-            except asyncio.TimeoutError:
-                pass
+            # asyncio.wait, not wait_for: 3.11's wait_for can swallow a cancellation.
+            await asyncio.wait((self._wake,), timeout=delay)
+            if self._stopped:
+                return
             try:
                 self._advance()
                 self._flush()

@@ -148,10 +148,7 @@ async def handle_fetch(broker, request, ctx):
         errors = any(p.error_code for t in responses for p in t.partitions)
         if total >= max(request.min_bytes, 1) or remaining <= 0 or errors or broker.stopping:
             break
-        try:
-            await asyncio.wait_for(asyncio.shield(waiter), remaining)
-        except asyncio.TimeoutError:
-            pass
+        await asyncio.wait((waiter,), timeout=remaining)
     # A new fetch session is never created (session id 0): clients then send full fetches.
     return FetchResponse(version=version, throttle_time_ms=0, error_code=NONE, session_id=0,
                          responses=responses)
