@@ -127,7 +127,8 @@ def try_complete_initial_rebalance(coord, group_id: str, delay: int, remaining: 
         return
     if group.new_member_added and remaining != 0:
         group.new_member_added = False
-        _schedule_initial(coord, group_id, min(delay, remaining), max(remaining - delay, 0))
+        configured = coord.config.group_initial_rebalance_delay_ms
+        _schedule_initial(coord, group_id, min(configured, remaining), max(remaining - delay, 0))
     else:
         complete_join(coord, group)
 
