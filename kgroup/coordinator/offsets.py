@@ -364,8 +364,8 @@ class OffsetManager:
     def delete_group_offsets(self, group_id: str) -> None:
         """Tombstones for every committed offset of the group and for partitions only its open
         transactions hold (trunk deleteAllOffsets)."""
-        tps = list(self._store.committed(group_id))
-        tps += [tp for tp in self._store.pending_partitions(group_id) if tp not in set(tps)]
+        tps = dict.fromkeys(self._store.committed(group_id))
+        tps.update(dict.fromkeys(self._store.pending_partitions(group_id)))
         self._write_offsets(group_id, [(tp, None) for tp in tps])
 
     # ------------------------------------------------------------------ retention
