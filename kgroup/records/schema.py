@@ -1,6 +1,7 @@
 """Record schemas as data: the JSON files under ``schemas/`` loaded into a small model.
 
-The files follow the shape of Kafka's message specs (``validVersions``, ``flexibleVersions``,
+The files (package ``kgroup.records.schemas``, whose docstring also records the choices made
+for the malformed Connect draft) follow the shape of Kafka's message specs (``validVersions``, ``flexibleVersions``,
 per-field ``versions``/``nullableVersions``/``taggedVersions``/``tag``/``default``) so that the
 layouts can be read and checked against the spec tables without reading any Python.
 Field names are kept as Kafka spells them; ``json_name`` (first letter lowercased) is the
@@ -173,30 +174,41 @@ def _parse_message(spec: dict, valid: str | None = None) -> Message:
     )
 
 
-def _schema_files(folder: str):
-    root = resources.files("kgroup.records").joinpath("schemas", folder)
-    return sorted((p for p in root.iterdir() if p.name.endswith(".json")), key=lambda p: p.name)
+@cache
+def _schema_specs() -> tuple[dict, ...]:
+    """Every JSON file of the ``kgroup.records.schemas`` package, parsed once."""
+    root = resources.files("kgroup.records.schemas")
+    paths = sorted((p for p in root.iterdir() if p.name.endswith(".json")), key=lambda p: p.name)
+    specs = []
+    for path in paths:
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SchemaError(f"{path.name}: {exc}") from None
+        spec["_file"] = path.name
+        specs.append(spec)
+    return tuple(specs)
 
 
 @cache
 def record_schemas(family: str) -> dict[int, RecordSchema]:
     """Record type -> schema for one family ("consumer" or "connect")."""
     table: dict[int, RecordSchema] = {}
-    for path in _schema_files(family):
-        spec = json.loads(path.read_text(encoding="utf-8"))
+    for spec in _schema_specs():
+        if spec.get("family") != family or "recordTypes" not in spec:
+            continue
         types = tuple(spec["recordTypes"])
-        key_valid = f"{min(types)}-{max(types)}"
         record = RecordSchema(
-            family=spec.get("family", family),
+            family=family,
             record_types=types,
             name=spec["name"],
-            key=_parse_message(spec["key"], key_valid),
+            key=_parse_message(spec["key"], f"{min(types)}-{max(types)}"),
             value=_parse_message(spec["value"]),
             comment=spec.get("comment", ""),
         )
         for record_type in types:
             if record_type in table:
-                raise SchemaError(f"{path.name}: record type {record_type} defined twice")
+                raise SchemaError(f"{spec['_file']}: record type {record_type} defined twice")
             table[record_type] = record
     inherit = spec_inherits(family)
     if inherit:
@@ -218,8 +230,7 @@ def spec_inherits(family: str) -> tuple[str, tuple[int, ...]] | None:
 @cache
 def embedded_message(name: str) -> Message:
     """An embedded message (ConsumerProtocolSubscription / ConsumerProtocolAssignment)."""
-    for path in _schema_files("embedded"):
-        spec = json.loads(path.read_text(encoding="utf-8"))
-        if spec["message"]["name"] == name:
+    for spec in _schema_specs():
+        if "message" in spec and spec["message"]["name"] == name:
             return _parse_message(spec["message"])
     raise SchemaError(f"no embedded schema named {name}")
