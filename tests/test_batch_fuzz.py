@@ -99,7 +99,8 @@ def test_iter_segment_only_calls_on_error(tmp_path_factory, edits):
 # ---------------------------------------------------------------------------------------------
 # the same-layout fast path must agree with the general record parser, byte for byte
 
-from kgroup.records.batch import _records_v2, _uniform_records  # noqa: E402
+import kgroup.records.batch as batch_module  # noqa: E402
+from kgroup.records.batch import _fast_records, _records_v2  # noqa: E402
 from kgroup.records.writer import OutRecord, encode_batch  # noqa: E402
 
 _HEADER_ARGS = st.tuples(st.integers(0, 10**12), st.integers(-1, 2**31 - 1),
@@ -107,7 +108,8 @@ _HEADER_ARGS = st.tuples(st.integers(0, 10**12), st.integers(-1, 2**31 - 1),
 
 
 def _both(blob: bytes):
-    """Records from the general parser and from the fast path (None = not taken)."""
+    """Records (or the exception type) from the general parser and from the run-based fast
+    path, and how many records the fast path handed to the general parser."""
     base_offset = int.from_bytes(blob[0:8], "big", signed=True)
     base_ts = int.from_bytes(blob[27:35], "big", signed=True)
     max_ts = int.from_bytes(blob[35:43], "big", signed=True)
@@ -119,11 +121,20 @@ def _both(blob: bytes):
         general = _records_v2(*args)
     except Exception as exc:  # noqa: BLE001 - compared below
         general = type(exc)
+    handed = []
+
+    def counting(*a):
+        handed.append(a[3])
+        return _records_v2(*a)
+
+    batch_module._records_v2 = counting
     try:
-        fast = _uniform_records(*args)
+        fast = _fast_records(*args)
     except Exception as exc:  # noqa: BLE001
         fast = type(exc)
-    return general, fast
+    finally:
+        batch_module._records_v2 = _records_v2
+    return general, fast, sum(handed)
 
 
 @FUZZ
@@ -140,22 +151,31 @@ def test_uniform_fast_path_matches_general_parser(count, key_len, value_len, gap
         ts += ts_steps[i]
     blob = encode_batch(recs, base_offset=base_offset, base_sequence=base_seq,
                         log_append_time=log_append)
-    general, fast = _both(blob)
+    general, fast, handed = _both(blob)
     assert isinstance(general, list) and len(general) == count
-    if fast is not None:
-        assert fast == general
-    # uniform layouts with small deltas must take the fast path
+    assert fast == general
+    # one layout and small deltas: no record needs the general parser
     if offset - base_offset <= 64 and ts - 1700000000000 <= 63:
-        assert fast is not None
+        assert handed == 0
 
 
 @FUZZ
 @given(edits=st.lists(st.tuples(st.integers(61, 2000), st.integers(0, 255)), min_size=1, max_size=3))
-def test_uniform_fast_path_never_accepts_what_general_rejects(edits):
+def test_fast_path_agrees_on_damaged_batches(edits):
     recs = [OutRecord(b"group-key-%02d" % i, b"value-%03d" % i, 1700000000000 + i) for i in range(40)]
     blob = bytearray(encode_batch(recs, base_offset=100, base_sequence=0))
     for pos, value in edits:
         blob[pos % len(blob)] = value
-    general, fast = _both(bytes(blob))
-    if fast is not None:
-        assert fast == general
+    general, fast, _ = _both(bytes(blob))
+    assert fast == general
+
+
+def test_mixed_topic_batch_is_parsed_in_runs():
+    recs = ([OutRecord(b"k-topic-a-%02d" % i, b"v" * 24, 5) for i in range(20)]
+            + [OutRecord(b"k-longer-topic-b-%02d" % i, b"v" * 24, 5) for i in range(20)]
+            + [OutRecord(b"tomb", None, 5)]
+            + [OutRecord(b"k-topic-a-%02d" % i, b"w" * 26, 5) for i in range(5)])
+    general, fast, handed = _both(encode_batch(recs, base_sequence=0))
+    assert fast == general and len(fast) == 46
+    assert handed == 1  # runs of 20 and 20, the tombstone alone, then a run of 5
+    assert [r.value_size for r in fast[39:42]] == [24, -1, 26]

@@ -253,6 +253,7 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
 
 
 _SHAPES: dict[tuple[int, ...], struct.Struct] = {}
+_HIGH_BIT = bytes(0 if b < 0x80 else 1 for b in range(256))
 
 
 def _short_varint(data, pos: int) -> tuple[int, int]:
@@ -267,71 +268,126 @@ def _short_varint(data, pos: int) -> tuple[int, int]:
     return 2, (raw >> 1) ^ -(raw & 1)
 
 
-def _uniform_records(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
-                     base_seq: int, append_time: int | None) -> list[Record] | None:
-    """Fast path for a batch whose records all share one byte layout, or None.
-
-    The coordinator writes a commit as one batch of same-sized records (same group and topic,
-    fixed-width partition, same value version). Such a batch is verified with strided byte
-    comparisons and unpacked by one precompiled struct in C; anything else returns None.
-    """
-    b = data[pos]
-    if b < 0x80:
-        n1, length = 1, _ZIGZAG[b]
-    else:
-        b2 = data[pos + 1]
-        if b2 >= 0x80:
-            return None
-        raw = (b & 0x7F) | (b2 << 7)
-        n1, length = 2, (raw >> 1) ^ -(raw & 1)
+def _simple_shape(data, p: int, end: int):
+    """Layout of the record at p if it is "simple" (short varints, non-null key and value,
+    no headers): (size, n1, kn, key_size, vn, value_size); else None."""
+    n1, length = _short_varint(data, p)
     size = n1 + length
-    if length < 6 or size * count != end - pos:
+    if n1 == 0 or length < 6 or p + size > end:
         return None
-    p = pos + n1
-    if data[p + 1] >= 0x80 or data[p + 2] >= 0x80:
+    q = p + n1
+    if data[q + 1] >= 0x80 or data[q + 2] >= 0x80:
         return None
-    kn, key_size = _short_varint(data, p + 3)
+    kn, key_size = _short_varint(data, q + 3)
     if kn == 0 or key_size < 0:
         return None
-    p += 3 + kn + key_size
-    vn, value_size = _short_varint(data, p)
-    if vn == 0 or value_size < 0 or p + vn + value_size + 1 - pos != size \
-            or data[p + vn + value_size] != 0:
+    q += 3 + kn + key_size
+    vn, value_size = _short_varint(data, q)
+    if vn == 0 or value_size < 0 or q + vn + value_size + 1 - p != size \
+            or data[q + vn + value_size] != 0:
         return None
-    region = data[pos:end]
+    return size, n1, kn, key_size, vn, value_size
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    lo, hi = 0, len(a)
+    if a == b:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _run_length(data, p: int, shape, k_max: int) -> int:
+    """How many records from p (up to k_max) have exactly the layout of the one at p.
+
+    Equal length bytes chain the boundaries (record i ends where i+1 begins), equal size
+    bytes and a zero header count pin the layout, and single-byte deltas keep it fixed.
+    """
+    size, n1, kn, key_size, vn, _ = shape
+    stop = p + k_max * size
     key_at = n1 + 3 + kn
-    fixed = [*range(n1 + 1), *range(n1 + 3, key_at), *range(key_at + key_size, key_at + key_size + vn),
-             size - 1]
-    for j in fixed:
-        if region[j::size] != region[j:j + 1] * count:
-            return None
-    if max(region[n1 + 1::size]) >= 0x80 or max(region[n1 + 2::size]) >= 0x80:
-        return None
-    shape = (n1, kn, key_size, vn, value_size)
-    unpacker = _SHAPES.get(shape)
-    if unpacker is None:
-        unpacker = _SHAPES[shape] = struct.Struct(
-            f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{value_size}sx")
+    k = k_max
+    for j in (*range(n1), *range(n1 + 3, key_at), *range(key_at + key_size, key_at + key_size + vn),
+              size - 1):
+        column = data[p + j:stop:size]
+        same = column[:1] * k_max
+        if column != same:
+            k = min(k, _common_prefix(column, same))
+    for j in (n1 + 1, n1 + 2):
+        high = data[p + j:stop:size].translate(_HIGH_BIT).find(1)
+        if high >= 0:
+            k = min(k, high)
+    return k
+
+
+def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
+                  base_seq: int, append_time: int | None) -> list[Record]:
+    """Parse records in runs of identical layout with one precompiled struct per run.
+
+    The coordinator writes a commit as one batch whose records share a layout per topic
+    (same group, fixed-width partition, same value version), so runs are long. Records
+    that do not fit, and batches whose layout changes record by record, go through
+    _records_v2, which also owns every error message; results are identical either way.
+    """
+    records: list[Record] = []
+    p, left = pos, count
     zz = _ZIGZAG
     new = Record
-    if append_time is None:
-        if base_seq < 0:
-            return [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size,
-                        value_size) for ts, od, key, value in unpacker.iter_unpack(region)]
-        if base_seq <= 0x7FFFFFFF - 63:  # single-byte deltas cannot wrap the sequence
-            return [new(base_offset + zz[od], base_ts + zz[ts], base_seq + zz[od], key, value, [],
-                        key_size, value_size) for ts, od, key, value in unpacker.iter_unpack(region)]
-    records = []
-    for ts, od, key, value in unpacker.iter_unpack(region):
-        delta = zz[od]
-        if base_seq < 0:
-            seq = -1
+    view = memoryview(data)
+    misses = 0  # odd records and one-record runs; past a few, the plain loop is cheaper
+    while left and misses < 8:
+        shape = _simple_shape(data, p, end)
+        if shape is None:
+            misses += 1
+            length, body = _varint(data, p)
+            rec_end = body + length
+            if length < 0 or rec_end > end:
+                break  # _records_v2 reports it
+            records += _records_v2(data, p, rec_end, 1, base_offset, base_ts, base_seq,
+                                   append_time)
+            p = rec_end
+            left -= 1
+            continue
+        size = shape[0]
+        k_max = min(left, (end - p) // size)
+        k = _run_length(data, p, shape, k_max) if k_max > 1 else 1
+        unpacker = _SHAPES.get(shape)
+        if unpacker is None:
+            _, n1, kn, key_size, vn, value_size = shape
+            unpacker = _SHAPES[shape] = struct.Struct(
+                f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{value_size}sx")
+        key_size, value_size = shape[3], shape[5]
+        rows = unpacker.iter_unpack(view[p:p + k * size])
+        if append_time is None and base_seq < 0:
+            records += [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size,
+                            value_size) for ts, od, key, value in rows]
+        elif append_time is None and base_seq <= 0x7FFFFFFF - 63:  # 1-byte deltas can't wrap
+            records += [new(base_offset + zz[od], base_ts + zz[ts], base_seq + zz[od], key, value,
+                            [], key_size, value_size) for ts, od, key, value in rows]
         else:
-            seq = base_seq + delta
-            if seq > 0x7FFFFFFF:
-                seq -= 0x80000000
-        records.append(new(base_offset + delta, base_ts + zz[ts] if append_time is None
-                           else append_time, seq, key, value, [], key_size, value_size))
+            for ts, od, key, value in rows:
+                delta = zz[od]
+                if base_seq < 0:
+                    seq = -1
+                else:
+                    seq = base_seq + delta
+                    if seq > 0x7FFFFFFF:
+                        seq -= 0x80000000
+                records.append(new(base_offset + delta, base_ts + zz[ts] if append_time is None
+                                   else append_time, seq, key, value, [], key_size, value_size))
+        p += k * size
+        left -= k
+        if k == 1:
+            misses += 1
+    if left:
+        records += _records_v2(data, p, end, left, base_offset, base_ts, base_seq, append_time)
+    elif p != end:
+        raise _Corrupt(f"{end - p} bytes left after the declared {count} records")
     return records
 
 
@@ -411,14 +467,8 @@ def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch
         if count > stop:
             raise _Corrupt(f"record count {count} is more than the {stop} decompressed bytes")
     append_time = max_ts if log_append else None
-    records = None
-    if count > 1:
-        records = _uniform_records(data, start, stop, count, base_offset, base_ts, base_seq,
-                                   append_time)
-    if records is None:
-        records = _records_v2(data, start, stop, count, base_offset, base_ts, base_seq,
-                              append_time)
-    batch.records = records
+    parse = _fast_records if count > 1 else _records_v2
+    batch.records = parse(data, start, stop, count, base_offset, base_ts, base_seq, append_time)
     if is_control:
         _mark_control(batch.records)
     return batch, computed
