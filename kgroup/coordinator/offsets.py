@@ -23,7 +23,7 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
   transactions of the group hold (trunk's deleteAllOffsets/deleteOffsets), so a later COMMIT
   cannot resurrect them. OffsetDelete answers every requested partition, like trunk.
 * Expiry follows trunk's cleanupExpiredOffsets/offsetExpirationCondition (see
-  `_expired_offsets`). A group with no committed offsets counts as fully expired even with open
+  `offsets_retention.expired_offsets`). A group with no committed offsets counts as fully expired even with open
   transactions (the 2024 trunk rule), so an Empty group holding only pending offsets is deleted.
 * OffsetCommit/OffsetFetch v0 and v1 (dropped by Kafka 4.0, still built by kafka-python) are
   served like Kafka 3.x did: v0 as generation -1 with no member id, v1's per-partition commit
@@ -33,6 +33,7 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
 from __future__ import annotations
 
 from . import offsets_wire as wire
+from .offsets_retention import expired_offsets, is_subscribed, subscribed_topics
 from .offsets_store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
 
 __all__ = ["OffsetManager", "OffsetAndMetadata"]
@@ -346,7 +347,7 @@ class OffsetManager:
         topics, items = [], []
         for topic in request.topics:
             out = []
-            if _is_subscribed(group, known_topics, topic.name):
+            if is_subscribed(group, known_topics, topic.name):
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
                 # Every partition is answered; a tombstone is written only where a committed
@@ -391,58 +392,12 @@ class OffsetManager:
         expired_all = []
         for group_id in group_ids:
             group = coord.get_classic_group(group_id)
-            all_expired, expired = self._expired_offsets(group_id, group, now, retention_ms)
+            all_expired, expired = expired_offsets(self._store, group_id, group, now, retention_ms)
             self._write_offsets(group_id, [(tp, None) for tp in expired])
             expired_all += [(group_id, t, p) for t, p in expired]
             if all_expired and group is not None and group.is_empty():
                 coord.delete_group_metadata(group_id)
         return expired_all
-
-    def _expired_offsets(self, group_id: str, group, now: int, retention_ms: int):
-        """(may the group be deleted, expired partitions) per KIP-211/KIP-496 as trunk does it.
-
-        Base time of an offset without explicit expiry: for a group with a protocol type that is
-        Empty, the time it became Empty (currentStateTimestamp; the commit time if unknown); for
-        a simple group (no protocol type) the commit time; for a Stable "consumer" group with a
-        known subscription, the commit time, but only offsets of topics nobody subscribes to.
-        Any other group keeps its offsets. Offsets with an open transaction never expire."""
-        committed = self._store.committed(group_id)
-        if not committed:
-            return True, []
-        subscribed: set[str] = set()
-        protocol_type = None if group is None else (group.protocol_type or None)
-        if protocol_type is None:
-            base_of = _commit_time
-        elif group.state == "Empty":
-            state_ts = group.current_state_timestamp
-            base_of = _commit_time if state_ts is None or state_ts < 0 else (lambda _v, ts=state_ts: ts)
-        elif protocol_type == "consumer" and group.state == "Stable":
-            topics = subscribed_topics(group)
-            if topics is None:
-                return False, []
-            subscribed = topics
-            base_of = _commit_time
-        else:
-            return False, []
-        all_expired = True
-        expired = []
-        for tp, value in committed.items():
-            if tp[0] in subscribed:
-                all_expired = False
-                continue
-            if value.expire_timestamp is not None:
-                is_expired = now >= value.expire_timestamp
-            else:
-                is_expired = now - base_of(value) >= retention_ms
-            if is_expired and not self._store.has_pending(group_id, tp):
-                expired.append(tp)
-            else:
-                all_expired = False
-        return all_expired and not self._store.has_open_transactions(group_id), expired
-
-
-def _commit_time(value: OffsetAndMetadata) -> int:
-    return value.commit_timestamp
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
@@ -456,43 +411,9 @@ def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
         "commitTimestamp": value.commit_timestamp})
 
 
-def _is_subscribed(group, known_topics: set[str] | None, topic: str) -> bool:
-    """Trunk's ClassicGroup.isSubscribedToTopic: when the subscription is unknown (metadata that
-    does not parse, no protocol selected yet) a "consumer" group counts as subscribed to every
-    topic, any other group to none."""
-    if known_topics is not None:
-        return topic in known_topics
-    return group is not None and group.protocol_type == "consumer"
-
-
 def _offset_from_record(data: dict) -> OffsetAndMetadata:
     expire = data.get("expireTimestamp", -1)
     return OffsetAndMetadata(
         offset=data["offset"], leader_epoch=data.get("leaderEpoch", -1),
         metadata=data.get("metadata") or "", commit_timestamp=data["commitTimestamp"],
         expire_timestamp=None if expire == -1 else expire)
-
-
-def subscribed_topics(group) -> set[str] | None:
-    """Topics the members of a "consumer" classic group subscribe to, or None if unknown.
-
-    Like trunk's ClassicGroup.computeSubscribedTopics: only for protocol type "consumer"; an
-    empty group subscribes to nothing; otherwise every member's metadata for the selected
-    protocol must parse as a ConsumerProtocolSubscription, else the answer is unknown.
-    Kafka caches this set at each new generation; we compute it from the members' current
-    metadata, which differs only while a rebalance is in flight."""
-    if group.protocol_type != "consumer":
-        return None
-    if not group.members:
-        return set()
-    protocol = group.protocol_name
-    if not protocol:
-        return None
-    from kgroup.records import RecordDecodeError, decode_subscription
-    topics: set[str] = set()
-    for member in group.members.values():
-        try:
-            topics.update(decode_subscription(member.metadata(protocol))["topics"])
-        except (RecordDecodeError, ValueError, KeyError, TypeError):
-            return None
-    return topics

@@ -1,0 +1,89 @@
+"""Which offsets expire and which topics a group subscribes to (KIP-211, KIP-496 as trunk does it).
+
+Pure functions over an OffsetStore and a ClassicGroup; the OffsetManager writes the tombstones.
+"""
+
+from __future__ import annotations
+
+from .offsets_store import OffsetAndMetadata
+
+
+def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
+    """(may the group be deleted, expired partitions) per KIP-211/KIP-496 as trunk does it.
+
+    Base time of an offset without explicit expiry: for a group with a protocol type that is
+    Empty, the time it became Empty (currentStateTimestamp; the commit time if unknown); for
+    a simple group (no protocol type) the commit time; for a Stable "consumer" group with a
+    known subscription, the commit time, but only offsets of topics nobody subscribes to.
+    Any other group keeps its offsets. Offsets with an open transaction never expire."""
+    committed = store.committed(group_id)
+    if not committed:
+        return True, []
+    subscribed: set[str] = set()
+    protocol_type = None if group is None else (group.protocol_type or None)
+    if protocol_type is None:
+        base_of = _commit_time
+    elif group.state == "Empty":
+        state_ts = group.current_state_timestamp
+        base_of = _commit_time if state_ts is None or state_ts < 0 else (lambda _v, ts=state_ts: ts)
+    elif protocol_type == "consumer" and group.state == "Stable":
+        topics = subscribed_topics(group)
+        if topics is None:
+            return False, []
+        subscribed = topics
+        base_of = _commit_time
+    else:
+        return False, []
+    all_expired = True
+    expired = []
+    for tp, value in committed.items():
+        if tp[0] in subscribed:
+            all_expired = False
+            continue
+        if value.expire_timestamp is not None:
+            is_expired = now >= value.expire_timestamp
+        else:
+            is_expired = now - base_of(value) >= retention_ms
+        if is_expired and not store.has_pending(group_id, tp):
+            expired.append(tp)
+        else:
+            all_expired = False
+    return all_expired and not store.has_open_transactions(group_id), expired
+
+
+def _commit_time(value: OffsetAndMetadata) -> int:
+    return value.commit_timestamp
+
+
+def is_subscribed(group, known_topics: set[str] | None, topic: str) -> bool:
+    """Trunk's ClassicGroup.isSubscribedToTopic: when the subscription is unknown (metadata that
+    does not parse, no protocol selected yet) a "consumer" group counts as subscribed to every
+    topic, any other group to none."""
+    if known_topics is not None:
+        return topic in known_topics
+    return group is not None and group.protocol_type == "consumer"
+
+
+def subscribed_topics(group) -> set[str] | None:
+    """Topics the members of a "consumer" classic group subscribe to, or None if unknown.
+
+    Like trunk's ClassicGroup.computeSubscribedTopics: only for protocol type "consumer"; an
+    empty group subscribes to nothing; otherwise every member's metadata for the selected
+    protocol must parse as a ConsumerProtocolSubscription, else the answer is unknown.
+    Kafka caches this set at each new generation; we compute it from the members' current
+    metadata, which differs only while a rebalance is in flight."""
+    if group.protocol_type != "consumer":
+        return None
+    if not group.members:
+        return set()
+    protocol = group.protocol_name
+    if not protocol:
+        return None
+    from kgroup.records import RecordDecodeError, decode_subscription
+    topics: set[str] = set()
+    for member in group.members.values():
+        try:
+            topics.update(decode_subscription(member.metadata(protocol))["topics"])
+        except (RecordDecodeError, ValueError, KeyError, TypeError):
+            return None
+    return topics
