@@ -23,8 +23,9 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
   transactions of the group hold (trunk's deleteAllOffsets/deleteOffsets), so a later COMMIT
   cannot resurrect them. OffsetDelete answers every requested partition, like trunk.
 * Expiry follows trunk's cleanupExpiredOffsets/offsetExpirationCondition (see
-  `offsets_retention.expired_offsets`). A group with no committed offsets counts as fully expired even with open
-  transactions (the 2024 trunk rule), so an Empty group holding only pending offsets is deleted.
+  `offsets_retention.expired_offsets`). A group with no committed offsets counts as fully
+  expired even with open transactions (the 2024 trunk rule), so an Empty group holding only
+  pending offsets is deleted.
 * OffsetCommit/OffsetFetch v0 and v1 (dropped by Kafka 4.0, still built by kafka-python) are
   served like Kafka 3.x did: v0 as generation -1 with no member id, v1's per-partition commit
   timestamp used as the commit time when it is not -1.
