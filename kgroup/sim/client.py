@@ -1,0 +1,307 @@
+"""A simulated consumer: the client side of the classic group protocol on virtual time.
+
+It behaves like Kafka's Java consumer where that matters for rebalances: the KIP-394
+two-step join, the leader running the assignor, heartbeats every ``heartbeat.interval.ms``
+that discover rebalances, rejoin on REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION, a fresh
+member id after UNKNOWN_MEMBER_ID, a stop with an error on FENCED_INSTANCE_ID, LeaveGroup
+on close only for dynamic members, and eager (revoke everything before joining) or
+cooperative (revoke only what moves, then rejoin) partition handover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+                                           SyncGroupRequest)
+
+from .assignors import MemberInfo, get_assignor
+
+NONE = 0
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+ILLEGAL_GENERATION = 22
+UNKNOWN_MEMBER_ID = 25
+REBALANCE_IN_PROGRESS = 27
+MEMBER_ID_REQUIRED = 79
+FENCED_INSTANCE_ID = 82
+RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
+RETRY_BACKOFF_MS = 100
+ERROR_NAMES = {15: "COORDINATOR_NOT_AVAILABLE", 16: "NOT_COORDINATOR", 22: "ILLEGAL_GENERATION",
+               23: "INCONSISTENT_GROUP_PROTOCOL", 24: "INVALID_GROUP_ID", 25: "UNKNOWN_MEMBER_ID",
+               26: "INVALID_SESSION_TIMEOUT", 27: "REBALANCE_IN_PROGRESS",
+               79: "MEMBER_ID_REQUIRED", 81: "GROUP_MAX_SIZE_REACHED", 82: "FENCED_INSTANCE_ID",
+               -1: "UNKNOWN_SERVER_ERROR"}
+
+Protocol = JoinGroupRequest.JoinGroupRequestProtocol
+Assignment = SyncGroupRequest.SyncGroupRequestAssignment
+Identity = LeaveGroupRequest.MemberIdentity
+
+
+def error_name(code: int) -> str:
+    return ERROR_NAMES.get(code, f"error {code}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerConfig:
+    """Consumer settings under the Java client's meaning (times in ms)."""
+
+    topics: tuple[str, ...]
+    partitions_per_topic: tuple[tuple[str, int], ...]
+    assignor: str = "range"
+    session_timeout_ms: int = 45_000
+    rebalance_timeout_ms: int = 300_000        # max.poll.interval.ms
+    heartbeat_interval_ms: int = 3_000
+    by_instance_id: bool = True                # assignor sort key (KIP-345)
+
+
+class SimConsumer:
+    """One consumer process. ``name`` identifies the process (its client.id) across restarts."""
+
+    def __init__(self, engine, ledger, name: str, config: ConsumerConfig,
+                 instance_id: str | None = None, group_id: str = "g", rng=None):
+        self.engine = engine
+        self.ledger = ledger
+        self.name = name
+        self.config = config
+        self.instance_id = instance_id
+        self.group_id = group_id
+        self.assignor = get_assignor(config.assignor, by_instance_id=config.by_instance_id)
+        self.member_id = ""
+        self.generation = -1
+        self.owned: list = []            # partitions held now
+        self.previous: list = []         # last generation's assignment (sticky's memory)
+        self.rng = rng                   # spreads heartbeat phases; None: first beat one interval after sync
+        self.state = "stopped"           # stopped | joining | syncing | stable | fenced | failed
+        self.error: str | None = None
+        self.incarnation = 0             # bumps on stop: replies to an old process are dropped
+        self._heartbeat_token = 0
+        self.joins = 0
+        self.syncs_ok = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.state in ("joining", "syncing", "stable")
+
+    def start(self) -> None:
+        """A fresh process: no member id, no generation, no partitions."""
+        self.incarnation += 1
+        self.member_id, self.generation, self.owned, self.previous = "", -1, [], []
+        self.error = None
+        self._event("start", static=self.instance_id is not None)
+        self._join()
+
+    def stop(self, crash: bool = False) -> None:
+        """Close (LeaveGroup only for a dynamic member), or crash: vanish without a word."""
+        if not self.running:
+            return
+        if not crash and self.instance_id is None and self.member_id:
+            request = LeaveGroupRequest(version=5, group_id=self.group_id, members=[
+                Identity(member_id=self.member_id, group_instance_id=None, reason="consumer close")])
+            self.engine.handle(request, self.name)
+            self._event("leave", member_id=self.member_id)
+        self._lose_all("crash" if crash else "stop")
+        self.state = "stopped"
+        self.incarnation += 1
+        self._heartbeat_token += 1
+
+    def _lose_all(self, why: str) -> None:
+        now = self.engine.now
+        if self.owned:
+            self.ledger.release(now, self.name, self.owned, 0)
+            self.owned = []
+        self.ledger.consuming(now, self.name, False)
+        self._event(why)
+
+    def _fail(self, code: int, during: str) -> None:
+        self.error = f"{self.name}: {during} failed with {error_name(code)} ({code})"
+        self.state = "fenced" if code == FENCED_INSTANCE_ID else "failed"
+        now = self.engine.now
+        if self.owned:
+            self.ledger.release(now, self.name, self.owned, 0)
+            self.owned = []
+        self.ledger.consuming(now, self.name, False)
+        self._event("fenced" if code == FENCED_INSTANCE_ID else "failed", error=error_name(code),
+                    during=during)
+        self.incarnation += 1
+        self._heartbeat_token += 1
+
+    def _event(self, kind: str, **detail) -> None:
+        self.ledger.event(self.engine.now, kind, self.name, **detail)
+
+    # ---- join ---------------------------------------------------------------------------
+    def _metadata(self) -> bytes:
+        from kgroup.records import encode_subscription
+
+        owned = {}
+        # Cooperative members report what they hold; eager ones have revoked everything, and
+        # sticky remembers the last assignment (Java keeps it in the user data; here it rides
+        # in ownedPartitions, which the other assignors ignore).
+        for topic, partition in (self.owned if self.assignor.cooperative else self.previous):
+            owned.setdefault(topic, []).append(partition)
+        return encode_subscription({
+            "topics": list(self.config.topics), "userData": None,
+            "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in sorted(owned.items())],
+            "generationId": self.generation, "rackId": None}, 3)
+
+    def _join(self) -> None:
+        """onJoinPrepare, then JoinGroup: eager protocols give up every partition first."""
+        self._heartbeat_token += 1
+        if not self.assignor.cooperative and self.owned:
+            self.ledger.release(self.engine.now, self.name, self.owned, 0)
+            self.owned = []
+        if not self.assignor.cooperative:
+            self.ledger.consuming(self.engine.now, self.name, False)
+        self.state = "joining"
+        self.joins += 1
+        config = self.config
+        request = JoinGroupRequest(
+            version=9, group_id=self.group_id, session_timeout_ms=config.session_timeout_ms,
+            rebalance_timeout_ms=config.rebalance_timeout_ms, member_id=self.member_id,
+            group_instance_id=self.instance_id, protocol_type="consumer",
+            protocols=[Protocol(name=self.assignor.name, metadata=self._metadata())], reason=None)
+        incarnation = self.incarnation
+        self.engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
+
+    def _on_join(self, incarnation: int, response) -> None:
+        if incarnation != self.incarnation or self.state != "joining":
+            return
+        code = response.error_code
+        if code == MEMBER_ID_REQUIRED:
+            self.member_id = response.member_id
+            self._join()
+            return
+        if code == UNKNOWN_MEMBER_ID:
+            self.member_id, self.generation = "", -1
+            self._join()
+            return
+        if code in RETRIABLE:
+            self.engine.after(RETRY_BACKOFF_MS, self._retry(incarnation, self._join))
+            return
+        if code != NONE:
+            self._fail(code, "JoinGroup")
+            return
+        self.member_id = response.member_id
+        self.generation = response.generation_id
+        leader = response.leader == self.member_id
+        self._event("joined", member_id=self.member_id, generation=self.generation,
+                    leader=leader, skip_assignment=bool(response.skip_assignment))
+        assignments = []
+        if leader and not response.skip_assignment:
+            assignments = self._run_assignor(response.members)
+        self.state = "syncing"
+        request = SyncGroupRequest(
+            version=5, group_id=self.group_id, generation_id=self.generation,
+            member_id=self.member_id, group_instance_id=self.instance_id, protocol_type="consumer",
+            protocol_name=response.protocol_name, assignments=assignments)
+        self.engine.handle(request, self.name, lambda r: self._on_sync(incarnation, r))
+
+    def _retry(self, incarnation, fn):
+        def again():
+            if incarnation == self.incarnation and self.running:
+                fn()
+        return again
+
+    def _run_assignor(self, members) -> list:
+        from kgroup.records import encode_assignment
+
+        infos = [MemberInfo.from_bytes(m.member_id, m.group_instance_id, m.metadata)
+                 for m in members]
+        plan = self.assignor.assign(infos, dict(self.config.partitions_per_topic))
+        result = []
+        for member_id, parts in plan.items():
+            by_topic = {}
+            for topic, partition in parts:
+                by_topic.setdefault(topic, []).append(partition)
+            data = {"assignedPartitions": [{"topic": t, "partitions": ps}
+                                           for t, ps in sorted(by_topic.items())], "userData": None}
+            result.append(Assignment(member_id=member_id, assignment=encode_assignment(data, 3)))
+        return result
+
+    # ---- sync ---------------------------------------------------------------------------
+    def _on_sync(self, incarnation: int, response) -> None:
+        if incarnation != self.incarnation or self.state != "syncing":
+            return
+        code = response.error_code
+        if code in (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION):
+            self._join()
+            return
+        if code == UNKNOWN_MEMBER_ID:
+            self.member_id, self.generation = "", -1
+            self._join()
+            return
+        if code in RETRIABLE:
+            self.engine.after(RETRY_BACKOFF_MS, self._retry(incarnation, self._join))
+            return
+        if code != NONE:
+            self._fail(code, "SyncGroup")
+            return
+        from kgroup.records import decode_assignment
+
+        assigned = []
+        if response.assignment:
+            for tp in decode_assignment(response.assignment)["assignedPartitions"] or ():
+                assigned.extend((tp["topic"], p) for p in tp["partitions"])
+        now = self.engine.now
+        new = set(assigned)
+        revoked = [tp for tp in self.owned if tp not in new]
+        kept = set(self.owned)
+        added = [tp for tp in assigned if tp not in kept]
+        if revoked:
+            self.ledger.release(now, self.name, revoked, len(self.owned) - len(revoked))
+        self.owned = sorted(assigned)
+        self.previous = self.owned
+        self.ledger.acquire(now, self.name, added, len(self.owned))
+        self.ledger.consuming(now, self.name, True)
+        self.syncs_ok += 1
+        self._event("synced", generation=self.generation, partitions=len(self.owned),
+                    added=len(added), revoked=len(revoked))
+        if revoked and self.assignor.cooperative:
+            self._join()          # KIP-429: give the revoked partitions a second round
+            return
+        self.state = "stable"
+        first = None
+        if self.rng is not None:
+            first = self.rng.randint(1, self.config.heartbeat_interval_ms)
+        self._schedule_heartbeat(first)
+
+    # ---- heartbeat ----------------------------------------------------------------------
+    def _schedule_heartbeat(self, delay_ms: int | None = None) -> None:
+        self._heartbeat_token += 1
+        token = self._heartbeat_token
+        delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
+        self.engine.after(delay, lambda: self._heartbeat(token))
+
+    def _heartbeat(self, token: int) -> None:
+        if token != self._heartbeat_token or self.state != "stable":
+            return
+        request = HeartbeatRequest(version=4, group_id=self.group_id,
+                                   generation_id=self.generation, member_id=self.member_id,
+                                   group_instance_id=self.instance_id)
+        incarnation = self.incarnation
+        self.engine.handle(request, self.name, lambda r: self._on_heartbeat(incarnation, token, r))
+
+    def _on_heartbeat(self, incarnation: int, token: int, response) -> None:
+        if incarnation != self.incarnation or token != self._heartbeat_token or self.state != "stable":
+            return
+        code = response.error_code
+        if code == NONE:
+            self._schedule_heartbeat()
+        elif code == REBALANCE_IN_PROGRESS:
+            self._join()
+        elif code in (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID):
+            # The generation is gone: the partitions are lost, not revoked (onPartitionsLost).
+            if self.owned:
+                self.ledger.release(self.engine.now, self.name, self.owned, 0)
+                self.owned = []
+            self.ledger.consuming(self.engine.now, self.name, False)
+            if code == UNKNOWN_MEMBER_ID:
+                self.member_id = ""
+            self.generation = -1
+            self._event("lost", error=error_name(code))
+            self._join()
+        elif code in RETRIABLE:
+            self._schedule_heartbeat()
+        else:
+            self._fail(code, "Heartbeat")

@@ -1,0 +1,114 @@
+"""Who owns which partition over virtual time, and the figures a scenario reports.
+
+Owners are consumer *names* (processes), not member ids: a process that restarts with a
+new member id and gets its partitions back has moved nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PREPARING = "PreparingRebalance"
+
+
+@dataclass
+class Ledger:
+    partitions: list                      # every (topic, partition) of the subscription
+    start_ms: int = 0
+    owner: dict = field(default_factory=dict)          # tp -> consumer name
+    start_owner: dict = field(default_factory=dict)
+    moved: set = field(default_factory=set)
+    unowned_ms: int = 0                                # partition-milliseconds without owner
+    events: list = field(default_factory=list)
+    intervals: list = field(default_factory=list)      # (name, start, end, partition count)
+    rebalance_times: list = field(default_factory=list)
+    stopped_since: dict = field(default_factory=dict)  # name -> time it stopped consuming
+    longest_stop: dict = field(default_factory=dict)   # name -> longest stop (ms)
+    recording: bool = False
+    _held_since: dict = field(default_factory=dict)    # name -> (time, count) of open interval
+    _last_ms: int = 0
+    _last_state: str | None = None
+    _last_state_ts: int | None = None
+
+    # ---- recording window ---------------------------------------------------------------
+    def begin(self, now_ms: int) -> None:
+        """Start measuring: ownership now is the baseline."""
+        self.recording = True
+        self.start_ms = self._last_ms = now_ms
+        self.start_owner = dict(self.owner)
+        self.unowned_ms = 0
+        self.moved.clear()
+        self.events.clear()
+        self.longest_stop.clear()
+        self.stopped_since = {n: now_ms for n in self.stopped_since}
+        self.intervals.clear()
+        self._held_since = {n: (now_ms, c) for n, (_, c) in self._held_since.items()}
+
+    def _tick(self, now_ms: int) -> None:
+        if self.recording and now_ms > self._last_ms:
+            self.unowned_ms += (len(self.partitions) - len(self.owner)) * (now_ms - self._last_ms)
+            self._last_ms = now_ms
+
+    def event(self, now_ms: int, kind: str, member: str | None = None, **detail) -> None:
+        if self.recording:
+            entry = {"t_ms": now_ms - self.start_ms, "event": kind}
+            if member is not None:
+                entry["member"] = member
+            entry.update(detail)
+            self.events.append(entry)
+
+    # ---- ownership ----------------------------------------------------------------------
+    def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
+        self._tick(now_ms)
+        owner = self.owner
+        for tp in partitions:
+            owner[tp] = name
+            if self.recording and self.start_owner.get(tp) != name:
+                self.moved.add(tp)
+        self._holding(now_ms, name, holding)
+
+    def release(self, now_ms: int, name: str, partitions, holding: int) -> None:
+        self._tick(now_ms)
+        owner = self.owner
+        for tp in partitions:
+            if owner.get(tp) == name:
+                del owner[tp]
+        self._holding(now_ms, name, holding)
+
+    def _holding(self, now_ms, name, count) -> None:
+        opened = self._held_since.pop(name, None)
+        if opened is not None and opened[0] < now_ms and self.recording:
+            self.intervals.append((name, opened[0], now_ms, opened[1]))
+        if count:
+            self._held_since[name] = (now_ms if opened is None or opened[0] < now_ms else opened[0],
+                                      count)
+
+    def consuming(self, now_ms: int, name: str, active: bool) -> None:
+        """A process started or stopped consuming (stopped, rebalancing eagerly, fenced)."""
+        if active:
+            since = self.stopped_since.pop(name, None)
+            if since is not None and self.recording:
+                length = now_ms - max(since, self.start_ms)
+                if length > self.longest_stop.get(name, -1):
+                    self.longest_stop[name] = length
+        else:
+            self.stopped_since.setdefault(name, now_ms)
+
+    # ---- group watch --------------------------------------------------------------------
+    def observe(self, group, now_ms: int) -> None:
+        if group is None:
+            return
+        state, stamp = group.state, group.current_state_timestamp
+        if state != self._last_state or stamp != self._last_state_ts:
+            if state == PREPARING and self.recording:
+                self.rebalance_times.append(stamp - self.start_ms)
+            if self.recording:
+                self.event(stamp if stamp is not None else now_ms, "group-state", state=state,
+                           generation=group.generation_id)
+            self._last_state, self._last_state_ts = state, stamp
+
+    def close(self, now_ms: int) -> None:
+        self._tick(now_ms)
+        for name, (since, count) in list(self._held_since.items()):
+            if since < now_ms:
+                self.intervals.append((name, since, now_ms, count))

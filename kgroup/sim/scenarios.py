@@ -1,0 +1,359 @@
+"""Operational scenarios played on the embedded coordinator with simulated consumers.
+
+    result = run_scenario("rolling-bounce", SimParams(members=3, membership="static"))
+    result.as_dict()   # the JSON document of `kgroup simulate`
+
+Every scenario first forms a Stable group (the warm-up is not measured), then acts, then
+runs until the group has settled: Stable, every live consumer synced in the current
+generation, every partition owned, and no member left in the group that is not a live
+consumer (a static member that stopped stays until its session times out).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field, replace
+
+from kafka.protocol.consumer.group import LeaveGroupRequest
+
+from kgroup.coordinator import GroupCoordinator
+
+from .assignors import ASSIGNORS
+from .client import ConsumerConfig, SimConsumer
+from .engine import Engine
+from .metrics import Ledger
+
+SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
+             "crash", "duplicate-instance")
+ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
+MEMBERSHIPS = ("static", "dynamic")
+GROUP = "g"
+
+
+class ScenarioError(Exception):
+    """The scenario cannot run with these parameters (the message says why)."""
+
+
+@dataclass(frozen=True)
+class SimParams:
+    members: int = 3
+    topics: tuple[tuple[str, int], ...] = (("t", 9),)
+    membership: str = "static"
+    assignor: str = "range"
+    restart_ms: int = 10_000
+    session_timeout_ms: int = 45_000
+    rebalance_timeout_ms: int = 300_000
+    heartbeat_interval_ms: int = 3_000
+    initial_rebalance_delay_ms: int = 3_000
+    order: str = "name"
+    concurrency: int = 1
+    count: int = 1                 # members removed / added / crashed
+    remove_members: bool = False   # scale-down: admin LeaveGroup right away (static members)
+    by_instance_id: bool = True    # assignor sort key
+    seed: int = 0
+    max_time_ms: int | None = None  # virtual-time cap after the warm-up (default: derived)
+
+    def validate(self) -> None:
+        checks = [
+            (self.members >= 1, f"--members must be at least 1 (got {self.members})"),
+            (bool(self.topics), "at least one topic is needed"),
+            (all(n >= 1 for _, n in self.topics), "every topic needs at least one partition"),
+            (self.membership in MEMBERSHIPS, f"unknown membership {self.membership!r}"),
+            (self.assignor in ASSIGNORS, f"unknown assignor {self.assignor!r}"),
+            (self.order in ORDERS, f"unknown bounce order {self.order!r}"),
+            (self.concurrency >= 1, f"--concurrency must be at least 1 (got {self.concurrency})"),
+            (self.count >= 1, f"--count must be at least 1 (got {self.count})"),
+            (self.restart_ms >= 0, "--restart-ms must not be negative"),
+            (self.heartbeat_interval_ms >= 1, "--heartbeat-interval-ms must be at least 1"),
+            (self.heartbeat_interval_ms < self.session_timeout_ms,
+             f"--heartbeat-interval-ms ({self.heartbeat_interval_ms}) must be lower than "
+             f"--session-timeout-ms ({self.session_timeout_ms})"),
+            (self.rebalance_timeout_ms >= 1, "--rebalance-timeout-ms must be at least 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ScenarioError(message)
+
+    @property
+    def partitions(self) -> int:
+        return sum(n for _, n in self.topics)
+
+
+@dataclass
+class SimResult:
+    scenario: str
+    membership: str
+    assignor: str
+    members: int
+    partitions: int
+    rebalances: int
+    generation_start: int
+    generation_end: int
+    partitions_moved: int
+    unowned_partition_seconds: float
+    time_to_stable_ms: int | None
+    longest_stop_ms: int
+    settled: bool
+    errors: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    intervals: list = field(default_factory=list)
+    rebalance_times: list = field(default_factory=list)
+    duration_ms: int = 0
+
+    def as_dict(self, events: bool = True) -> dict:
+        out = {"scenario": self.scenario, "membership": self.membership, "assignor": self.assignor,
+               "members": self.members, "partitions": self.partitions,
+               "rebalances": self.rebalances, "generation_start": self.generation_start,
+               "generation_end": self.generation_end, "partitions_moved": self.partitions_moved,
+               "unowned_partition_seconds": self.unowned_partition_seconds,
+               "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
+               "settled": self.settled, "errors": self.errors}
+        if events:
+            out["events"] = self.events
+        return out
+
+
+class Run:
+    """One scenario run: the coordinator, the consumers, the ledger and the clock."""
+
+    def __init__(self, params: SimParams):
+        params.validate()
+        self.params = params
+        counter = itertools.count()
+        self.coordinator = GroupCoordinator(
+            config={"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms},
+            uuid_source=lambda: f"{next(counter):08d}")
+        partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
+        self.ledger = Ledger(partitions)
+        self.engine = Engine(self.coordinator, GROUP, self._observe)
+        self.consumers: list[SimConsumer] = []
+        self.random = random.Random(params.seed)
+        self._names = itertools.count()
+
+    def _observe(self) -> None:
+        self.ledger.observe(self.engine.group(), self.engine.now)
+
+    def config(self, **overrides) -> ConsumerConfig:
+        p = self.params
+        values = dict(topics=tuple(sorted(t for t, _ in p.topics)),
+                      partitions_per_topic=tuple(sorted(p.topics)), assignor=p.assignor,
+                      session_timeout_ms=p.session_timeout_ms,
+                      rebalance_timeout_ms=p.rebalance_timeout_ms,
+                      heartbeat_interval_ms=p.heartbeat_interval_ms,
+                      by_instance_id=p.by_instance_id)
+        values.update(overrides)
+        return ConsumerConfig(**values)
+
+    def add_consumer(self, static: bool, name: str | None = None,
+                     instance_id: str | None = None) -> SimConsumer:
+        name = name or f"c{next(self._names)}"
+        consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
+                               instance_id=(instance_id or name) if static else None,
+                               group_id=GROUP, rng=self.random)
+        self.consumers.append(consumer)
+        return consumer
+
+    # ---- conditions ---------------------------------------------------------------------
+    def live(self) -> list[SimConsumer]:
+        return [c for c in self.consumers if c.running]
+
+    def settled(self) -> bool:
+        group = self.engine.group()
+        if group is None or group.state != "Stable":
+            return False
+        live = self.live()
+        if any(c.state != "stable" or c.generation != group.generation_id for c in live):
+            return False
+        if set(group.members) != {c.member_id for c in live}:
+            return False
+        return not live or len(self.ledger.owner) == len(self.ledger.partitions)
+
+    def leader(self) -> SimConsumer | None:
+        group = self.engine.group()
+        if group is None:
+            return None
+        return next((c for c in self.live() if c.member_id == group.leader_id), None)
+
+    def run_until(self, limit_ms, done) -> bool:
+        return self.engine.run_until(limit_ms, done)
+
+    def cap_ms(self) -> int:
+        p = self.params
+        if p.max_time_ms is not None:
+            return p.max_time_ms
+        per_action = p.restart_ms + 2 * (p.session_timeout_ms + p.rebalance_timeout_ms)
+        return per_action * (p.members + p.count + 2)
+
+    # ---- phases -------------------------------------------------------------------------
+    def warm_up(self, static: bool) -> None:
+        for _ in range(self.params.members):
+            self.add_consumer(static)
+        for consumer in self.consumers:
+            consumer.start()
+        limit = self.engine.now + self.cap_ms()
+        if not self.run_until(limit, self.settled):
+            raise ScenarioError(self._stuck("the group did not form", limit))
+
+    def _stuck(self, what: str, limit: int) -> str:
+        errors = [c.error for c in self.consumers if c.error]
+        group = self.engine.group()
+        state = "no group" if group is None else f"group {group.state} generation {group.generation_id}"
+        detail = f"; {errors[0]}" if errors else ""
+        return f"{what} within {limit} ms of virtual time ({state}){detail}"
+
+    def restart(self, consumer: SimConsumer, crash: bool = False, static: bool | None = None,
+                then=None) -> None:
+        """Stop the process, start it again after restart_ms (optionally switching membership)."""
+        consumer.stop(crash=crash)
+
+        def back():
+            if static is not None:
+                consumer.instance_id = consumer.name if static else None
+            consumer.start()
+            if then is not None:
+                then()
+        self.engine.after(self.params.restart_ms, back)
+
+    def bounce_all(self, order: list[SimConsumer], crash=False, static=None) -> None:
+        """Rolling bounce: waves of `concurrency` members; a wave starts when the last is back."""
+        waves = [order[i:i + self.params.concurrency]
+                 for i in range(0, len(order), self.params.concurrency)]
+        limit = self.engine.now + self.cap_ms()
+        for wave in waves:
+            for consumer in wave:
+                self.restart(consumer, crash=crash, static=static)
+            self.engine.step(self.engine.now)      # let the stops reach the coordinator
+            ok = self.run_until(limit, lambda: all(
+                c.state == "stable" or c.state in ("fenced", "failed") for c in wave)
+                and not any(c.state == "stopped" for c in wave))
+            if not ok:
+                raise ScenarioError(self._stuck("a bounced member did not come back", limit))
+
+    def bounce_order(self) -> list[SimConsumer]:
+        members = [c for c in self.consumers if c.running]
+        order = self.params.order
+        if order == "reverse":
+            return members[::-1]
+        if order == "random":
+            members = list(members)
+            self.random.shuffle(members)
+            return members
+        if order in ("leader-first", "leader-last"):
+            leader = self.leader()
+            rest = [c for c in members if c is not leader]
+            if leader is None:
+                return rest
+            return [leader] + rest if order == "leader-first" else rest + [leader]
+        return members
+
+    def finish(self, scenario: str, membership: str, start_ms: int, generation_start: int) -> SimResult:
+        limit = self.engine.now + self.cap_ms()
+        settled = self.run_until(limit, self.settled)
+        ledger = self.ledger
+        ledger.close(self.engine.now)
+        group = self.engine.group()
+        generation_end = group.generation_id
+        pending = 1 if group.state == "PreparingRebalance" else 0
+        live_names = {c.name for c in self.live()}
+        stops = [v for n, v in ledger.longest_stop.items() if n in live_names]
+        stops += [self.engine.now - max(since, start_ms) for n, since in ledger.stopped_since.items()
+                  if n in live_names]
+        return SimResult(
+            scenario=scenario, membership=membership, assignor=self.params.assignor,
+            members=len(self.live()), partitions=len(ledger.partitions),
+            rebalances=generation_end - generation_start + pending,
+            generation_start=generation_start, generation_end=generation_end,
+            partitions_moved=len(ledger.moved),
+            unowned_partition_seconds=round(ledger.unowned_ms / 1000, 3),
+            time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
+            longest_stop_ms=max(stops, default=0), settled=settled,
+            errors=[c.error for c in self.consumers if c.error],
+            events=ledger.events, intervals=ledger.intervals,
+            rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms)
+
+
+# ---- scenarios ------------------------------------------------------------------------------
+def _begin(run: Run) -> tuple[int, int]:
+    start = run.engine.now
+    run.ledger.begin(start)
+    run.ledger.observe(run.engine.group(), start)
+    return start, run.engine.group().generation_id
+
+
+def run_scenario(scenario: str, params: SimParams) -> SimResult:
+    """Play one scenario; raises ScenarioError when it cannot run (message says why)."""
+    if scenario not in SCENARIOS:
+        raise ScenarioError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
+    params.validate()
+    run = Run(params)
+    static = params.membership == "static"
+    membership = params.membership
+    if scenario == "upgrade":
+        static, membership = False, "dynamic->static"
+    elif scenario == "downgrade":
+        static, membership = True, "static->dynamic"
+    if scenario in ("scale-down", "crash") and params.count >= params.members:
+        raise ScenarioError(f"--count ({params.count}) must be lower than --members "
+                            f"({params.members}) for {scenario}")
+    run.warm_up(static)
+    start, generation_start = _begin(run)
+    if scenario == "rolling-bounce":
+        run.bounce_all(run.bounce_order())
+    elif scenario == "upgrade":
+        run.bounce_all(run.bounce_order(), static=True)
+    elif scenario == "downgrade":
+        run.bounce_all(run.bounce_order(), static=False)
+    elif scenario == "leader-bounce":
+        leader = run.leader()
+        run.bounce_all([leader])
+    elif scenario == "crash":
+        run.bounce_all(run.bounce_order()[:params.count], crash=True)
+    elif scenario == "scale-down":
+        _scale_down(run)
+    elif scenario == "scale-up":
+        for _ in range(params.count):
+            run.add_consumer(static).start()
+    elif scenario == "duplicate-instance":
+        original = run.consumers[0]
+        twin = run.add_consumer(static, name=f"{original.name}-twin",
+                                instance_id=original.instance_id)
+        twin.start()
+    return run.finish(scenario, membership, start, generation_start)
+
+
+def _scale_down(run: Run) -> None:
+    victims = run.bounce_order()[-run.params.count:]
+    admin = [(c.member_id, c.instance_id) for c in victims if c.instance_id is not None]
+    for consumer in victims:
+        consumer.stop()
+    if run.params.remove_members and admin:
+        request = LeaveGroupRequest(version=5, group_id=GROUP, members=[
+            LeaveGroupRequest.MemberIdentity(member_id="", group_instance_id=instance,
+                                             reason="kgroup remove-members")
+            for _, instance in admin])
+        run.engine.handle(request, "kgroup-admin")
+        run.ledger.event(run.engine.now, "remove-members", None,
+                         instances=[instance for _, instance in admin])
+
+
+# ---- comparisons ----------------------------------------------------------------------------
+COMPARE = ("membership", "assignor", "removal")
+
+
+def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
+    """The parameter sets `--compare` runs side by side."""
+    if compare is None:
+        return [params]
+    if compare == "membership":
+        if scenario in ("upgrade", "downgrade"):
+            raise ScenarioError(f"--compare membership does not apply to {scenario}: "
+                                "it switches membership by definition")
+        return [replace(params, membership=m) for m in MEMBERSHIPS]
+    if compare == "assignor":
+        return [replace(params, assignor=a) for a in ASSIGNORS]
+    if compare == "removal":
+        if scenario != "scale-down":
+            raise ScenarioError("--compare removal applies only to scale-down")
+        return [replace(params, remove_members=flag) for flag in (False, True)]
+    raise ScenarioError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")
