@@ -305,3 +305,27 @@ def test_committed_offsets_match_an_independent_model_of_the_transaction_rules(o
     assert {g: {tp: v.offset for tp, v in coord.committed_offsets(g).items()} for g in GROUPS} == oracle(ops)
     replayed = GroupCoordinator.from_records(coord.log, config=FAST)
     assert state(replayed, GROUPS) == state(coord, GROUPS)
+
+
+def test_expiry_after_failover_counts_from_the_persisted_empty_time():
+    from kafka.protocol.consumer.group import JoinGroupRequest, SyncGroupRequest
+    from test_coordinator_offsets_helpers import subscription
+    coord = make_coord()
+    join = coord.handle(JoinGroupRequest(
+        version=5, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=5_000, member_id="",
+        group_instance_id="i1", protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription("t"))]))
+    coord.advance(0)
+    member, gen = join.response.member_id, join.response.generation_id
+    coord.handle(SyncGroupRequest(version=3, group_id="g", generation_id=gen, member_id=member,
+                                  group_instance_id="i1", assignments=[]))
+    coord.handle(commit_request("g", {("t", 0): 5}, version=7, generation=gen, member_id=member,
+                                instance_id="i1"))
+    coord.advance(20_000)             # no heartbeats: the member expires at 10 s, the group empties
+    assert coord.group("g").state == "Empty" and coord.group("g").current_state_timestamp == 10_000
+    replayed = GroupCoordinator.from_records(coord.log, config=FAST, now_ms=coord.now_ms)
+    assert replayed.group("g").current_state_timestamp == 10_000
+    replayed.advance(49_000)          # 69 s: 59 s after the group became Empty
+    assert set(replayed.committed_offsets("g")) == {("t", 0)}
+    replayed.advance(1_000)           # 70 s = Empty time + 1 min retention
+    assert replayed.committed_offsets("g") == {} and replayed.group("g") is None
