@@ -66,12 +66,14 @@ def offset_records(coord):
 
 
 # ---------------------------------------------------------------- group formation helpers
-def form_group(coord, group_id, instances, topics=("orders",), protocol_type="consumer", metadata=None):
+def form_group(coord, group_id, instances, topics=("orders",), protocol_type="consumer", metadata=None,
+               rebalance_timeout_ms=5_000):
     """Join then sync static members; returns {instance id: member id} and leaves the group Stable."""
     replies = {}
     for inst in instances:
         req = JoinGroupRequest(version=5, group_id=group_id, session_timeout_ms=10_000,
-                               rebalance_timeout_ms=5_000, member_id="", group_instance_id=inst,
+                               rebalance_timeout_ms=rebalance_timeout_ms, member_id="",
+                               group_instance_id=inst,
                                protocol_type=protocol_type,
                                protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
                                    name="range",
@@ -79,7 +81,7 @@ def form_group(coord, group_id, instances, topics=("orders",), protocol_type="co
         replies[inst] = coord.handle(req)
     coord.advance(0)
     if not all(r.done for r in replies.values()):
-        coord.advance(5_000)
+        coord.advance(rebalance_timeout_ms)
     members = {inst: r.response.member_id for inst, r in replies.items()}
     generation = next(iter(replies.values())).response.generation_id
     for inst, member_id in members.items():
@@ -244,6 +246,26 @@ def test_commit_in_preparing_rebalance_with_current_generation_is_accepted():
                                       member_id=members["i2"], instance_id="i2"))
     assert errors(resp) == {("orders", 1): 0}
     assert coord.committed_offsets("g") == {("orders", 1): oam(8, coord.now_ms)}
+
+
+def test_commit_in_preparing_rebalance_keeps_a_non_rejoined_member_alive():
+    coord = make_coord()
+    members = form_group(coord, "g", ["i1", "i2"], rebalance_timeout_ms=60_000)
+    gen = generation_of(coord, "g")
+    coord.handle(JoinGroupRequest(
+        version=5, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=60_000,
+        member_id=members["i1"], group_instance_id="i1", protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription("orders"))]))
+    assert coord.group("g").state == "PreparingRebalance"
+    for _ in range(4):            # 36 s with a 10 s session: only the commits keep i2 alive
+        coord.advance(9_000)
+        resp = call(coord, commit_request("g", {("orders", 1): 8}, version=7, generation=gen,
+                                          member_id=members["i2"], instance_id="i2"))
+        assert errors(resp) == {("orders", 1): 0}
+    assert coord.group("g").state == "PreparingRebalance"
+    assert {m.group_instance_id for m in coord.group("g").members} == {"i1", "i2"}
+    coord.advance(10_001)
+    assert {m.group_instance_id for m in coord.group("g").members} == {"i1"}
 
 
 def test_generation_minus_one_commit_accepted_once_group_is_empty_again():
