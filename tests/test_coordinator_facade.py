@@ -123,3 +123,14 @@ def test_snapshot_is_immutable():
     with pytest.raises(Exception):
         snap.state = "Empty"
     assert h.coord.group("missing") is None and h.coord.groups() == ["g"]
+
+
+def test_bad_bytes_field_is_a_clear_error_naming_the_field():
+    from kafka.protocol.consumer.group import JoinGroupRequest
+    coord = GroupCoordinator(config={"group.min.session.timeout.ms": 10})
+    P = JoinGroupRequest.JoinGroupRequestProtocol
+    request = JoinGroupRequest(version=5, group_id="g", session_timeout_ms=100, rebalance_timeout_ms=100,
+                               member_id="", group_instance_id="s", protocol_type="consumer",
+                               protocols=[P(name="r", metadata=12)])
+    with pytest.raises(ValueError, match=r"protocols\[0\]\.metadata: expected bytes, got int"):
+        coord.handle(request)

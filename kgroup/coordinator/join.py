@@ -9,17 +9,7 @@ from .persistence import group_metadata_record
 from .rebalance import (add_member_then_rebalance, maybe_complete_join_phase,
                         maybe_prepare_rebalance_or_complete_join, prepare_rebalance,
                         reschedule_heartbeat, reschedule_member)
-from .responses import join_error, join_response, member_list, sync_response
-
-
-def _metadata(raw) -> bytes:
-    if raw is None:
-        return b""
-    if isinstance(raw, bytes):
-        return raw
-    if isinstance(raw, (bytearray, memoryview)):
-        return bytes(raw)
-    return bytes(raw.encode())     # an ApiData (e.g. ConsumerProtocolSubscription) object
+from .responses import join_error, join_response, member_list, sync_response, wire_bytes
 
 
 def handle_join_group(coord, request, client_id: str, client_host: str):
@@ -52,7 +42,8 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
         return done(join_error(version, codes.GROUP_MAX_SIZE_REACHED, ""))
 
     protocol_type = request.protocol_type or ""
-    protocols = [(p.name or "", _metadata(p.metadata)) for p in request.protocols or ()]
+    protocols = [(p.name or "", wire_bytes(p.metadata, f"JoinGroup group {group_id!r} protocols[{k}].metadata"))
+                 for k, p in enumerate(request.protocols or ())]
     join = _Join(coord, group, version, member_id, instance_id, session_timeout,
                  rebalance_timeout, protocol_type, protocols, client_id, client_host)
     if not member_id:

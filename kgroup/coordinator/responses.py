@@ -7,6 +7,20 @@ from kafka.protocol.consumer.group import JoinGroupResponse, SyncGroupResponse
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
 
 
+def wire_bytes(raw, field: str) -> bytes:
+    """A bytes field of a request (kafka-python may hold an ApiData object there)."""
+    if raw is None:
+        return b""
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, (bytearray, memoryview)):
+        return bytes(raw)
+    encode = getattr(raw, "encode", None)
+    if callable(encode) and not isinstance(raw, str):
+        return bytes(encode())
+    raise ValueError(f"{field}: expected bytes, got {type(raw).__name__}")
+
+
 def join_response(version: int, error: int, member_id: str, generation: int = -1,
                   protocol_type: str | None = None, protocol_name: str | None = None,
                   leader: str | None = "", skip_assignment: bool = False,

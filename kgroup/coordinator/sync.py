@@ -8,7 +8,7 @@ from . import codes
 from .group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .persistence import group_metadata_record
 from .rebalance import propagate_assignment, remove_pending_sync, reschedule_member
-from .responses import sync_response
+from .responses import sync_response, wire_bytes
 
 
 def handle_sync_group(coord, request, client_id: str, client_host: str):
@@ -51,8 +51,8 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
     if member_id == group.leader_id:
         assignments = {}
         for entry in request.assignments or ():
-            raw = entry.assignment
-            assignments[entry.member_id] = raw if isinstance(raw, bytes) else bytes(raw or b"")
+            assignments[entry.member_id] = wire_bytes(
+                entry.assignment, f"SyncGroup group {group_id!r} assignment of member {entry.member_id!r}")
         coord.append_records([group_metadata_record(group, assignments)])
         # the append cannot fail in this coordinator: install and answer at once
         if group.state == COMPLETING_REBALANCE:
