@@ -20,7 +20,7 @@ from .schema_runtime import ReadFailure, WriteFailure
 
 FAMILIES = ("consumer", "connect")
 _INT16 = struct.Struct(">h")
-_KEY_CACHE_LIMIT = 200_000
+_KEY_CACHE_LIMIT = 65_536
 
 
 class RecordDecodeError(ValueError):
