@@ -290,3 +290,32 @@ def test_rejoin_with_known_id_in_stable_then_sync_saves_a_late_static_member():
     assert h.sync(b.response.member_id, 1, instance="i1").response.assignment == b"x"
     advance_to(h, 40_000)
     assert len(h.group().members) == 2 and h.group().state == "Stable"
+
+
+def test_leader_that_does_not_rejoin_is_replaced_by_a_rejoined_member():
+    h = Harness()
+    a = h.join(instance="i0", session=60_000)
+    b = h.join(instance="i1", session=60_000)
+    advance_to(h, 6000)
+    ids = {"i0": a.response.member_id, "i1": b.response.member_id}
+    h.sync(ids["i1"], 1, instance="i1")
+    h.sync(ids["i0"], 1, instance="i0", assignments={})
+    r = h.join(member_id=ids["i1"], instance="i1", protocols=(("range", b"changed"),))
+    assert h.group().state == "PreparingRebalance"
+    advance_to(h, 36_000)                       # i0 (the leader) never rejoined; it is static: kept
+    assert r.response.leader == ids["i1"] and r.response.generation_id == 2
+    assert [(m.member_id, m.metadata) for m in r.response.members] == [
+        (ids["i0"], b"range-meta"), (ids["i1"], b"changed")]
+    assert h.group().leader == ids["i1"]
+
+
+def test_dynamic_member_below_v4_joins_an_ongoing_round():
+    h = Harness()
+    ids = h.stable()
+    lead = h.join(member_id=ids["i0"], instance="i0")
+    newcomer = h.join(version=3, client_id="old-client")
+    follower = h.join(member_id=ids["i1"], instance="i1")
+    # everybody, the newcomer included, has joined: the round completes at once
+    assert lead.done and newcomer.done and follower.done
+    assert newcomer.response.member_id == "old-client-u2"
+    assert [m.member_id for m in lead.response.members] == [ids["i0"], ids["i1"], "old-client-u2"]
