@@ -29,7 +29,7 @@ MIN_ANY_LENGTH = 14
 #: A stream (no known size) entry claiming more than this is treated as garbage, not read.
 MAX_STREAM_BATCH = 256 << 20
 #: Read size for files and streams.
-CHUNK = 8 << 20
+CHUNK = 1 << 20
 
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 _PREFIX = struct.Struct(">qi4xb")
