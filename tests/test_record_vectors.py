@@ -1,6 +1,7 @@
 """kafka_vectors.json (canonical, kafka-test, edge, partitioning) against kgroup.records."""
 
 import json
+import re
 
 import pytest
 
@@ -154,3 +155,29 @@ def test_partitioning(v):
     assert rec.java_string_hash(v["group_id"]) == e["java_hashCode"]
     assert rec.partition_for(v["group_id"]) == e["partition_of_50"]
     assert rec.partition_for(v["group_id"], 7) == e["partition_of_7"]
+
+
+_RECORD_LINE = re.compile(r"^\| offset: (\d+) .*? key: (.*?)(?: payload: (.*))?$")
+
+
+@pytest.mark.parametrize("segment,dump", [
+    ("A__consumer_offsets-7__00000000000000000000.log", "A.dump_offsets_decoder.txt"),
+    ("B__consumer_offsets-12__00000000000000000000.log", "B.dump_offsets_decoder.txt"),
+])
+def test_segment_records_print_exactly_like_kafka_dump_log(segment, dump):
+    """The real records of both segment files (batches read by kgroup.records.batch), printed
+    with dump_log_record, equal the key/payload text of kafka-dump-log's expected output."""
+    batch = pytest.importorskip("kgroup.records.batch")
+    expected = {}
+    for line in (VECTORS / "segments" / dump).read_text().splitlines():
+        match = _RECORD_LINE.match(line)
+        if match:
+            expected[int(match.group(1))] = (match.group(2), match.group(3))
+    seen = {}
+    for b in batch.read_batches(str(VECTORS / "segments" / segment)):
+        if b.is_control:
+            continue
+        for r in b.records:
+            seen[r.offset] = rec.dump_log_record(r.key, r.value, r.offset)
+    assert seen == expected
+    assert len(seen) == {"A.dump_offsets_decoder.txt": 25, "B.dump_offsets_decoder.txt": 13}[dump]
