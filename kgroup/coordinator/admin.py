@@ -55,8 +55,8 @@ def _describe(coord, version: int, group_id: str | None):
 
 def handle_list_groups(coord, request, client_id: str, client_host: str):
     version = request.API_VERSION
-    states = {s.lower() for s in (request.states_filter or ())} if version >= 4 else set()
-    types = {t.lower() for t in (request.types_filter or ())} if version >= 5 else set()
+    states = {s.strip().lower() for s in (request.states_filter or ())} if version >= 4 else set()
+    types = {t.strip().lower() for t in (request.types_filter or ())} if version >= 5 else set()
     listed = []
     if not types or GROUP_TYPE in types:
         for group_id, group in coord.classic_groups().items():
