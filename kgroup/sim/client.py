@@ -53,6 +53,7 @@ class ConsumerConfig:
     rebalance_timeout_ms: int = 300_000        # max.poll.interval.ms
     heartbeat_interval_ms: int = 3_000
     by_instance_id: bool = True                # assignor sort key (KIP-345)
+    wire_heartbeats: bool = False              # True: every heartbeat is a HeartbeatRequest
 
 
 class SimConsumer:
@@ -276,6 +277,19 @@ class SimConsumer:
     def _heartbeat(self, token: int) -> None:
         if token != self._heartbeat_token or self.state != "stable":
             return
+        if not self.config.wire_heartbeats:
+            group = self.engine.group()
+            if (group is not None and group.state == "Stable"
+                    and group.generation_id == self.generation
+                    and self.member_id in group.members
+                    and (self.instance_id is None
+                         or group.static_members.get(self.instance_id) == self.member_id)):
+                # The coordinator can only answer NONE here and refresh the session timer
+                # (spec c.2 step 6); do just that, without building request and response.
+                self.engine.coordinator.refresh_session(group, self.member_id)
+                self.engine.after(self.config.heartbeat_interval_ms,
+                                  lambda: self._heartbeat(token))
+                return
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,
                                    group_instance_id=self.instance_id)

@@ -52,6 +52,7 @@ class SimParams:
     remove_members: bool = False   # scale-down: admin LeaveGroup right away (static members)
     by_instance_id: bool = True    # assignor sort key
     seed: int = 0
+    wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
     max_time_ms: int | None = None  # virtual-time cap after the warm-up (default: derived)
 
     def validate(self) -> None:
@@ -141,7 +142,7 @@ class Run:
                       session_timeout_ms=p.session_timeout_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
                       heartbeat_interval_ms=p.heartbeat_interval_ms,
-                      by_instance_id=p.by_instance_id)
+                      by_instance_id=p.by_instance_id, wire_heartbeats=p.wire_heartbeats)
         values.update(overrides)
         return ConsumerConfig(**values)
 
