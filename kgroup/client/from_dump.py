@@ -1,0 +1,142 @@
+"""`describe --from-dump`: the group view rebuilt offline by replaying `__consumer_offsets`.
+
+The embedded coordinator (GroupCoordinator.from_records) gives the state a new coordinator would
+load. The log also knows what DescribeGroups never says: each member's session timeout, when it
+was last written (so when it would expire without heartbeats), and the history of every
+group.instance.id — a static member that keeps changing member id or host is restarting in a
+loop or running twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgroup.client.model import GroupView, OffsetRow, member_from_bytes
+from kgroup.errors import KgroupError
+
+GROUP_METADATA = 2
+
+
+@dataclass
+class InstanceHistory:
+    member_ids: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    last_offset: int = -1
+
+    def note(self, member_id: str, host: str, offset: int) -> None:
+        if not self.member_ids or self.member_ids[-1] != member_id:
+            self.member_ids.append(member_id)
+        if host and host not in self.hosts:
+            self.hosts.append(host)
+        self.last_offset = offset
+
+
+@dataclass
+class DumpReplay:
+    """Everything read from the dump: the rebuilt coordinator plus per-member log facts."""
+
+    coordinator: object
+    last_timestamp_ms: int
+    member_seen_ms: dict = field(default_factory=dict)   # (group, member id) -> last GroupMetadata time
+    instances: dict = field(default_factory=dict)        # (group, instance id) -> InstanceHistory
+    subscriptions: dict = field(default_factory=dict)    # (group, member id) -> subscription bytes
+    problems: list = field(default_factory=list)
+    records: int = 0
+
+
+def replay_dump(paths, report=None) -> DumpReplay:
+    """Read segments/partition dirs/log dirs and replay them; problems are reported, not fatal."""
+    from kgroup.coordinator import GroupCoordinator, LogEntry
+    from kgroup.coordinator.coordinator import CoordinatorReplayError
+    from kgroup.records.decoder import ProblemLog
+    from kgroup.records.dump import iter_input, resolve_inputs
+
+    problems = ProblemLog(report=report)
+    inputs = resolve_inputs(list(paths), "consumer", problems)
+    if not inputs:
+        raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths)))
+    entries = []
+    seen_ms: dict = {}
+    instances: dict = {}
+    subscriptions: dict = {}
+    last_ts = 0
+    for inp in inputs:
+        for _batch, rows in iter_input(inp, problems):
+            for row in rows:
+                last_ts = max(last_ts, row.timestamp)
+                if row.kind == "control":
+                    entries.append(LogEntry(records=[], producer_id=row.producer_id, control=row.marker,
+                                            coordinator_epoch=row.coordinator_epoch or 0,
+                                            timestamp_ms=row.timestamp))
+                    continue
+                if row.kind != "data":
+                    continue
+                entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], producer_id=row.producer_id,
+                                        transactional=row.transactional, timestamp_ms=row.timestamp))
+                if row.record_type == GROUP_METADATA and row.value is not None:
+                    _note_members(row, seen_ms, instances, subscriptions)
+    if not entries:
+        raise KgroupError("no records could be read from " + ", ".join(map(str, paths)))
+    try:
+        coord = GroupCoordinator.from_records(entries, now_ms=last_ts)
+    except CoordinatorReplayError as exc:
+        raise KgroupError(f"cannot replay the dump: {exc}") from None
+    return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems, len(entries))
+
+
+def _note_members(row, seen_ms, instances, subscriptions) -> None:
+    group = row.key.data["group"]
+    for m in row.value.data.get("members") or []:
+        member_id = m.get("memberId") or ""
+        seen_ms[(group, member_id)] = row.timestamp
+        subscriptions[(group, member_id)] = m.get("subscription") or b""
+        iid = m.get("groupInstanceId")
+        if iid is not None:
+            instances.setdefault((group, iid), InstanceHistory()).note(member_id, m.get("clientHost") or "",
+                                                                       row.offset)
+
+
+def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
+    """Views of the named groups (all groups when None); an unknown name gets an error entry."""
+    coord = replay.coordinator
+    known = sorted(coord.groups())
+    wanted = known if not group_ids else list(group_ids)
+    views = []
+    for gid in wanted:
+        snap = coord.group(gid)
+        committed = coord.committed_offsets(gid) if gid in known or snap is not None else {}
+        if snap is None and not committed:
+            views.append(GroupView(gid, "Dead", "", "", None, error=f"group {gid!r} is not in the dump"))
+            continue
+        views.append(_view(replay, gid, snap, committed))
+    return views
+
+
+def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
+    protocol_type = (snap.protocol_type or "") if snap else ""
+    members = []
+    for m in (snap.members if snap else ()):
+        view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                 replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
+        view.session_timeout_ms = m.session_timeout_ms
+        seen = replay.member_seen_ms.get((gid, m.member_id))
+        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
+        members.append(view)
+    view = GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
+                     None, members, generation=snap.generation if snap else None)
+    owners = view.owners()
+    rows = []
+    for (topic, partition) in sorted(set(committed) | set(owners)):
+        om = committed.get((topic, partition))
+        owner = owners.get((topic, partition))
+        rows.append(OffsetRow(topic, partition, om.offset if om is not None else None, None,
+                              owner.member_id if owner else None, owner.group_instance_id if owner else None))
+    view.offsets = rows
+    moves = []
+    for (group, iid), hist in sorted(replay.instances.items()):
+        if group != gid or (len(hist.member_ids) < 2 and len(hist.hosts) < 2):
+            continue
+        moves.append({"group_instance_id": iid, "member_ids": list(hist.member_ids), "hosts": list(hist.hosts),
+                      "member_id_changes": len(hist.member_ids) - 1, "moved_host": len(hist.hosts) > 1})
+    view.instance_moves = moves
+    return view

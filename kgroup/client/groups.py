@@ -1,0 +1,191 @@
+"""Live group calls: ListGroups, DescribeGroups, committed offsets and log-end offsets."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from kgroup.client.model import GroupView, OffsetRow, group_from_described
+from kgroup.client.wire import ClusterClient, Coordinator, error_name
+from kgroup.errors import KgroupError
+
+GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead",
+                "Assigning", "Reconciling")
+GROUP_TYPES = ("classic", "consumer", "share", "streams")
+
+
+@dataclass
+class ListedGroup:
+    group: str
+    state: str
+    protocol_type: str
+    group_type: str
+    coordinator: Coordinator
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
+                "type": self.group_type, "coordinator": self.coordinator.to_json()}
+
+
+def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]:
+    """Groups from every broker; filters go to the broker when it supports them and are applied here too."""
+    from kafka.protocol.admin import ListGroupsRequest
+
+    version = client.max_version(ListGroupsRequest)
+    if version < 0:
+        raise KgroupError("the broker does not support ListGroups")
+    wanted_states = {s.lower() for s in states}
+    wanted_types = {t.lower() for t in types}
+    found: dict[str, ListedGroup] = {}
+    for broker in client.brokers():
+        kwargs = {"version": version}
+        if version >= 4:
+            kwargs["states_filter"] = list(states)
+        if version >= 5:
+            kwargs["types_filter"] = list(types)
+        response = client.send(ListGroupsRequest(**kwargs), node_id=broker.node_id,
+                               what=f"ListGroups on broker {broker}")
+        if response.error_code:
+            raise KgroupError(f"ListGroups on broker {broker} failed: {error_name(response.error_code)}")
+        for row in response.groups:
+            found[row.group_id] = ListedGroup(
+                row.group_id, getattr(row, "group_state", "") or "", getattr(row, "protocol_type", "") or "",
+                # Brokers before ListGroups v5 only have classic groups.
+                (getattr(row, "group_type", "") or "classic").lower(), broker)
+    groups = sorted(found.values(), key=lambda g: g.group)
+    if wanted_states and any(not g.state for g in groups):
+        described = {v.group: v.state for v in describe_groups(client, [g.group for g in groups if not g.state])}
+        for g in groups:
+            g.state = g.state or described.get(g.group, "")
+    return [g for g in groups
+            if (not wanted_states or g.state.lower() in wanted_states)
+            and (not wanted_types or g.group_type in wanted_types)]
+
+
+def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
+    """One DescribeGroups per coordinator; groups come back in the order asked."""
+    from kafka.protocol.admin import DescribeGroupsRequest
+
+    version = client.max_version(DescribeGroupsRequest)
+    if version < 0:
+        raise KgroupError("the broker does not support DescribeGroups")
+    by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
+    for group in group_ids:
+        by_coordinator[client.find_coordinator(group)].append(group)
+    views = {}
+    for coordinator, groups in by_coordinator.items():
+        kwargs = {"groups": groups, "version": min(version, 5)}
+        if kwargs["version"] >= 3:
+            kwargs["include_authorized_operations"] = False
+        response = client.send(DescribeGroupsRequest(**kwargs), node_id=coordinator.node_id,
+                               what=f"DescribeGroups on {coordinator}")
+        for raw in response.groups:
+            views[raw.group_id] = group_from_described(raw, coordinator)
+    result = []
+    for group in group_ids:
+        view = views.get(group)
+        if view is None:
+            view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
+        result.append(view)
+    return result
+
+
+def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinator,
+                      topics=None) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> committed offset for the group (all its partitions when supported)."""
+    from kafka.protocol.consumer import OffsetFetchRequest
+
+    version = min(client.max_version(OffsetFetchRequest), 7)
+    if version < 1:
+        raise KgroupError("the broker does not support OffsetFetch v1+ (Kafka-stored offsets)")
+    if version >= 2:
+        request_topics = None
+    else:
+        request_topics = [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=list(ps))
+                          for t, ps in sorted((topics or {}).items())]
+    request = OffsetFetchRequest(group_id=group, topics=request_topics, version=version)
+    response = client.send(request, node_id=coordinator.node_id, what=f"OffsetFetch for group {group!r}")
+    code = getattr(response, "error_code", 0) or 0
+    if code:
+        raise KgroupError(f"group {group!r}: OffsetFetch failed: {error_name(code)}")
+    result = {}
+    for topic in response.topics:
+        for part in topic.partitions:
+            if part.error_code == 0 and part.committed_offset >= 0:
+                result[(topic.name, part.partition_index)] = part.committed_offset
+    return result
+
+
+def log_end_offsets(client: ClusterClient, partitions) -> dict[tuple[str, int], int | str]:
+    """(topic, partition) -> latest offset, or an error name for a partition that cannot be read."""
+    from kafka.protocol.consumer import ListOffsetsRequest
+    from kafka.protocol.metadata import MetadataRequest
+
+    partitions = sorted(set(partitions))
+    if not partitions:
+        return {}
+    topics = sorted({t for t, _ in partitions})
+    metadata = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                                           allow_auto_topic_creation=False),
+                           what="Metadata for the group's topics")
+    leaders = {}
+    result: dict[tuple[str, int], int | str] = {}
+    for topic in metadata.topics:
+        if topic.error_code:
+            for t, p in partitions:
+                if t == topic.name:
+                    result[(t, p)] = error_name(topic.error_code)
+            continue
+        for part in topic.partitions:
+            leaders[(topic.name, part.partition_index)] = part.leader_id
+    by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for tp in partitions:
+        if tp in result:
+            continue
+        leader = leaders.get(tp, -1)
+        if leader < 0:
+            result[tp] = "LEADER_NOT_AVAILABLE" if tp in leaders else "UNKNOWN_TOPIC_OR_PARTITION"
+        else:
+            by_leader[leader].append(tp)
+    version = min(client.max_version(ListOffsetsRequest), 7)
+    for leader, tps in by_leader.items():
+        grouped: dict[str, list[int]] = defaultdict(list)
+        for t, p in tps:
+            grouped[t].append(p)
+        request = ListOffsetsRequest(
+            replica_id=-1, isolation_level=0, version=max(version, 1),
+            topics=[ListOffsetsRequest.ListOffsetsTopic(
+                name=t, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                    partition_index=p, timestamp=-1) for p in ps]) for t, ps in grouped.items()])
+        response = client.send(request, node_id=leader, what=f"ListOffsets on broker {leader}")
+        for topic in response.topics:
+            for part in topic.partitions:
+                key = (topic.name, part.partition_index)
+                result[key] = part.offset if part.error_code == 0 else error_name(part.error_code)
+    return result
+
+
+def attach_offsets(client: ClusterClient, view: GroupView) -> None:
+    """Fill view.offsets: committed offsets, log end, lag and the owner of every partition."""
+    owners = view.owners()
+    assigned: dict[str, set[int]] = defaultdict(set)
+    for t, p in owners:
+        assigned[t].add(p)
+    committed = committed_offsets(client, view.group, view.coordinator, assigned) if view.coordinator else {}
+    partitions = set(committed) | set(owners)
+    ends = log_end_offsets(client, partitions)
+    rows = []
+    for tp in sorted(partitions):
+        owner = owners.get(tp)
+        end = ends.get(tp)
+        rows.append(OffsetRow(tp[0], tp[1], committed.get(tp), end if isinstance(end, int) else None,
+                              owner.member_id if owner else None, owner.group_instance_id if owner else None,
+                              end if isinstance(end, str) else None))
+    view.offsets = rows
+
+
+def group_exists(view: GroupView) -> bool:
+    """DescribeGroups answers an unknown group as Dead with no members (or GROUP_ID_NOT_FOUND)."""
+    if view.error and view.error.startswith("GROUP_ID_NOT_FOUND"):
+        return False
+    return not (view.state in ("Dead", "") and not view.members and not view.offsets)

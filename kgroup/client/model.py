@@ -1,0 +1,186 @@
+"""What kgroup shows about a group, built from DescribeGroups (live) or a replayed dump (offline).
+
+Parsing is tolerant on purpose: old brokers omit fields (no group.instance.id before
+DescribeGroups v4), other protocol types carry opaque metadata, and a broker may set
+authorized-operation bits no client knows. None of that may stop a describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgroup.client.wire import Coordinator
+
+CONSUMER_PROTOCOL = "consumer"
+
+
+@dataclass
+class MemberView:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: list[dict] = field(default_factory=list)   # [{"topic", "partitions"}]
+    subscription: list[str] | None = None                  # subscribed topics, consumer protocol only
+    metadata_size: int = 0
+    assignment_size: int = 0
+    decode_error: str | None = None
+    # Only known offline (from a dump): the session timeout and when the member would expire.
+    session_timeout_ms: int | None = None
+    expires_at_ms: int | None = None
+
+    @property
+    def static(self) -> bool:
+        return self.group_instance_id is not None
+
+    def partitions(self) -> list[tuple[str, int]]:
+        return [(tp["topic"], p) for tp in self.assignment for p in tp["partitions"]]
+
+    def to_json(self, offline: bool = False) -> dict:
+        data = {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
+                "static": self.static, "client_id": self.client_id, "client_host": self.client_host,
+                "assignment": [dict(tp) for tp in self.assignment]}
+        if self.decode_error:
+            data["decode_error"] = self.decode_error
+        if offline:
+            data["session_timeout_ms"] = self.session_timeout_ms
+            data["expires_at_ms"] = self.expires_at_ms
+        return data
+
+
+@dataclass
+class OffsetRow:
+    topic: str
+    partition: int
+    committed: int | None
+    log_end: int | None
+    member_id: str | None = None
+    group_instance_id: str | None = None
+    error: str | None = None
+
+    @property
+    def lag(self) -> int | None:
+        if self.committed is None or self.log_end is None or self.committed < 0:
+            return None
+        return max(self.log_end - self.committed, 0)
+
+    def to_json(self) -> dict:
+        data = {"topic": self.topic, "partition": self.partition, "committed": self.committed,
+                "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id,
+                "group_instance_id": self.group_instance_id}
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+@dataclass
+class GroupView:
+    group: str
+    state: str
+    protocol_type: str
+    protocol: str
+    coordinator: Coordinator | None
+    members: list[MemberView] = field(default_factory=list)
+    offsets: list[OffsetRow] | None = None
+    error: str | None = None
+    generation: int | None = None          # known offline only (DescribeGroups does not carry it)
+    instance_moves: list[dict] | None = None  # offline only: instance ids seen with several member ids/hosts
+
+    @property
+    def static_count(self) -> int:
+        return sum(1 for m in self.members if m.static)
+
+    @property
+    def dynamic_count(self) -> int:
+        return len(self.members) - self.static_count
+
+    def member_by_instance(self) -> dict[str, MemberView]:
+        return {m.group_instance_id: m for m in self.members if m.static}
+
+    def owners(self) -> dict[tuple[str, int], MemberView]:
+        return {tp: m for m in self.members for tp in m.partitions()}
+
+    def lag_by_owner(self) -> list[tuple[str, int | None]]:
+        """Total lag per group.instance.id (member id for dynamic owners, "-" for unowned)."""
+        totals: dict[str, int | None] = {}
+        for row in self.offsets or []:
+            key = row.group_instance_id or row.member_id or "-"
+            lag = row.lag
+            if key not in totals:
+                totals[key] = lag
+            elif lag is not None:
+                totals[key] = lag if totals[key] is None else totals[key] + lag
+        return sorted(totals.items())
+
+    def to_json(self, offline: bool = False) -> dict:
+        data = {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
+                "protocol": self.protocol,
+                "coordinator": self.coordinator.to_json() if self.coordinator else None,
+                "members": [m.to_json(offline) for m in self.members],
+                "offsets": [r.to_json() for r in self.offsets] if self.offsets is not None else [],
+                "error": self.error}
+        if offline:
+            data["generation"] = self.generation
+            data["instance_moves"] = self.instance_moves or []
+        return data
+
+
+def _as_bytes(value) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    encode = getattr(value, "encode", None)
+    if callable(encode):  # an already-decoded ApiData: re-encode to show its size
+        try:
+            return bytes(encode())
+        except Exception:  # noqa: BLE001 - size is informational only
+            return b""
+    return b""
+
+
+def member_from_bytes(member_id, instance_id, client_id, client_host, metadata, assignment,
+                      protocol_type) -> MemberView:
+    """A member with its assignment decoded when the protocol type is `consumer`."""
+    meta, assigned = _as_bytes(metadata), _as_bytes(assignment)
+    member = MemberView(member_id or "", instance_id, client_id or "", client_host or "",
+                        metadata_size=len(meta), assignment_size=len(assigned))
+    if protocol_type != CONSUMER_PROTOCOL:
+        return member
+    from kgroup.records import RecordDecodeError, decode_assignment, decode_subscription
+
+    problems = []
+    if assigned:
+        try:
+            data = decode_assignment(assigned)
+            member.assignment = [{"topic": tp["topic"], "partitions": sorted(tp["partitions"])}
+                                 for tp in data.get("assignedPartitions") or []]
+        except RecordDecodeError as exc:
+            problems.append(f"assignment: {exc}")
+    if meta:
+        try:
+            member.subscription = list(decode_subscription(meta).get("topics") or [])
+        except RecordDecodeError as exc:
+            problems.append(f"subscription: {exc}")
+    member.decode_error = "; ".join(problems) or None
+    return member
+
+
+def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
+    """A DescribeGroups response entry (any version) as a GroupView; missing fields get defaults."""
+    from kgroup.client.wire import error_name
+
+    protocol_type = getattr(raw, "protocol_type", "") or ""
+    members = [member_from_bytes(getattr(m, "member_id", ""), getattr(m, "group_instance_id", None),
+                                 getattr(m, "client_id", ""), getattr(m, "client_host", ""),
+                                 getattr(m, "member_metadata", b""), getattr(m, "member_assignment", b""),
+                                 protocol_type)
+               for m in getattr(raw, "members", None) or []]
+    code = getattr(raw, "error_code", 0) or 0
+    error = None
+    if code:
+        message = getattr(raw, "error_message", None)
+        error = error_name(code) + (f": {message}" if message else "")
+    return GroupView(group=raw.group_id, state=getattr(raw, "group_state", "") or "",
+                     protocol_type=protocol_type, protocol=getattr(raw, "protocol_data", "") or "",
+                     coordinator=coordinator, members=members, error=error)

@@ -1,0 +1,299 @@
+"""KIP-345 member removal: one LeaveGroup batch, results keyed by what the operator typed.
+
+Safety rules: an empty selection is never "everyone" (the Java Admin foot-gun) — `--all` must be
+explicit and is expanded here from a fresh DescribeGroups; instance ids need LeaveGroup v3+, and an
+older broker gets a clear error instead of a silent fallback.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kgroup.client.groups import describe_groups, group_exists
+from kgroup.client.model import GroupView
+from kgroup.client.wire import RETRIABLE_COORDINATOR_ERRORS, ClusterClient, error_name
+from kgroup.errors import EXIT_USAGE, KgroupError
+
+BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
+REASON_VERSION = 5     # Members[].Reason (KIP-800)
+
+
+class SelectionError(KgroupError):
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class Target:
+    """One member to remove, as the operator named it."""
+
+    group_instance_id: str | None = None
+    member_id: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.group_instance_id if self.group_instance_id is not None else self.member_id
+
+
+@dataclass
+class MemberResult:
+    target: Target
+    error: str | None                                   # Kafka's error name; None = removed
+    status: str | None = None                           # dry run: static | dynamic | unknown
+    partitions: list[tuple[str, int]] = field(default_factory=list)
+    moves: list[tuple[str, int, str | None]] = field(default_factory=list)   # dry run prediction
+
+    def to_json(self, dry_run: bool = False) -> dict:
+        data = {"group_instance_id": self.target.group_instance_id,
+                "member_id": self.target.member_id or None, "error": self.error}
+        if dry_run:
+            data["status"] = self.status
+            data["partitions"] = [{"topic": t, "partition": p} for t, p in self.partitions]
+            data["moves"] = [{"topic": t, "partition": p, "to": new} for t, p, new in self.moves]
+        return data
+
+
+@dataclass
+class RemovalReport:
+    group: str
+    dry_run: bool
+    results: list[MemberResult]
+    before: GroupView | None = None
+    after: GroupView | None = None
+    prediction_note: str | None = None
+    leave_version: int | None = None
+
+    @property
+    def removed(self) -> int:
+        return 0 if self.dry_run else sum(1 for r in self.results if r.error is None)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if r.error is not None)
+
+    def to_json(self) -> dict:
+        data = {"group": self.group, "dry_run": self.dry_run,
+                "results": [r.to_json(self.dry_run) for r in self.results],
+                "removed": self.removed, "failed": self.failed}
+        if self.dry_run and self.prediction_note:
+            data["prediction_note"] = self.prediction_note
+        if self.after is not None:
+            data["wait"] = before_after(self.before, self.after)
+        return data
+
+
+def split_ids(values) -> list[str]:
+    """Repeatable options that also take comma lists: ("a,b", "c") -> ["a", "b", "c"]."""
+    out = []
+    for value in values or ():
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def read_id_file(path: str) -> list[str]:
+    """One instance id per line (commas allowed); blank lines and `#` comments skipped."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        raise SelectionError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SelectionError(f"{path}: cannot read: {exc}") from None
+    return split_ids(line.split("#", 1)[0] for line in lines)
+
+
+def build_targets(instance_ids=(), member_ids=()) -> list[Target]:
+    """Targets in the order given, duplicates dropped (a second entry would only fail as unknown)."""
+    targets, seen = [], set()
+    for iid in instance_ids:
+        t = Target(group_instance_id=iid)
+        if t not in seen:
+            seen.add(t)
+            targets.append(t)
+    for mid in member_ids:
+        t = Target(member_id=mid)
+        if t not in seen:
+            seen.add(t)
+            targets.append(t)
+    return targets
+
+
+def targets_for_all(view: GroupView) -> list[Target]:
+    """`--all`: static members by instance id (survives a restart race), dynamic ones by member id."""
+    return [Target(group_instance_id=m.group_instance_id) if m.static else Target(member_id=m.member_id)
+            for m in view.members]
+
+
+def describe_existing(client: ClusterClient, group: str) -> GroupView:
+    view = describe_groups(client, [group])[0]
+    if view.error:
+        raise KgroupError(f"group {group!r}: DescribeGroups failed: {view.error}")
+    if not group_exists(view):
+        raise KgroupError(f"group {group!r} does not exist (coordinator {view.coordinator})")
+    return view
+
+
+def match_results(targets, response_members) -> list[str | None]:
+    """Per target, the response's error name; by position when the broker echoes in order, else by ids."""
+    names = []
+    rows = list(response_members or [])
+    def same(t, r):
+        return ((getattr(r, "group_instance_id", None) == t.group_instance_id)
+                and (getattr(r, "member_id", "") or "") == t.member_id)
+    if len(rows) == len(targets) and all(same(t, r) for t, r in zip(targets, rows)):
+        return [error_name(r.error_code) if r.error_code else None for r in rows]
+    remaining = list(rows)
+    for t in targets:
+        hit = next((r for r in remaining if same(t, r)), None)
+        if hit is None:  # some brokers fill in the resolved member id: match on the instance id alone
+            hit = next((r for r in remaining if t.group_instance_id is not None
+                        and getattr(r, "group_instance_id", None) == t.group_instance_id), None)
+        if hit is None:
+            names.append("MISSING_FROM_RESPONSE")
+            continue
+        remaining.remove(hit)
+        names.append(error_name(hit.error_code) if hit.error_code else None)
+    return names
+
+
+def send_leave(client: ClusterClient, group: str, targets, reason: str | None = None):
+    """LeaveGroup for the targets -> (error name or None per target, version used)."""
+    from kafka.protocol.consumer import LeaveGroupRequest
+
+    version = client.max_version(LeaveGroupRequest)
+    if version < 0:
+        raise KgroupError("the broker does not support LeaveGroup")
+    if version < BATCH_VERSION:
+        if any(t.group_instance_id is not None for t in targets):
+            raise KgroupError(f"the broker supports LeaveGroup up to v{version}; removing members by "
+                              f"group.instance.id needs v{BATCH_VERSION}+ (Kafka 2.3+). Use --member-id "
+                              f"for members of this group")
+        results = []
+        for t in targets:
+            response = _leave_with_retry(client, group, lambda v=version, t=t: LeaveGroupRequest(
+                group_id=group, member_id=t.member_id, version=v))
+            results.append(error_name(response.error_code) if response.error_code else None)
+        return results, version
+    version = min(version, REASON_VERSION)
+    def build():
+        identities = []
+        for t in targets:
+            fields = {"member_id": t.member_id, "group_instance_id": t.group_instance_id}
+            if version >= REASON_VERSION:
+                fields["reason"] = reason
+            identities.append(LeaveGroupRequest.MemberIdentity(**fields))
+        return LeaveGroupRequest(group_id=group, members=identities, version=version)
+    response = _leave_with_retry(client, group, build)
+    return match_results(targets, response.members), version
+
+
+def _leave_with_retry(client, group, build):
+    deadline = time.monotonic() + client.timeout_s
+    while True:
+        coordinator = client.find_coordinator(group)
+        response = client.send(build(), node_id=coordinator.node_id, what=f"LeaveGroup for group {group!r}")
+        code = response.error_code
+        if code in RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+            time.sleep(0.2)
+            continue
+        if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
+            raise KgroupError(f"group {group!r}: LeaveGroup failed: {error_name(code)}; no member was removed")
+        return response
+
+
+def remove_members(client: ClusterClient, group: str, targets, *, remove_all: bool = False,
+                   reason: str | None = None) -> RemovalReport:
+    """Remove the targets (or, with remove_all, every current member) in one LeaveGroup batch."""
+    before = describe_existing(client, group)
+    if remove_all:
+        targets = targets_for_all(before)
+        if not targets:
+            raise KgroupError(f"group {group!r} has no members to remove (state {before.state})")
+    if not targets:
+        raise SelectionError("no members selected: give --instance-id, --member-id, --from-file or --all")
+    errors, version = send_leave(client, group, targets, reason)
+    report = RemovalReport(group, False, [MemberResult(t, e) for t, e in zip(targets, errors)], before=before)
+    report.leave_version = version
+    return report
+
+
+def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool = False) -> RemovalReport:
+    """Dry run: which targets exist (static/dynamic), which are unknown, what they own, where it would go."""
+    before = describe_existing(client, group)
+    if remove_all:
+        targets = targets_for_all(before)
+    if not targets:
+        raise SelectionError("no members selected: give --instance-id, --member-id, --from-file or --all")
+    by_instance = before.member_by_instance()
+    by_member = {m.member_id: m for m in before.members}
+    results = []
+    for t in targets:
+        member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
+        if member is None:
+            results.append(MemberResult(t, "UNKNOWN_MEMBER_ID", status="unknown"))
+        else:
+            results.append(MemberResult(t, None, status="static" if member.static else "dynamic",
+                                        partitions=member.partitions()))
+    report = RemovalReport(group, True, results, before=before)
+    report.prediction_note = predict_moves(client, before, report)
+    return report
+
+
+def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
+    """Fill each known target's `moves` with the assignor's prediction; returns why it could not, if so."""
+    if view.protocol_type != "consumer":
+        return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
+    if view.state != "Stable":
+        return f"no prediction: the group is {view.state}, not Stable"
+    try:
+        from kgroup.sim.assignors import MemberInfo, get_assignor, predict_after_removal
+    except ImportError:
+        return "no prediction: kgroup.sim.assignors is not available"
+    try:
+        get_assignor(view.protocol)
+    except ValueError:
+        return f"no prediction: assignor {view.protocol!r} is not one kgroup can simulate"
+    known = [r for r in report.results if r.status in ("static", "dynamic")]
+    if not known:
+        return None
+    members = [MemberInfo(m.member_id, m.group_instance_id, tuple(m.subscription or ()), tuple(m.partitions()))
+               for m in view.members]
+    topics = sorted({t for m in members for t in m.topics} | {t for m in view.members for t, _ in m.partitions()})
+    counts = partition_counts(client, topics)
+    owner_label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
+    by_instance = view.member_by_instance()
+    removed_ids = []
+    for r in known:
+        t = r.target
+        removed_ids.append(by_instance[t.group_instance_id].member_id if t.group_instance_id is not None
+                           else t.member_id)
+    try:
+        prediction = predict_after_removal(members, removed_ids, counts, view.protocol)
+    except ValueError as exc:
+        return f"no prediction: {exc}"
+    for r, mid in zip(known, removed_ids):
+        r.moves = [(t, p, owner_label.get(new) if new else None) for t, p, new in prediction.moved_from(mid)]
+    return None
+
+
+def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
+    from kafka.protocol.metadata import MetadataRequest
+
+    if not topics:
+        return {}
+    response = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                                           allow_auto_topic_creation=False), what="Metadata")
+    return {t.name: len(t.partitions) for t in response.topics if not t.error_code}
+
+
+def before_after(before: GroupView, after: GroupView) -> dict:
+    """Members, state and partitions whose owner (instance id, else member id) changed."""
+    def label(m):
+        return m.group_instance_id or m.member_id
+    old = {tp: label(m) for tp, m in before.owners().items()}
+    new = {tp: label(m) for tp, m in after.owners().items()}
+    moved = [{"topic": t, "partition": p, "from": old.get((t, p)), "to": new.get((t, p))}
+             for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
+    return {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
+            "after": {"state": after.state, "members": sorted(label(m) for m in after.members)},
+            "generation_advanced": True, "partitions_moved": moved}

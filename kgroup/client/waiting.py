@@ -1,0 +1,64 @@
+"""Polling DescribeGroups until a group reaches a state, for runbooks and `remove-members --wait`."""
+
+from __future__ import annotations
+
+import time
+
+from kgroup.client.groups import describe_groups, group_exists
+from kgroup.client.model import GroupView
+from kgroup.client.wire import ClusterClient
+from kgroup.errors import KgroupError
+
+POLL_INTERVAL_S = 0.2
+
+
+class WaitTimeout(KgroupError):
+    """The condition was not met in time; carries the last view seen."""
+
+    def __init__(self, message: str, last: GroupView | None):
+        super().__init__(message)
+        self.last = last
+
+
+def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_what: str,
+         interval_s: float = POLL_INTERVAL_S, clock=time.monotonic, sleep=time.sleep) -> GroupView:
+    """Describe the group until done(view) is true; WaitTimeout (exit 1) after timeout_s."""
+    deadline = clock() + timeout_s
+    last = None
+    while True:
+        last = describe_groups(client, [group])[0]
+        if last.error and not last.error.startswith("COORDINATOR"):
+            raise KgroupError(f"group {group!r}: DescribeGroups failed: {last.error}")
+        if not last.error and done(last):
+            return last
+        if clock() >= deadline:
+            seen = last.state if group_exists(last) else "does not exist"
+            raise WaitTimeout(f"group {group!r}: timed out after {timeout_s:g}s waiting for {describe_what} "
+                              f"(last state: {seen}, {len(last.members)} member(s))", last)
+        sleep(interval_s)
+
+
+def wait_for_state(client: ClusterClient, group: str, state: str, timeout_s: float, **kw) -> GroupView:
+    """Until the group is in `state` ("Dead" also matches a group that does not exist)."""
+    wanted = state.lower()
+    def done(view):
+        if wanted == "dead":
+            return not group_exists(view)
+        return group_exists(view) and view.state.lower() == wanted
+    return poll(client, group, done, timeout_s, f"state {state}", **kw)
+
+
+def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, timeout_s: float,
+                       **kw) -> GroupView:
+    """Until the rebalance that a successful removal starts has completed.
+
+    Kafka starts that rebalance inside the LeaveGroup call (classic coordinator), so every later
+    DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left)
+    and none of the removed member ids is a member.
+    """
+    gone = set(removed_member_ids)
+    def done(view):
+        if any(m.member_id in gone for m in view.members):
+            return False
+        return view.state == "Stable" or (view.state == "Empty" and not view.members)
+    return poll(client, group, done, timeout_s, "a Stable group at a new generation", **kw)

@@ -1,0 +1,164 @@
+"""One connection to a Kafka cluster for kgroup's admin calls, on top of kafka-python 3.
+
+kafka-python's KafkaAdminClient does the hard parts (bootstrap, SASL/SSL, ApiVersions); kgroup
+sends its own `kafka.protocol` requests through it, so it chooses versions, sees every per-member
+error and never touches fields it does not need (e.g. authorized-operation bits). Every
+kafka-python failure leaves this module as one KgroupError sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from kgroup.errors import KgroupError
+
+DEFAULT_TIMEOUT_S = 30.0
+# Coordinator errors worth retrying after finding the coordinator again (Kafka marks them retriable).
+RETRIABLE_COORDINATOR_ERRORS = {14, 15, 16}  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def error_name(code: int) -> str:
+    """Kafka's name for an error code (NONE for 0); unknown codes stay recognisable."""
+    import kafka.errors as Errors
+
+    if code == 0:
+        return "NONE"
+    cls = Errors.for_code(code)
+    return getattr(cls, "message", None) or f"UNKNOWN_ERROR_CODE_{code}"
+
+
+@dataclass(frozen=True)
+class Coordinator:
+    node_id: int
+    host: str
+    port: int
+
+    def to_json(self) -> dict:
+        return {"id": self.node_id, "host": self.host, "port": self.port}
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port} (id: {self.node_id})"
+
+
+class ClusterClient:
+    """A bootstrapped cluster connection; use as a context manager so sockets close."""
+
+    def __init__(self, bootstrap: str, settings: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+        if not bootstrap:
+            raise KgroupError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
+                              "KGROUP_BOOTSTRAP_SERVER")
+        self.bootstrap = bootstrap
+        self.timeout_s = timeout_s
+        self._admin = None
+        self._quiet_kafka_logging()
+        from kafka.admin import KafkaAdminClient
+        import kafka.errors as Errors
+
+        config = {"client_id": "kgroup"}
+        config.update(settings or {})
+        config["bootstrap_servers"] = bootstrap
+        config.setdefault("request_timeout_ms", int(timeout_s * 1000))
+        config["bootstrap_timeout_ms"] = max(1, int(timeout_s * 1000))
+        try:
+            self._admin = KafkaAdminClient(**config)
+        except Errors.KafkaConfigurationError as exc:
+            raise KgroupError(f"invalid client configuration: {exc}") from None
+        except Errors.KafkaTimeoutError:
+            raise KgroupError(f"cannot reach a Kafka broker at {bootstrap} within {timeout_s:g}s") from None
+        except Exception as exc:  # noqa: BLE001 - any connection failure is reported as one line
+            raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None
+        self._manager = self._admin._manager
+
+    @staticmethod
+    def _quiet_kafka_logging():
+        """kafka-python logs connection retries at WARNING/ERROR; kgroup reports failures itself."""
+        logger = logging.getLogger("kafka")
+        if not logger.handlers:
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+    @staticmethod
+    def describe_failure(exc: BaseException, context: str) -> str:
+        import kafka.errors as Errors
+
+        if isinstance(exc, (Errors.SaslAuthenticationFailedError,)) or "Authentication" in type(exc).__name__:
+            return f"{context}: authentication failed: {exc}"
+        if isinstance(exc, Errors.AuthorizationError):
+            return f"{context}: not authorized ({getattr(exc, 'message', type(exc).__name__)})"
+        if isinstance(exc, Errors.KafkaTimeoutError):
+            return f"{context}: timed out"
+        if isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError, ConnectionError, OSError)):
+            return f"{context}: connection failed ({exc})"
+        text = str(exc) or type(exc).__name__
+        return f"{context}: {text}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self) -> None:
+        if self._admin is not None:
+            admin, self._admin = self._admin, None
+            try:
+                admin.close()
+            except Exception:  # noqa: BLE001 - closing must not mask the real outcome
+                pass
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def send(self, request, node_id: int | None = None, what: str = "request"):
+        """Send one request (to a node, or the least loaded one) and return the decoded response."""
+        async def call():
+            return await self._manager.wait_for(self._manager.send(request, node_id=node_id),
+                                                int(self.timeout_s * 1000))
+        try:
+            return self._manager.run(call)
+        except KgroupError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every transport failure becomes one line
+            raise KgroupError(self.describe_failure(exc, what)) from None
+
+    def max_version(self, request_class, floor: int = 0) -> int:
+        """Highest version both kafka-python and the (bootstrap) broker support; -1 if none."""
+        import kafka.errors as Errors
+
+        data = self._manager.broker_version_data
+        if data is None:
+            return -1
+        try:
+            return data.api_version(request_class, min_version=floor)
+        except (Errors.IncompatibleBrokerVersion, ValueError):
+            return -1
+
+    def brokers(self) -> list[Coordinator]:
+        return sorted((Coordinator(b.node_id, b.host, b.port) for b in self._manager.cluster.brokers()),
+                      key=lambda c: c.node_id)
+
+    def find_coordinator(self, group: str) -> Coordinator:
+        """The group's coordinator, retrying while it is loading or not yet elected."""
+        from kafka.protocol.metadata import FindCoordinatorRequest
+
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            version = self.max_version(FindCoordinatorRequest)
+            if version >= 4:
+                request = FindCoordinatorRequest(key_type=0, coordinator_keys=[group], version=min(version, 4))
+                response = self.send(request, what=f"FindCoordinator for group {group!r}")
+                row = response.coordinators[0]
+            else:
+                request = FindCoordinatorRequest(key=group, key_type=0, version=max(version, 0))
+                response = self.send(request, what=f"FindCoordinator for group {group!r}")
+                row = response
+            code = row.error_code
+            if code == 0:
+                node = Coordinator(row.node_id, row.host, row.port)
+                return node
+            if code in RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            raise KgroupError(f"group {group!r}: FindCoordinator failed: {error_name(code)}")
