@@ -2,15 +2,22 @@
 
 Public contract (other modules code against these names):
 
-* ``decode_key(buf, family)`` / ``decode_value(record_type, buf, family)`` -> ``DecodedKey`` /
-  ``DecodedValue`` (None for a tombstone). Errors are ``RecordDecodeError`` carrying Kafka's
-  text; unknown key types raise ``UnknownRecordType`` (Kafka's loaders skip those records).
-  Out-of-range value versions raise unless ``strict_versions=False``. Bytes left after the
-  schema are accepted, as Kafka does, and counted in ``unread_bytes``.
-* ``encode_key`` / ``encode_value`` write the same layouts (``RecordEncodeError`` on bad data).
+* ``decode_key(buf, family)`` / ``decode_value(record_type, buf, family, *, strict_versions=True)``
+  -> ``DecodedKey`` / ``DecodedValue`` (None for a tombstone). Errors are ``RecordDecodeError``
+  carrying Kafka's text; unknown key types raise ``UnknownRecordType`` (Kafka's loaders skip
+  those records). Out-of-range value versions raise unless ``strict_versions=False``, which
+  reads them the way trunk's serde does. Bytes left after the schema are accepted, as Kafka
+  does, and counted in ``unread_bytes``. Decoded keys are cached by their bytes and shared:
+  treat them as read-only.
+* ``encode_key`` / ``encode_value`` write the same layouts (``RecordEncodeError`` on bad data,
+  naming the field); fields the version lacks are ignored, absent optional ones defaulted.
 * ``key_to_json`` / ``value_to_json`` / ``dump_log_key`` / ``dump_log_payload`` give
-  kafka-dump-log's JSON, byte-identical.
-* Data dicts use kafka-dump-log field names; bytes are ``bytes``; uuids are 16-byte ``bytes``.
+  kafka-dump-log's JSON, byte-identical; ``dump_log_record`` the whole key/payload text of one
+  record including Kafka's skip messages; ``console_formatter_line`` the console formatters'
+  line; ``key_from_json`` / ``value_from_json`` go back from JSON to data.
+* Data dicts use kafka-dump-log field names; bytes are ``bytes``; uuids are 16-byte ``bytes``
+  (``uuid.UUID`` accepted on encode); unknown tagged fields are kept under
+  ``"_unknownTaggedFields"`` ({tag: bytes}) and written back.
 """
 
 from .consumer_protocol import (
