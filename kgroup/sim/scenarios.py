@@ -35,6 +35,10 @@ class ScenarioError(Exception):
     """The scenario cannot run with these parameters (the message says why)."""
 
 
+class ParameterError(ScenarioError):
+    """The parameters contradict each other or the scenario: a usage error."""
+
+
 @dataclass(frozen=True)
 class SimParams:
     members: int = 3
@@ -74,7 +78,7 @@ class SimParams:
         ]
         for ok, message in checks:
             if not ok:
-                raise ScenarioError(message)
+                raise ParameterError(message)
 
     @property
     def partitions(self) -> int:
@@ -101,6 +105,7 @@ class SimResult:
     intervals: list = field(default_factory=list)
     rebalance_times: list = field(default_factory=list)
     duration_ms: int = 0
+    remove_members: bool = False
 
     def as_dict(self, events: bool = True) -> dict:
         out = {"scenario": self.scenario, "membership": self.membership, "assignor": self.assignor,
@@ -193,8 +198,12 @@ class Run:
         for consumer in self.consumers:
             consumer.start()
         limit = self.engine.now + self.cap_ms()
-        if not self.run_until(limit, self.settled):
+        if not self.run_until(limit, lambda: self.settled() or not self.live()):
             raise ScenarioError(self._stuck("the group did not form", limit))
+        if not self.live():
+            errors = [c.error for c in self.consumers if c.error]
+            raise ScenarioError("the group did not form: every consumer stopped"
+                                + (f" ({errors[0]})" if errors else ""))
 
     def _stuck(self, what: str, limit: int) -> str:
         errors = [c.error for c in self.consumers if c.error]
@@ -271,7 +280,8 @@ class Run:
             longest_stop_ms=max(stops, default=0), settled=settled,
             errors=[c.error for c in self.consumers if c.error],
             events=ledger.events, intervals=ledger.intervals,
-            rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms)
+            rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
+            remove_members=self.params.remove_members)
 
 
 # ---- scenarios ------------------------------------------------------------------------------
@@ -285,7 +295,7 @@ def _begin(run: Run) -> tuple[int, int]:
 def run_scenario(scenario: str, params: SimParams) -> SimResult:
     """Play one scenario; raises ScenarioError when it cannot run (message says why)."""
     if scenario not in SCENARIOS:
-        raise ScenarioError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
+        raise ParameterError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     params.validate()
     run = Run(params)
     static = params.membership == "static"
@@ -295,7 +305,7 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
     elif scenario == "downgrade":
         static, membership = True, "static->dynamic"
     if scenario in ("scale-down", "crash") and params.count >= params.members:
-        raise ScenarioError(f"--count ({params.count}) must be lower than --members "
+        raise ParameterError(f"--count ({params.count}) must be lower than --members "
                             f"({params.members}) for {scenario}")
     run.warm_up(static)
     start, generation_start = _begin(run)
@@ -348,13 +358,13 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
         return [params]
     if compare == "membership":
         if scenario in ("upgrade", "downgrade"):
-            raise ScenarioError(f"--compare membership does not apply to {scenario}: "
+            raise ParameterError(f"--compare membership does not apply to {scenario}: "
                                 "it switches membership by definition")
         return [replace(params, membership=m) for m in MEMBERSHIPS]
     if compare == "assignor":
         return [replace(params, assignor=a) for a in ASSIGNORS]
     if compare == "removal":
         if scenario != "scale-down":
-            raise ScenarioError("--compare removal applies only to scale-down")
+            raise ParameterError("--compare removal applies only to scale-down")
         return [replace(params, remove_members=flag) for flag in (False, True)]
-    raise ScenarioError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")
+    raise ParameterError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")

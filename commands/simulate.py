@@ -1,0 +1,169 @@
+"""`kgroup simulate`: predict rebalances of an operation on the embedded coordinator."""
+
+from __future__ import annotations
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS, output_option
+
+SCENARIOS = ["rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
+             "crash", "duplicate-instance"]
+ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]
+ORDERS = ["name", "reverse", "random", "leader-first", "leader-last"]
+
+ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
+        ("partitions", "partitions"), ("rebalances", "rebalances"),
+        ("generation", None), ("partitions moved", "partitions_moved"),
+        ("unowned partition-s", "unowned_partition_seconds"),
+        ("longest stop (ms)", "longest_stop_ms"), ("time to Stable (ms)", "time_to_stable_ms"),
+        ("errors", None)]
+
+
+def _topic(ctx, param, values):
+    topics = {}
+    for value in values:
+        name, sep, count = value.rpartition(":")
+        if not sep or not name or not count.isdigit() or int(count) < 1:
+            raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+        if name in topics:
+            raise click.BadParameter(f"topic {name!r} given twice")
+        topics[name] = int(count)
+    return tuple(sorted(topics.items())) or (("t", 9),)
+
+
+def _positive(ctx, param, value):
+    if value is not None and value < 1:
+        raise click.BadParameter(f"must be at least 1 (got {value})")
+    return value
+
+
+@click.command("simulate", context_settings=CONTEXT_SETTINGS)
+@click.argument("scenario", type=click.Choice(SCENARIOS), metavar="SCENARIO")
+@output_option(["table", "json"], default_tty="table", default_pipe="json")
+@click.option("--members", type=int, default=3, show_default=True, callback=_positive,
+              help="Consumers in the group before the scenario.")
+@click.option("--topic", "topics", multiple=True, metavar="NAME:PARTITIONS", callback=_topic,
+              help="A subscribed topic (repeatable; default t:9).")
+@click.option("--membership", type=click.Choice(["static", "dynamic"]), default="static",
+              show_default=True, help="group.instance.id set (static) or not (dynamic).")
+@click.option("--assignor", type=click.Choice(ASSIGNORS), default="range", show_default=True,
+              help="partition.assignment.strategy of every consumer.")
+@click.option("--restart-ms", type=click.IntRange(min=0), default=10_000, show_default=True,
+              help="How long a restarted (or crashed) process stays down.")
+@click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
+              callback=_positive, help="session.timeout.ms of the consumers.")
+@click.option("--rebalance-timeout-ms", type=int, default=300_000, show_default=True,
+              callback=_positive, help="max.poll.interval.ms of the consumers (the rebalance timeout).")
+@click.option("--heartbeat-interval-ms", type=int, default=3_000, show_default=True,
+              callback=_positive, help="heartbeat.interval.ms of the consumers.")
+@click.option("--initial-rebalance-delay-ms", type=click.IntRange(min=0), default=3_000,
+              show_default=True, help="group.initial.rebalance.delay.ms of the coordinator.")
+@click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
+              help="Bounce order (rolling-bounce, upgrade, downgrade; also which members "
+                   "scale-down removes (the last ones) and crash kills (the first ones)).")
+@click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
+              help="Members restarted at once; the next wave starts when a wave is back.")
+@click.option("--count", type=int, default=1, show_default=True, callback=_positive,
+              help="Members removed (scale-down), added (scale-up) or crashed (crash).")
+@click.option("--remove-members", is_flag=True,
+              help="scale-down: remove the stopped static members at once with an admin "
+                   "LeaveGroup instead of waiting for their session timeout.")
+@click.option("--sort-by", type=click.Choice(["instance-id", "member-id"]), default="instance-id",
+              show_default=True, help="Member order the assignor uses (KIP-345: instance id first).")
+@click.option("--compare", type=click.Choice(["membership", "assignor", "removal"]), default=None,
+              help="Run the variants side by side: static vs dynamic, every assignor, or "
+                   "(scale-down) waiting vs --remove-members.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seeds heartbeat phases and the random bounce order.")
+@click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
+              help="Draw the timeline (needs matplotlib: pip install 'kgroup[plot]').")
+@click.option("--wire-heartbeats", is_flag=True,
+              help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
+def simulate(scenario, output, members, topics, membership, assignor, restart_ms, session_timeout_ms,
+             rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
+             concurrency, count, remove_members, sort_by, compare, seed, show_events, plot_path,
+             wire_heartbeats):
+    """Predict the rebalances an operation causes, on the embedded coordinator in virtual time.
+
+    SCENARIO is one of: rolling-bounce, upgrade (dynamic to static, KIP-345's steps),
+    downgrade (static to dynamic), scale-down, scale-up, leader-bounce, crash (kill
+    without LeaveGroup, restart after --restart-ms), duplicate-instance (a second process
+    with the same group.instance.id).
+
+    Simulated consumers speak the classic group protocol to kgroup's coordinator: the group
+    forms first (not measured), then the scenario runs until the group settles. Reported:
+    rebalances (entries into PreparingRebalance), generations, partitions that changed owner,
+    partition-seconds without an owner, the longest stop of a member, time to Stable, and an
+    event log (JSON, or --events).
+
+    Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
+    """
+    from kgroup.sim.scenarios import ParameterError, ScenarioError, SimParams, run_scenario, variants
+
+    params = SimParams(
+        members=members, topics=topics, membership=membership, assignor=assignor,
+        restart_ms=restart_ms, session_timeout_ms=session_timeout_ms,
+        rebalance_timeout_ms=rebalance_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+        initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
+        concurrency=concurrency, count=count, remove_members=remove_members,
+        by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats)
+    try:
+        results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
+    except ParameterError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except ScenarioError as exc:
+        raise click.ClickException(f"{scenario}: {exc}") from exc
+    if plot_path:
+        from kgroup.sim.plot import PlotUnavailable, plot_timeline
+        try:
+            plot_timeline(results, plot_path)
+        except PlotUnavailable as exc:
+            raise click.ClickException(str(exc)) from exc
+    if output == "json":
+        from kgroup.commands.output import echo_json
+        echo_json([r.as_dict() for r in results] if compare else results[0].as_dict())
+        return
+    _print_table(scenario, results, compare, show_events)
+
+
+def _label(result, compare) -> str:
+    if compare == "membership":
+        return result.membership
+    if compare == "assignor":
+        return result.assignor
+    if compare == "removal":
+        return "remove-members" if result.remove_members else "session timeout"
+    return "value"
+
+
+def _print_table(scenario, results, compare, show_events) -> None:
+    from kgroup.commands.output import table
+
+    rows = []
+    for label, key in ROWS:
+        cells = []
+        for r in results:
+            if label == "generation":
+                cells.append(f"{r.generation_start} -> {r.generation_end}")
+            elif label == "errors":
+                cells.append(str(len(r.errors)))
+            else:
+                value = getattr(r, key)
+                cells.append("not settled" if value is None else str(value))
+        rows.append([label] + cells)
+    table(rows, headers=[scenario] + [_label(r, compare) for r in results])
+    for r in results:
+        for error in r.errors:
+            click.echo(f"{_label(r, compare)}: {error}", err=True)
+        if not r.settled:
+            click.echo(f"{_label(r, compare)}: the group did not settle within the time cap",
+                       err=True)
+    if show_events:
+        for r in results:
+            click.echo("")
+            table([[f"{e['t_ms']}", e.get("member", ""), e["event"],
+                    " ".join(f"{k}={v}" for k, v in e.items()
+                             if k not in ("t_ms", "member", "event"))] for e in r.events],
+                  headers=["t (ms)", "member", "event", "detail"],
+                  title=f"events ({_label(r, compare)})")

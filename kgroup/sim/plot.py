@@ -1,0 +1,94 @@
+"""Timeline of a scenario: one row per consumer, bars while it owns partitions, rebalance lines.
+
+matplotlib is an optional extra (`pip install 'kgroup[plot]'`), imported only here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PlotUnavailable(Exception):
+    """matplotlib is missing or the file type is not one it can write here."""
+
+
+FORMATS = (".png", ".svg")
+MAX_ROWS = 60      # beyond this, rows are sampled evenly so the figure stays readable
+
+
+def plot_timeline(results, path: str) -> None:
+    """Write one panel per result (variants of --compare stacked) to a PNG or SVG file."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise PlotUnavailable(f"--plot {path}: the file name must end in .png or .svg")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise PlotUnavailable(
+            "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'") from exc
+
+    results = list(results)
+    rows_per = [min(len(_names(r)), MAX_ROWS) for r in results]
+    height = sum(1.2 + 0.22 * n for n in rows_per)
+    fig, axes = plt.subplots(len(results), 1, figsize=(9, max(2.5, height)), squeeze=False,
+                             gridspec_kw={"height_ratios": [max(n, 2) for n in rows_per]})
+    cmap = plt.get_cmap("viridis")
+    for ax, result in zip(axes[:, 0], results):
+        _panel(ax, result, cmap)
+    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)   —   bar shade: partitions "
+                           "held; red line: rebalance begins; ▶ start, | stop, x fenced")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=90)
+    except OSError as exc:
+        raise PlotUnavailable(f"--plot {path}: cannot write the file: {exc.strerror or exc}") from exc
+    finally:
+        plt.close(fig)
+
+
+def _names(result) -> list[str]:
+    names = []
+    for name, *_ in result.intervals:
+        if name not in names:
+            names.append(name)
+    for event in result.events:
+        name = event.get("member")
+        if name is not None and name not in names:
+            names.append(name)
+    return sorted(names, key=_natural)
+
+
+def _natural(name: str):
+    head = name.rstrip("0123456789-twin")
+    digits = name[len(head):].split("-")[0]
+    return (head, int(digits) if digits.isdigit() else -1, name)
+
+
+def _panel(ax, result, cmap) -> None:
+    names = _names(result)
+    if len(names) > MAX_ROWS:
+        step = len(names) / MAX_ROWS
+        names = [names[int(i * step)] for i in range(MAX_ROWS)]
+    row = {name: i for i, name in enumerate(names)}
+    most = max((count for *_, count in result.intervals), default=1) or 1
+    for name, start, end, count in result.intervals:
+        if name in row:
+            ax.broken_barh([(start / 1000, (end - start) / 1000)], (row[name] - 0.4, 0.8),
+                           facecolors=cmap(0.25 + 0.65 * count / most))
+    for event in result.events:
+        name = event.get("member")
+        if name in row and event["event"] in ("stop", "crash", "fenced", "failed", "start"):
+            marker = {"start": ">", "fenced": "x", "failed": "x"}.get(event["event"], "|")
+            ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=5)
+    for t in result.rebalance_times:
+        ax.axvline(t / 1000, color="crimson", linewidth=0.8, alpha=0.7)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_ylim(-0.7, max(len(names), 1) - 0.3)
+    ax.set_xlim(0, max(result.duration_ms, 1) / 1000)
+    ax.set_title(f"{result.scenario} · {result.membership} · {result.assignor}: "
+                 f"{result.rebalances} rebalance(s), {result.partitions_moved} moved, "
+                 f"{result.unowned_partition_seconds:g} partition-s unowned", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
