@@ -13,6 +13,12 @@ COMMANDS = {
     "decode-offsets": ("decode_offsets", "decode_offsets",
                        "Decode __consumer_offsets / __worker_offsets segment files and dumps."),
     "serve": ("serve", "serve", "Serve Kafka's protocol on one node with the embedded group coordinator."),
+    "list": ("list", "list_command", "List consumer groups with their state and type."),
+    "describe": ("describe", "describe", "Describe groups: static/dynamic members, assignments, lag (live or from a dump)."),
+    "remove-members": ("remove_members", "remove_members", "Remove static (or dynamic) members in one KIP-345 batch."),
+    "wait": ("wait", "wait", "Wait until a group reaches a state (for runbooks)."),
+    "demo": ("demo", "demo", "Start an embedded broker and real consumers, and show each kgroup command at work."),
+    "simulate": ("simulate", "simulate", "Predict rebalances of bounces, upgrades and scaling on the embedded coordinator."),
 }
 
 
