@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
+from click.core import ParameterSource
 
 from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
-FORMATS = ["table", "jsonl", "json", "csv", "dump-log"]
+FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
 
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
@@ -32,9 +34,25 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log"]
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
 @click.option("--strict", is_flag=True, help="Stop at the first problem (exit 1).")
 @click.option("--progress/--no-progress", default=None,
-              help="Progress on stderr (default: only when stderr is a terminal).")
+              help="Progress on stderr (default: only when stderr is a terminal; local engine).")
+@click.option("--engine", type=click.Choice(["local", "spark", "auto"]), default="local", show_default=True,
+              help="local: this process. spark: Apache Spark (pyspark + Java), each task decoding one "
+                   "byte range of a file. auto: Spark when the input is at least --spark-threshold and "
+                   "Spark can run here, else local (a note on stderr says which).")
+@click.option("--master", default="local[*]", show_default=True, metavar="URL",
+              help="Spark master: local[N], spark://host:7077, yarn, k8s://... (input paths must be "
+                   "readable by the executors at the same path).")
+@click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark configuration (repeatable), e.g. spark.executor.memory=4g.")
+@click.option("--out", "out", default=None, metavar="DIR",
+              help="Write the output under DIR instead of stdout (a new directory). With Spark the "
+                   "default format is parquet (part files); jsonl writes text part files.")
+@click.option("--split-size", default="64m", show_default=True, metavar="SIZE",
+              help="Spark: bytes per task; files are cut at batch boundaries.")
+@click.option("--spark-threshold", default="1g", show_default=True, metavar="SIZE",
+              help="--engine auto: the input size from which Spark is used.")
 def decode_offsets(paths, output, view, family, groups, topics, types, until_offset, until_time, strict,
-                   progress):
+                   progress, engine, master, spark_conf, out, split_size, spark_threshold):
     """Decode __consumer_offsets (or the draft Connect __worker_offsets) segments.
 
     PATH is a segment file (.log), a partition directory (__consumer_offsets-N), a log directory
@@ -53,10 +71,55 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     if output == "dump-log" and (view != "records" or groups or topics or types or until_offset is not None
                                  or until_time is not None):
         raise click.UsageError("-o dump-log reproduces kafka-dump-log: it takes no --view, filters or --until")
+    explicit_output = click.get_current_context().get_parameter_source("output") is ParameterSource.COMMANDLINE
     try:
-        code = run.decode(paths, output=output, view=view, family=family, groups=list(groups),
-                          topics=list(topics), types=list(types), until_offset=until_offset,
-                          until_time=until_time, strict=strict, progress=progress)
+        code = _run(paths, output, explicit_output, engine, out,
+                    dict(view=view, family=family, groups=list(groups), topics=list(topics), types=list(types),
+                         until_offset=until_offset, until_time=until_time, strict=strict),
+                    progress=progress, master=master, spark_conf=spark_conf, split_size=split_size,
+                    spark_threshold=spark_threshold, run=run)
     except KgroupError as exc:
         raise click.ClickException(str(exc)) from None
     sys.exit(code)
+
+
+def _sizes(split_size, spark_threshold):
+    from kgroup.spark.plan import parse_size
+
+    out = []
+    for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):
+        try:
+            out.append(parse_size(text))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=name) from None
+    return out
+
+
+def _run(paths, output, explicit_output, engine, out, common, *, progress, master, spark_conf, split_size,
+         spark_threshold, run):
+    """Pick the engine and the output format, then decode."""
+    from kgroup.commands import _decode_spark as spark
+
+    split_bytes, threshold = _sizes(split_size, spark_threshold)
+    conf = spark.parse_spark_conf(spark_conf)
+    if engine == "spark" and output == "dump-log":
+        raise click.UsageError("-o dump-log runs on the local engine only (it prints one file at a time)")
+    engine = spark.choose_engine(engine, paths, threshold, output)
+    if out is not None and not explicit_output:
+        output = "parquet" if engine == "spark" and common["view"] == "records" else "jsonl"
+    if output == "parquet":
+        if engine != "spark":
+            raise click.UsageError("-o parquet needs the Spark engine (--engine spark); "
+                                   "the local engine writes jsonl, json, csv or table")
+        if out is None or common["view"] != "records":
+            raise click.UsageError("-o parquet writes records under --out DIR (--view records)")
+    if engine == "spark":
+        return spark.decode_spark(paths, output=output, master=master, spark_conf=conf, out=out,
+                                  split_bytes=split_bytes, **common)
+    if out is None:
+        return run.decode(paths, output=output, progress=progress, **common)
+    spark.prepare_out_dir(out)
+    os.makedirs(out)
+    name = "state" if common["view"] == "state" else "part-00000"
+    with spark.stdout_to(os.path.join(out, f"{name}.{spark.EXTENSIONS[output]}")):
+        return run.decode(paths, output=output, progress=progress, **common)

@@ -1,0 +1,277 @@
+"""decode-offsets on Spark: engine choice, the driver's side of the jobs, and rendering what comes back.
+
+The rows a task sends back are rendered by the same functions the local engine uses (`row_json`,
+`JsonlLines`, `table_row`, `render_state`), and problems are reported through the same `ProblemLog`
+in the local engine's order, so output, stderr and exit status match the local engine's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import click
+
+from kgroup.commands import _decode_run as run
+from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, dumps
+from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
+from kgroup.records.decoder import ProblemLog, StrictModeStop
+from kgroup.records.dump import STDIN, RowFilter, parse_until_time, resolve_inputs
+
+DEFAULT_THRESHOLD = "1g"
+EXTENSIONS = {"jsonl": "jsonl", "json": "json", "csv": "csv", "table": "txt", "dump-log": "txt"}
+
+# ---------------------------------------------------------------------------------- row payloads
+# Module-level functions, so Spark ships them by reference: workers import this module.
+
+_lines = None
+
+
+def jsonl_payload(row) -> str:
+    global _lines
+    if _lines is None:
+        _lines = run.JsonlLines()
+    return _lines.line(row)
+
+
+def csv_payload(row) -> dict:
+    return run._flat(run.row_json(row))  # noqa: SLF001 - the local engine's CSV row, shared on purpose
+
+
+def table_payload(row) -> list:
+    return run.table_row(row)
+
+
+PAYLOADS = {"jsonl": jsonl_payload, "json": jsonl_payload, "csv": csv_payload, "table": table_payload}
+
+
+class PayloadSink:
+    """The local RowSink's rendering, fed with payloads computed on the executors."""
+
+    def __init__(self, output):
+        self.output = output
+        self.count = 0
+        if output == "json":
+            self.writer = JsonArrayWriter().__enter__()
+        elif output == "csv":
+            self.writer = CsvWriter(run.RECORD_COLUMNS)
+        elif output == "table":
+            self.writer = ChunkedTable(["OFFSET", "TIME", "TYPE", "GROUP", "KEY", "VALUE"])
+
+    def add(self, payload) -> None:
+        self.count += 1
+        if self.output == "jsonl":
+            sys.stdout.write(payload + "\n")
+        elif self.output == "json":
+            self.writer.write_text(payload)
+        elif self.output == "csv":
+            self.writer.write(payload)
+        else:
+            self.writer.add(payload)
+
+    def close(self) -> None:
+        if self.output == "json":
+            self.writer.__exit__(None, None, None)
+        elif self.output == "table":
+            self.writer.flush()
+            if not self.count:
+                click.echo("(no records)")
+
+
+# ---------------------------------------------------------------------------------- engine choice
+
+def input_bytes(paths) -> int:
+    """Total size of the segment files under paths (unreadable paths count 0; they are reported later)."""
+    quiet = ProblemLog()
+    return sum(i.size for i in resolve_inputs([p for p in paths if p != STDIN], None, quiet))
+
+
+def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
+    """local or spark; for auto, a note on stderr says which and why."""
+    if engine != "auto":
+        return engine
+    from kgroup.spark.session import unavailable_reason
+
+    size = input_bytes(paths)
+    if STDIN in paths or output == "dump-log":
+        why = "stdin can't be split" if STDIN in paths else "-o dump-log is local only"
+        _note(f"--engine auto: decoding locally ({why})")
+        return "local"
+    if size < threshold:
+        _note(f"--engine auto: decoding locally ({_mb(size)} of input is below the Spark threshold "
+              f"of {_mb(threshold)}, see --spark-threshold)")
+        return "local"
+    reason = unavailable_reason()
+    if reason:
+        _note(f"--engine auto: decoding locally although the input is {_mb(size)}: {reason}")
+        return "local"
+    _note(f"--engine auto: decoding with Spark ({_mb(size)} of input)")
+    return "spark"
+
+
+def _note(text: str) -> None:
+    click.echo(f"kgroup: note: {text}", err=True)
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
+
+
+def parse_spark_conf(pairs) -> dict:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--spark-conf")
+        conf[key.strip()] = value
+    return conf
+
+
+def prepare_out_dir(out: str) -> None:
+    """A local --out must not exist yet or be empty (Spark refuses to write into an existing one)."""
+    if "://" in out and not out.startswith("file://"):
+        return  # hdfs://, s3a://, ...: Spark itself checks
+    path = out.removeprefix("file://")
+    if os.path.isdir(path):
+        if os.listdir(path):
+            raise KgroupError(f"--out {out}: directory exists and is not empty; give a new directory")
+        os.rmdir(path)  # Spark creates it, and refuses an existing one
+    elif os.path.exists(path):
+        raise KgroupError(f"--out {out}: exists and is not a directory")
+
+
+@contextlib.contextmanager
+def stdout_to(path: str):
+    """Send what would go to stdout into a file (outputs rendered on the driver, with --out)."""
+    saved = sys.stdout
+    with open(path, "w", encoding="utf-8") as f:
+        sys.stdout = f
+        try:
+            yield
+        finally:
+            sys.stdout = saved
+
+
+# ---------------------------------------------------------------------------------- the run
+
+class _Tally:
+    """Problems in the local engine's order; a file's later ranges are ignored once reading it stopped."""
+
+    def __init__(self, problems: ProblemLog, tasks):
+        self.problems = problems
+        self.tasks = tasks
+        self.stopped_inputs: set = set()
+        self.batches = 0
+
+    def skipped(self, task) -> bool:
+        return task.input_index in self.stopped_inputs
+
+    def problem(self, item) -> None:
+        self.problems.add(*item)
+
+    def end(self, task, summary) -> None:
+        self.problems.records_ok += summary.records_ok
+        self.batches += summary.batches
+        if summary.stops_file:
+            self.stopped_inputs.add(task.input_index)
+
+    def replay(self, summaries: dict) -> None:
+        """Report the collected summaries (from an accumulator) in task order."""
+        for task in self.tasks:
+            summary = summaries.get(task.seq)
+            if summary is None:
+                raise KgroupError(f"Spark returned no result for {task.path} bytes {task.start}-{task.end}")
+            if self.skipped(task):
+                continue
+            for item in summary.problems:
+                self.problem(item)
+            self.end(task, summary)
+
+
+def decode_spark(paths, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
+                 master, spark_conf, out, split_bytes) -> int:
+    from kgroup.spark.plan import plan_tasks
+    from kgroup.spark.session import SparkUnavailable, get_session, jvm_log_file
+
+    if STDIN in paths:
+        raise KgroupError("the Spark engine reads files (each task opens its own byte range); "
+                          "stdin can't be split: use --engine local for -")
+    row_filter = RowFilter(groups, topics, run.normalize_types(types, family))
+    until_ms = parse_until_time(until_time)
+    problems = ProblemLog(strict=strict, report=run._report)  # noqa: SLF001 - the same report format
+    if out is not None:
+        prepare_out_dir(out)
+    try:
+        inputs = resolve_inputs(paths, family, problems)
+        tasks = plan_tasks(inputs, split_bytes, until_offset)
+        try:
+            spark, created = get_session(master, spark_conf)
+        except SparkUnavailable as exc:
+            raise KgroupError(str(exc)) from None
+        try:
+            tally = _Tally(problems, tasks)
+            _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
+                      until_offset=until_offset, until_ms=until_ms, out=out)
+        finally:
+            if created:
+                spark.stop()
+                with contextlib.suppress(OSError):
+                    os.remove(jvm_log_file())
+    except StrictModeStop:
+        sys.stdout.flush()
+        click.echo("kgroup: stopped at the first problem (--strict)", err=True)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
+    if problems.problems:
+        n = len(problems.problems)
+        click.echo(f"kgroup: {n} problem{'s' if n != 1 else ''}; {problems.records_ok} records decoded "
+                   f"from {tally.batches} batches", err=True)
+        return EXIT_PARTIAL if tally.batches or problems.records_ok else EXIT_FAILURE
+    return EXIT_OK
+
+
+def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out):
+    from kgroup.records.state import OffsetsState
+    from kgroup.spark import engine
+
+    options = engine.ReadOptions(until_offset, until_ms, row_filter)
+    if view == "state":
+        states, summaries = engine.compute_state(spark, tasks, options)
+        tally.replay(summaries)
+        state = OffsetsState()
+        names = engine.log_partitions(tasks)
+        for index, partition_state in states:
+            state.partitions[names[index]] = partition_state
+        if out is None:
+            run.render_state(state, output, row_filter)
+        else:
+            os.makedirs(out.removeprefix("file://"), exist_ok=True)
+            with stdout_to(os.path.join(out.removeprefix("file://"), f"state.{EXTENSIONS[output]}")):
+                run.render_state(state, output, row_filter)
+        return
+    if out is not None:
+        summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output))
+        tally.replay(summaries)
+        return
+    sink = PayloadSink(output)
+    position = 0
+    for kind, item in engine.stream_items(spark, tasks, options, PAYLOADS[output]):
+        task = tasks[position]
+        if kind == "e":
+            if not tally.skipped(task):
+                tally.end(task, item)
+            position += 1
+        elif tally.skipped(task):
+            continue
+        elif kind == "p":
+            tally.problem(item)
+        else:
+            sink.add(item)
+    sink.close()
+
+
+__all__ = ["decode_spark", "choose_engine", "parse_spark_conf", "DEFAULT_THRESHOLD", "dumps"]

@@ -1,0 +1,149 @@
+"""The Spark jobs of `decode-offsets --engine spark`: one task per planned byte range.
+
+Imports pyspark, so import this module only once Spark is known to be there. Every task opens its own
+file and reads only its range (never Spark's binaryFile source, which loads a whole file into one JVM
+buffer). Problems and counts travel back per task (`RangeSummary`), in band with the rows where the
+driver consumes rows itself, through an accumulator where Spark writes the output.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pyspark.accumulators import AccumulatorParam
+
+from .columns import SCHEMA_DDL, ParquetRows
+from .reader import RangeReader, RangeSummary
+from .replay import reduced_rows, replay
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What every task needs besides its range."""
+
+    until_offset: int | None = None
+    until_time: int | None = None
+    row_filter: object = None  # kgroup.records.dump.RowFilter, applied on the executors
+
+
+class SummariesParam(AccumulatorParam):
+    """seq -> RangeSummary; a retried task overwrites its own entry instead of counting twice."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        value1.update(value2)
+        return value1
+
+
+def _keep(options: ReadOptions):
+    f = options.row_filter
+    return f.keep if f is not None and f.active else None
+
+
+def _task_items(task, options: ReadOptions, render):
+    """("p", problem) / ("r", payload) / ("e", summary) for one range, in the local engine's order."""
+    reader = RangeReader(task, options.until_offset, options.until_time)
+    problems = reader.summary.problems
+    keep = _keep(options)
+    seen = 0
+    for _batch, rows in reader:
+        while seen < len(problems):
+            yield ("p", problems[seen])
+            seen += 1
+        for row in rows:
+            if keep is None or keep(row):
+                yield ("r", render(row))
+    while seen < len(problems):
+        yield ("p", problems[seen])
+        seen += 1
+    yield ("e", reader.summary)
+
+
+def _parallelize(sc, tasks):
+    return sc.parallelize(tasks, max(1, len(tasks)))
+
+
+def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = None):
+    """Every task's items in task order, computed a wave of tasks at a time (the next wave runs while
+    the driver consumes the current one), so the driver holds at most two waves' rows."""
+    sc = spark.sparkContext
+    rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, render))
+    wave = wave or max(2, sc.defaultParallelism)
+    chunks = [list(range(i, min(i + wave, len(tasks)))) for i in range(0, len(tasks), wave)]
+    if not chunks:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgroup-wave") as pool:
+        pending = pool.submit(sc.runJob, rdd, lambda items: list(items), chunks[0])
+        for index in range(len(chunks)):
+            items = pending.result()
+            if index + 1 < len(chunks):
+                pending = pool.submit(sc.runJob, rdd, lambda items: list(items), chunks[index + 1])
+            yield from items
+
+
+def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, render=None) -> dict:
+    """Decode every range and let Spark write it under `out` (parquet, or jsonl text); returns the
+    summaries by task seq."""
+    sc = spark.sparkContext
+    summaries = sc.accumulator({}, SummariesParam())
+    keep = _keep(options)
+    until = (options.until_offset, options.until_time)
+
+    def run(task_iter):
+        converter = ParquetRows() if fmt == "parquet" else None
+        for task in task_iter:
+            reader = RangeReader(task, *until)
+            for _batch, rows in reader:
+                for row in rows:
+                    if keep is None or keep(row):
+                        yield converter.row(row) if converter is not None else render(row)
+            summaries.add({task.seq: reader.summary})
+
+    rdd = _parallelize(sc, tasks).mapPartitions(run)
+    if fmt == "parquet":
+        spark.createDataFrame(rdd, SCHEMA_DDL, verifySchema=False).write.parquet(out)
+    else:
+        rdd.saveAsTextFile(out)
+    return dict(summaries.value)
+
+
+def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
+    """([(log partition index, PartitionState)] in reading order, summaries by seq): the replay runs on
+    the executors, one log partition per group, over the rows each range could not drop."""
+    sc = spark.sparkContext
+    summaries = sc.accumulator({}, SummariesParam())
+    until = (options.until_offset, options.until_time)
+    index_of: dict = {}
+    for task in tasks:
+        index_of.setdefault(task.log_partition, len(index_of))
+    keyed = [(index_of[t.log_partition], t) for t in tasks]
+
+    def run(pairs):
+        for log_index, task in pairs:
+            reader = RangeReader(task, *until)
+            for position, row in enumerate(reduced_rows(reader)):
+                yield log_index, (task.seq, position, row)
+            summaries.add({task.seq: reader.summary})
+
+    partitions = max(1, min(len(index_of), sc.defaultParallelism * 2))
+    states = (sc.parallelize(keyed, max(1, len(keyed)))
+              .mapPartitions(run)
+              .groupByKey(partitions, partitionFunc=lambda key: key)
+              .mapValues(replay)
+              .collect())
+    states.sort(key=lambda pair: pair[0])
+    return states, dict(summaries.value)
+
+
+def log_partitions(tasks) -> list:
+    """The distinct log partitions in reading order (index -> (topic or path, partition))."""
+    seen: dict = {}
+    for task in tasks:
+        seen.setdefault(task.log_partition, len(seen))
+    return list(seen)
+
+
+__all__ = ["ReadOptions", "RangeSummary", "stream_items", "write_output", "compute_state", "log_partitions"]

@@ -1,0 +1,82 @@
+"""What one Spark task does with its byte range: the local engine's reading loop, range-bounded.
+
+The same scanner, RowDecoder and ProblemLog as `kgroup.records.decoder.iter_decoded` and
+`kgroup.records.dump.iter_input`, with the same rules (a CRC mismatch is reported and the batch still
+read, the --until-offset stop is decided after decoding the batch, --until-time filters rows), so the
+problems and rows of all ranges of a file, concatenated, are exactly those of the local engine.
+No pyspark import: this runs in Spark's Python workers and in plain tests alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgroup.records.batch import Batch, BatchError, scan
+from kgroup.records.decoder import Problem, ProblemLog, RowDecoder
+from kgroup.records.segment import SegmentFile
+
+
+@dataclass(slots=True)
+class RangeSummary:
+    """What the driver needs besides the rows: problems in order, counts, and whether reading stopped."""
+
+    seq: int
+    problems: list = field(default_factory=list)  # (file, byte position, offset, message) in order
+    records_ok: int = 0
+    batches: int = 0
+    stops_file: bool = False  # the local reader would read nothing more of this file
+
+    def problem_objects(self) -> list[Problem]:
+        return [Problem(f, p, o, m) for f, p, o, m in self.problems]
+
+
+class RangeReader:
+    """Iterates (batch, rows) for one RangeTask; problems land in `summary` as they are found."""
+
+    def __init__(self, task, until_offset=None, until_time=None):
+        self.task = task
+        self.until_offset = until_offset
+        self.until_time = until_time
+        self.summary = RangeSummary(task.seq)
+        self._log = ProblemLog(report=self._collect)
+
+    def _collect(self, problem: Problem) -> None:
+        self.summary.problems.append((problem.file, problem.position, problem.offset, problem.message))
+
+    def __iter__(self):
+        task, log, summary = self.task, self._log, self.summary
+        segment = SegmentFile(task.path, task.topic, task.partition, task.base_offset)
+        decoder = RowDecoder(segment, task.family, log)
+        until_offset, until_time = self.until_offset, self.until_time
+        try:
+            f = open(task.path, "rb", buffering=0)
+        except OSError as exc:
+            log.add(task.path, 0, None, f"cannot open: {exc.strerror}")
+            summary.stops_file = True
+            return
+        with f:
+            try:
+                for event in scan(f, task.path, task.start, task.end):
+                    if not isinstance(event, Batch):
+                        self._batch_error(event)
+                        continue
+                    rows = decoder.rows(event)
+                    if until_offset is not None and event.base_offset > until_offset:
+                        summary.stops_file = True
+                        break
+                    if until_offset is not None or until_time is not None:
+                        rows = [r for r in rows
+                                if (until_offset is None or r.offset <= until_offset)
+                                and (until_time is None or r.timestamp <= until_time)]
+                    summary.batches += 1
+                    summary.records_ok = log.records_ok
+                    yield event, rows
+            except OSError as exc:
+                log.add(task.path, 0, None, f"read failed: {exc.strerror or exc}")
+                summary.stops_file = True
+        summary.records_ok = log.records_ok
+
+    def _batch_error(self, err: BatchError) -> None:
+        self._log.add(self.task.path, err.position, None, err.message)
+        if not err.recoverable:
+            self.summary.stops_file = True

@@ -1,0 +1,130 @@
+"""Getting a SparkSession that is quiet and correct by default, or a clear reason why there is none.
+
+Quiet: kgroup's log4j2 file (errors only), no console progress bar, no UI for local masters,
+SPARK_LOCAL_IP pinned to loopback for local masters (no "hostname resolves to a loopback address"
+warning). Correct: PYSPARK_PYTHON is the running interpreter, so Python workers import this very kgroup.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+LOG4J_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
+class SparkUnavailable(Exception):
+    """pyspark or Java is missing; the message names the fix."""
+
+
+def find_java() -> str | None:
+    """The java the Spark launcher will run: $JAVA_HOME/bin/java, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("java")
+
+
+def java_version(java: str) -> str | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (out.stderr or out.stdout).strip()
+    return text.splitlines()[0] if out.returncode == 0 and text else None
+
+
+def unavailable_reason() -> str | None:
+    """None when Spark can run here; else what is missing and how to fix it."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return ("the Spark engine needs pyspark, which is not installed: "
+                "pip install 'kgroup[spark]' (or pip install pyspark), or use --engine local")
+    java = find_java()
+    if java is None:
+        return ("the Spark engine needs Java (17 or 21), which was not found: install it (for example "
+                "apt-get install openjdk-17-jre-headless) or set JAVA_HOME, or use --engine local")
+    if java_version(java) is None:
+        return f"the Spark engine needs a working Java; {java} -version failed: fix JAVA_HOME/PATH, " \
+               "or use --engine local"
+    return None
+
+
+def is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster[")
+
+
+def quiet_conf(master: str, conf: dict) -> dict:
+    """kgroup's defaults under the user's --spark-conf (the user's values win)."""
+    java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J_FILE}"
+    out = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.python.worker.reuse": "true",
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+    }
+    if is_local_master(master):
+        out["spark.ui.enabled"] = "false"
+        out["spark.driver.host"] = "127.0.0.1"
+        out["spark.driver.bindAddress"] = "127.0.0.1"
+    for key, value in conf.items():
+        if key == "spark.driver.extraJavaOptions":
+            value = f"{java_opts} {value}"
+        out[key] = value
+    return out
+
+
+def prepare_environment(master: str) -> None:
+    """Environment the Spark launcher and Python workers read; set only what the user has not set."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    if is_local_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def get_session(master: str = "local[*]", conf: dict | None = None, app_name: str = "kgroup decode-offsets"):
+    """(session, created): an already running session is reused (its master and conf win)."""
+    reason = unavailable_reason()
+    if reason:
+        raise SparkUnavailable(reason)
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - the documented way to ask
+        return SparkSession.builder.getOrCreate(), False
+    from pyspark import SparkConf
+    from pyspark.java_gateway import launch_gateway
+
+    prepare_environment(master)
+    spark_conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
+    for key, value in quiet_conf(master, conf or {}).items():
+        spark_conf.set(key, value)
+    log = jvm_log_file()
+    try:
+        with open(log, "ab") as sink:  # the JVM's own stdout/stderr (e.g. module warnings) go here
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": sink, "stderr": sink})
+        context = SparkContext(conf=spark_conf, gateway=gateway)
+        session = SparkSession(context)
+    except Exception as exc:  # noqa: BLE001 - py4j/launcher errors: say what failed, not a traceback
+        raise SparkUnavailable(f"could not start Spark (master {master}): {_first_line(exc)} "
+                               f"(Spark's log: {log})") from None
+    context.setLogLevel("ERROR")
+    return session, True
+
+
+def jvm_log_file() -> str:
+    """Where the Spark JVM's console output goes, so it never mixes with kgroup's output."""
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"kgroup-spark-{os.getpid()}.log")
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
