@@ -90,6 +90,11 @@ class Assignor:
                 if topic not in partitions_per_topic:
                     raise ValueError(f"assignor {self.name}: member {member.member_id!r} "
                                      f"subscribes to unknown topic {topic!r}")
+            for tp in member.owned:
+                if (not isinstance(tp, tuple) or len(tp) != 2 or not isinstance(tp[0], str)
+                        or not isinstance(tp[1], int)):
+                    raise ValueError(f"assignor {self.name}: member {member.member_id!r} owns "
+                                     f"{tp!r}, not a (topic, partition) pair")
         ordered = sorted(members, key=lambda m: sort_key(m, self.by_instance_id))
         plan = self._assign(ordered, partitions_per_topic)
         for parts in plan.values():
