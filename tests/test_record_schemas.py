@@ -109,7 +109,7 @@ def test_record_type_names():
 def test_offset_commit_v3_exact_bytes_and_defaults():
     key = rec.encode_key(1, {"group": "my-group", "topic": "orders", "partition": 3})
     assert key.hex() == "000100086d792d67726f757000066f726465727300000003"
-    value = rec.encode_value(3 and 1, 3, {"offset": 12345, "leaderEpoch": 7, "metadata": "meta",
+    value = rec.encode_value(1, 3, {"offset": 12345, "leaderEpoch": 7, "metadata": "meta",
                                           "commitTimestamp": 1700000000000})
     assert value.hex() == "000300000000000030390000000700046d6574610000018bcfe56800"
     # leaderEpoch and metadata are optional (defaults -1 and ""); expireTimestamp is ignored in v3.
