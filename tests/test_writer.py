@@ -201,3 +201,22 @@ def test_truncated_blobs_are_codec_errors():
             decompress(codec, blob[: len(blob) // 2])
     with pytest.raises(CodecError, match="unknown compression codec 6"):
         decompress(6, b"")
+
+
+@pytest.mark.parametrize("codec", [1, 3, 4])
+def test_decompression_bombs_are_codec_errors(codec, monkeypatch):
+    import kgroup.records.codecs as codecs
+    monkeypatch.setattr(codecs, "MAX_DECOMPRESSED", 100_000)
+    blob = compress(codec, b"\x00" * 1_000_000)
+    with pytest.raises(CodecError, match="decompresses to more than 100000 bytes"):
+        decompress(codec, blob)
+    assert decompress(codec, compress(codec, b"\x00" * 100_000)) == b"\x00" * 100_000
+
+
+def test_zstd_large_blob_fed_in_pieces():
+    import random
+    data = random.Random(1).randbytes(20_000) * 3 + b"tail"
+    blob = compress(4, data)
+    assert len(blob) > 4096 and decompress(4, blob) == data
+    with pytest.raises(CodecError, match="frame ends early"):
+        decompress(4, blob[:-10])

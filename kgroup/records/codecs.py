@@ -18,6 +18,9 @@ _XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _INT32 = struct.Struct(">i")
+#: Decompressed bytes allowed per batch; more is treated as corrupt (a decompression bomb).
+MAX_DECOMPRESSED = 256 << 20
+_ZSTD_PIECE = 4096  # zstd input fed this much at a time, so output is checked as it grows
 
 
 class CodecError(ValueError):
@@ -47,6 +50,8 @@ def decompress(codec_id: int, data, magic: int = 2) -> bytes:
             return _unzstd(data)
     except CodecError:
         raise
+    except MemoryError:
+        raise _too_big() from None
     except Exception as exc:  # the codec libraries raise assorted types on garbage
         raise CodecError(f"corrupt {codec_name(codec_id)} data: {exc}") from None
     raise CodecError(f"unknown compression codec {codec_id}")
@@ -72,13 +77,22 @@ def compress(codec_id: int, data: bytes, magic: int = 2) -> bytes:
     raise CodecError(f"unknown compression codec {codec_id}")
 
 
+def _too_big() -> CodecError:
+    return CodecError(f"decompresses to more than {MAX_DECOMPRESSED} bytes")
+
+
 def _gunzip(data) -> bytes:
     """All gzip members in the blob (Java's GZIPInputStream reads concatenated members too)."""
     parts = []
+    total = 0
     rest = bytes(data)
     while True:
         d = zlib.decompressobj(47)  # gzip or zlib header, auto-detected
-        parts.append(d.decompress(rest))
+        out = d.decompress(rest, MAX_DECOMPRESSED - total + 1)
+        total += len(out)
+        if total > MAX_DECOMPRESSED:
+            raise _too_big()
+        parts.append(out)
         if not d.eof:
             raise CodecError("corrupt gzip data: stream ends early")
         rest = d.unused_data
@@ -137,7 +151,9 @@ def _unlz4(data, magic: int) -> bytes:
             fixed = _lz4_header_checksum(data[4:desc_end])
             data = data[:desc_end] + bytes((fixed,)) + data[desc_end + 1:]
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(data)
+    out = d.decompress(data, max_length=MAX_DECOMPRESSED + 1)
+    if len(out) > MAX_DECOMPRESSED:
+        raise _too_big()
     if not d.eof:
         raise CodecError("corrupt lz4 data: frame ends early")
     return out
@@ -157,7 +173,23 @@ def _unzstd(data) -> bytes:
     import zstandard
 
     d = zstandard.ZstdDecompressor().decompressobj()
-    out = d.decompress(bytes(data))
+    data = bytes(data)
+    if len(data) <= _ZSTD_PIECE:
+        out = d.decompress(data)
+    else:
+        parts = []
+        total = 0
+        for i in range(0, len(data), _ZSTD_PIECE):
+            piece = d.decompress(data[i:i + _ZSTD_PIECE])
+            total += len(piece)
+            if total > MAX_DECOMPRESSED:
+                raise _too_big()
+            parts.append(piece)
+            if d.eof:
+                break
+        out = b"".join(parts)
+    if len(out) > MAX_DECOMPRESSED:
+        raise _too_big()
     if not d.eof:
         raise CodecError("corrupt zstd data: frame ends early")
     return out
