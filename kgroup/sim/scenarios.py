@@ -226,7 +226,11 @@ class Run:
         self.engine.after(self.params.restart_ms, back)
 
     def bounce_all(self, order: list[SimConsumer], crash=False, static=None) -> None:
-        """Rolling bounce: waves of `concurrency` members; a wave starts when the last is back."""
+        """Rolling bounce in waves of `concurrency` members.
+
+        The next wave starts once this one is back and the group has settled, as an operator
+        watching the group's health between restarts would do.
+        """
         waves = [order[i:i + self.params.concurrency]
                  for i in range(0, len(order), self.params.concurrency)]
         limit = self.engine.now + self.cap_ms()
@@ -235,8 +239,7 @@ class Run:
                 self.restart(consumer, crash=crash, static=static)
             self.engine.step(self.engine.now)      # let the stops reach the coordinator
             ok = self.run_until(limit, lambda: all(
-                c.state == "stable" or c.state in ("fenced", "failed") for c in wave)
-                and not any(c.state == "stopped" for c in wave))
+                c.state in ("stable", "fenced", "failed") for c in wave) and self.settled())
             if not ok:
                 raise ScenarioError(self._stuck("a bounced member did not come back", limit))
 

@@ -1,0 +1,205 @@
+"""Scenarios on the embedded coordinator: the rebalance counts KIP-345 predicts, exactly."""
+
+import pytest
+
+from kgroup.sim.scenarios import ParameterError, ScenarioError, SimParams, run_scenario, variants
+
+
+def run(scenario, **kw):
+    return run_scenario(scenario, SimParams(**kw))
+
+
+def kinds(result, member=None):
+    return [e["event"] for e in result.events if member is None or e.get("member") == member]
+
+
+# ---- the checks the issue asks for -----------------------------------------------------------
+def test_static_rolling_bounce_within_session_timeout_causes_no_rebalance():
+    r = run("rolling-bounce", membership="static", members=5, topics=(("t", 10),),
+            restart_ms=10_000, session_timeout_ms=45_000)
+    assert (r.rebalances, r.generation_start, r.generation_end, r.partitions_moved) == (0, 1, 1, 0)
+    # Each member is down 10 s holding 2 partitions: 5 x 10 s x 2 partitions.
+    assert r.unowned_partition_seconds == 100.0
+    assert r.longest_stop_ms == 10_000
+    assert r.time_to_stable_ms == 50_000
+    assert r.settled and r.errors == []
+    assert "group-state" not in kinds(r)        # the group never left Stable
+
+
+def test_dynamic_eager_rolling_bounce_rebalances_twice_per_restart():
+    r = run("rolling-bounce", membership="dynamic", assignor="range", members=5,
+            topics=(("t", 10),))
+    # LeaveGroup on close, then the new member's join: two rebalances per restart.
+    assert r.rebalances == 2 * 5
+    assert (r.generation_start, r.generation_end) == (1, 11)
+    assert r.partitions_moved == 10
+    assert kinds(r, "c0")[:2] == ["leave", "stop"]
+    entries = [e for e in r.events if e["event"] == "group-state" and e["state"] == "PreparingRebalance"]
+    assert len(entries) == 10 and len(r.rebalance_times) == 10
+
+
+def test_static_restart_longer_than_session_timeout_rebalances_twice_per_member():
+    # KIP-345: only the session timeout removes a static member; coming back is a new join.
+    r = run("rolling-bounce", membership="static", members=5, topics=(("t", 10),),
+            restart_ms=50_000, session_timeout_ms=45_000)
+    assert r.rebalances == 2 * 5
+    assert (r.generation_start, r.generation_end) == (1, 11)
+    assert r.partitions_moved == 10
+    assert r.longest_stop_ms > 50_000
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_static_rolling_bounce_is_free_with_every_assignor(assignor):
+    r = run("rolling-bounce", membership="static", assignor=assignor, members=4,
+            topics=(("a", 7), ("b", 5)))
+    assert (r.rebalances, r.partitions_moved) == (0, 0)
+
+
+def test_cooperative_dynamic_bounce_adds_a_second_round_for_the_newcomer():
+    r = run("rolling-bounce", membership="dynamic", assignor="cooperative-sticky", members=3)
+    assert r.rebalances == 3 * 3     # leave, join, and the round after the revocation
+    assert r.generation_end == 10
+
+
+# ---- the other scenarios --------------------------------------------------------------------
+def test_upgrade_dynamic_to_static_costs_two_rebalances_per_member_once():
+    r = run("upgrade", members=3)
+    assert r.membership == "dynamic->static"
+    assert (r.rebalances, r.generation_end) == (6, 7)
+    starts = [e for e in r.events if e["event"] == "start"]
+    assert [e["static"] for e in starts] == [True, True, True]
+    # After the upgrade a rolling bounce is free.
+    assert run("rolling-bounce", membership="static", members=3).rebalances == 0
+
+
+def test_downgrade_leaves_old_static_members_until_their_session_times_out():
+    r = run("downgrade", members=3, session_timeout_ms=45_000, restart_ms=10_000)
+    assert r.membership == "static->dynamic"
+    # One round per member, held open until the old static incarnation expires (45 s).
+    assert (r.rebalances, r.generation_end) == (3, 4)
+    assert r.longest_stop_ms == 45_000
+    assert r.time_to_stable_ms == 3 * 45_000
+
+
+def test_scale_down_waits_for_the_session_timeout_unless_members_are_removed():
+    waiting = run("scale-down", membership="static", session_timeout_ms=45_000)
+    removed = run("scale-down", membership="static", session_timeout_ms=45_000,
+                  remove_members=True)
+    assert (waiting.rebalances, removed.rebalances) == (1, 1)
+    assert waiting.members == removed.members == 2
+    assert 42_000 <= waiting.time_to_stable_ms <= 48_000
+    assert removed.time_to_stable_ms < 3_000
+    assert waiting.unowned_partition_seconds > 10 * removed.unowned_partition_seconds
+    assert "remove-members" in kinds(removed) and "remove-members" not in kinds(waiting)
+    dynamic = run("scale-down", membership="dynamic")
+    assert dynamic.time_to_stable_ms == removed.time_to_stable_ms   # LeaveGroup on close
+
+
+def test_scale_up_one_rebalance_and_partitions_spread():
+    r = run("scale-up", membership="static", count=2, members=3)
+    assert (r.rebalances, r.members, r.generation_end) == (1, 5, 2)
+
+
+def test_leader_bounce_static_is_free_dynamic_is_not():
+    static = run("leader-bounce", membership="static")
+    dynamic = run("leader-bounce", membership="dynamic")
+    assert (static.rebalances, static.partitions_moved) == (0, 0)
+    assert [e["skip_assignment"] for e in static.events if e["event"] == "joined"] == [True]
+    assert dynamic.rebalances == 2
+
+
+def test_crash_static_within_session_is_free_dynamic_waits_for_expiry():
+    static = run("crash", membership="static", restart_ms=10_000)
+    dynamic = run("crash", membership="dynamic", restart_ms=10_000, session_timeout_ms=45_000)
+    assert static.rebalances == 0
+    assert "leave" not in kinds(dynamic)
+    # The new member's round waits for the crashed member's session to expire: one round.
+    assert dynamic.rebalances == 1
+    assert dynamic.time_to_stable_ms == 45_000
+
+
+def test_duplicate_instance_fences_the_first_process():
+    r = run("duplicate-instance", membership="static")
+    assert r.rebalances == 0
+    assert r.members == 3
+    assert r.errors == ["c0: Heartbeat failed with FENCED_INSTANCE_ID (82)"]
+    assert "fenced" in kinds(r, "c0")
+    dynamic = run("duplicate-instance", membership="dynamic")
+    assert (dynamic.rebalances, dynamic.members, dynamic.errors) == (1, 4, [])
+
+
+def test_concurrency_merges_restarts_into_fewer_rebalances():
+    sequential = run("rolling-bounce", membership="dynamic", members=4)
+    paired = run("rolling-bounce", membership="dynamic", members=4, concurrency=2)
+    assert (sequential.rebalances, paired.rebalances) == (8, 4)
+
+
+# ---- determinism, heartbeats, parameters ----------------------------------------------------
+@pytest.mark.parametrize("scenario,membership", [("rolling-bounce", "dynamic"),
+                                                 ("downgrade", "static"),
+                                                 ("duplicate-instance", "static"),
+                                                 ("crash", "dynamic")])
+def test_short_circuited_heartbeats_give_the_same_run_as_heartbeat_requests(scenario, membership):
+    fast = run(scenario, membership=membership, members=3, assignor="cooperative-sticky")
+    wire = run(scenario, membership=membership, members=3, assignor="cooperative-sticky",
+               wire_heartbeats=True)
+    assert fast.as_dict() == wire.as_dict()
+
+
+def test_same_seed_same_run_other_seed_other_phases():
+    a = run("rolling-bounce", membership="dynamic", seed=7)
+    b = run("rolling-bounce", membership="dynamic", seed=7)
+    c = run("rolling-bounce", membership="dynamic", seed=8)
+    assert a.as_dict() == b.as_dict()
+    assert a.rebalances == c.rebalances and a.events != c.events
+
+
+def test_random_order_is_seeded():
+    a = run("rolling-bounce", membership="static", members=6, order="random", seed=3)
+    stops = [e["member"] for e in a.events if e["event"] == "stop"]
+    assert sorted(stops) == [f"c{i}" for i in range(6)] and stops != sorted(stops)
+    assert stops == [e["member"] for e in run("rolling-bounce", membership="static", members=6,
+                                              order="random", seed=3).events
+                     if e["event"] == "stop"]
+
+
+def test_leader_last_order_bounces_the_leader_last():
+    r = run("rolling-bounce", membership="static", members=3, order="leader-last")
+    stops = [e["member"] for e in r.events if e["event"] == "stop"]
+    joined = [e for e in r.events if e["event"] == "joined" and e["leader"]]
+    assert len(stops) == 3 and joined[-1]["member"] == stops[-1]
+
+
+def test_invalid_session_timeout_is_a_scenario_failure_naming_the_error():
+    with pytest.raises(ScenarioError, match="c0: JoinGroup failed with INVALID_SESSION_TIMEOUT"):
+        run("rolling-bounce", session_timeout_ms=1_000, heartbeat_interval_ms=300)
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"members": 0}, "--members must be at least 1"),
+    ({"heartbeat_interval_ms": 50_000}, "must be lower than --session-timeout-ms"),
+    ({"concurrency": 0}, "--concurrency must be at least 1"),
+])
+def test_bad_parameters_are_parameter_errors(kw, message):
+    with pytest.raises(ParameterError, match=message):
+        run("rolling-bounce", **kw)
+
+
+def test_count_must_leave_someone_and_compare_must_fit():
+    with pytest.raises(ParameterError, match=r"--count \(3\) must be lower than --members \(3\)"):
+        run("scale-down", members=3, count=3)
+    with pytest.raises(ParameterError, match="does not apply to upgrade"):
+        variants("upgrade", SimParams(), "membership")
+    with pytest.raises(ParameterError, match="applies only to scale-down"):
+        variants("crash", SimParams(), "removal")
+    assert [p.assignor for p in variants("crash", SimParams(), "assignor")] == \
+        ["range", "roundrobin", "sticky", "cooperative-sticky"]
+
+
+def test_result_document_has_the_issue_fields():
+    doc = run("rolling-bounce", membership="static").as_dict()
+    for key in ("scenario", "membership", "members", "partitions", "rebalances",
+                "generation_start", "generation_end", "partitions_moved",
+                "unowned_partition_seconds", "time_to_stable_ms", "events"):
+        assert key in doc
+    assert doc["events"][0] == {"t_ms": 0, "event": "stop", "member": "c0"}
