@@ -220,3 +220,8 @@ def test_zstd_large_blob_fed_in_pieces():
     assert len(blob) > 4096 and decompress(4, blob) == data
     with pytest.raises(CodecError, match="frame ends early"):
         decompress(4, blob[:-10])
+
+
+def test_legacy_rejects_headers():
+    with pytest.raises(ValueError, match="magic 1 messages cannot carry record headers"):
+        encode_legacy([OutRecord(b"k", b"v", 1, headers=[("h", b"x")])], magic=1)

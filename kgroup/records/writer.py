@@ -181,6 +181,8 @@ def encode_legacy(records: Iterable, *, magic: int, compression: str = "none",
     if codec is None or codec == 4:
         raise ValueError(f"compression {compression!r} is not available for magic {magic}")
     rows = _normalise(records, base_offset, timestamp)
+    if any(r[4] for r in rows):
+        raise ValueError(f"magic {magic} messages cannot carry record headers")
     ts_bit = 8 if (magic == 1 and log_append_time is not None) else 0
     if codec == 0:
         return b"".join(_legacy_message(base_offset + d, magic, ts_bit,
