@@ -1,0 +1,369 @@
+"""The Spark engine's driver plan and task-side reading, without Spark: byte ranges cut at batch
+boundaries, ranges read one by one equal to the local reader, and the per-range reduction + replay of
+--view state equal to the local replay (transactions whose markers are in other ranges, tombstones,
+mixed codecs, damaged batches)."""
+
+import os
+import random
+import struct
+
+import pytest
+
+from kgroup.records import encode_key, encode_value
+from kgroup.records.batch import LOG_OVERHEAD
+from kgroup.records.decoder import ProblemLog
+from kgroup.records.dump import Input, iter_input, resolve_inputs
+from kgroup.records.segment import find_segments
+from kgroup.records.state import PartitionState
+from kgroup.records.writer import LogWriter
+from kgroup.spark.columns import COLUMNS, ParquetRows
+from kgroup.spark.plan import parse_size, plan_tasks, split_file
+from kgroup.spark.reader import RangeReader
+from kgroup.spark.replay import reduced_rows, replay
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+BASE_TS = 1_700_000_000_000
+
+
+def _commit_value(offset, ts, version=3):
+    if version == 1:
+        return encode_value(1, 1, {"offset": offset, "metadata": "m", "commitTimestamp": ts,
+                                   "expireTimestamp": ts + 1000})
+    return encode_value(1, version, {"offset": offset, "leaderEpoch": 4, "metadata": "",
+                                     "commitTimestamp": ts})
+
+
+def _group_value(group, generation, ts):
+    return encode_value(2, 3, {"protocolType": "consumer", "generation": generation, "protocol": "range",
+                               "leader": f"{group}-m0", "currentStateTimestamp": ts, "members": [
+                                   {"memberId": f"{group}-m0", "groupInstanceId": f"{group}-i0",
+                                    "clientId": "c", "clientHost": "/10.0.0.1", "rebalanceTimeout": 1000,
+                                    "sessionTimeout": 45000, "subscription": b"", "assignment": b""}]})
+
+
+def write_mixed_dump(path, *, seed=1, rounds=120, groups=4, partitions=3, start_offset=0):
+    """A coordinator log with every replay rule in play, each batch with a randomly chosen codec:
+    plain commits (key types 0 and 1 for the same partition), transactional commits of several
+    producers whose COMMIT/ABORT markers come many batches later (some never), tombstones (some in
+    transactional batches), group metadata upserts/tombstones and KIP-848 type 3 records."""
+    rng = random.Random(seed)
+    names = [f"grp-{g}" for g in range(groups)]
+    open_txns: dict[int, int] = {}  # producer id -> rounds left before its marker
+    ts = BASE_TS
+    with open(path, "wb") as f:
+        w = LogWriter(f, next_offset=start_offset)
+        for r in range(rounds):
+            ts += rng.randint(1, 50)
+            codec = rng.choice(CODECS)
+            group = rng.choice(names)
+            p = rng.randrange(partitions)
+            kind = rng.random()
+            key_type = rng.choice((0, 1))
+            key = encode_key(key_type, {"group": group, "topic": "orders", "partition": p})
+            if kind < 0.35:
+                rows = [(encode_key(1, {"group": group, "topic": "orders", "partition": q}),
+                         _commit_value(rng.randint(0, 10**6), ts), ts) for q in range(partitions)]
+                if rng.random() < 0.3:
+                    rows.append((key, _commit_value(rng.randint(0, 10**6), ts, version=1 if key_type == 0
+                                                    else 3), ts))
+                w.append(rows, compression=codec)
+            elif kind < 0.6:
+                pid = rng.choice((1000, 1001, 1002, 1003))
+                rows = [(encode_key(1, {"group": group, "topic": "orders", "partition": q}),
+                         _commit_value(rng.randint(0, 10**6), ts), ts) for q in range(partitions)
+                        if rng.random() < 0.7]
+                if rows:
+                    w.append(rows, compression=codec, producer_id=pid, producer_epoch=0, base_sequence=0,
+                             transactional=True)
+                    open_txns.setdefault(pid, rng.randint(3, 25))
+            elif kind < 0.7:
+                txn_pid = rng.choice((-1, 1000, 1001))
+                opts = {} if txn_pid == -1 else dict(producer_id=txn_pid, producer_epoch=0, base_sequence=0,
+                                                     transactional=True)
+                w.append([(key, None, ts)], compression=codec, **opts)
+            elif kind < 0.85:
+                gkey = encode_key(2, {"group": group})
+                value = None if rng.random() < 0.2 else _group_value(group, r, ts)
+                w.append([(gkey, value, ts)], compression=codec)
+            else:
+                ckey = encode_key(3, {"groupId": group})
+                value = None if rng.random() < 0.25 else encode_value(3, 0, {"epoch": r})
+                w.append([(ckey, value, ts)], compression=codec)
+            for pid in list(open_txns):
+                open_txns[pid] -= 1
+                if open_txns[pid] <= 0 and pid != 1003:  # 1003 never ends: an open transaction
+                    del open_txns[pid]
+                    w.append_control("COMMIT" if rng.random() < 0.7 else "ABORT", producer_id=pid,
+                                     producer_epoch=0, coordinator_epoch=3, timestamp=ts)
+    return path
+
+
+def batch_positions(path):
+    """(position, size) of every batch, by walking the length fields."""
+    out = []
+    data = open(path, "rb").read()
+    pos = 0
+    while pos + LOG_OVERHEAD <= len(data):
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        out.append((pos, LOG_OVERHEAD + length))
+        pos += LOG_OVERHEAD + length
+    return out
+
+
+def damage(path):
+    """A bad CRC in one batch, an undecodable record (unknown key type) and a partial batch at the end."""
+    with open(path, "r+b") as f:
+        batches = batch_positions(path)
+        pos, size = batches[len(batches) // 3]
+        f.seek(pos + size - 2)
+        byte = f.read(1)
+        f.seek(pos + size - 2)
+        f.write(bytes([byte[0] ^ 0x55]))
+    with open(path, "ab") as f:
+        w = LogWriter(f, next_offset=10**6)
+        w.append([(struct.pack(">h", 77) + b"junk", b"\x00\x00", BASE_TS)])
+        f.write(b"\x00" * 10)  # a partial write
+
+
+@pytest.fixture
+def log_dir(tmp_path):
+    """Two partitions; partition 3 in two segments (the second starts after the first's last offset)."""
+    p3 = tmp_path / "__consumer_offsets-3"
+    p9 = tmp_path / "__consumer_offsets-9"
+    p3.mkdir()
+    p9.mkdir()
+    write_mixed_dump(p3 / "00000000000000000000.log", seed=3, rounds=150)
+    write_mixed_dump(p3 / "00000000000000100000.log", seed=4, rounds=60, start_offset=100000)
+    write_mixed_dump(p9 / "00000000000000000000.log", seed=9, rounds=150)
+    return tmp_path
+
+
+def local_run(paths, until_offset=None, until_time=None):
+    """What the local engine reads: problems (as text) and rows per input, plus the replayed state."""
+    problems = ProblemLog()
+    inputs = resolve_inputs(paths, None, problems)
+    rows, states = [], {}
+    for inp in inputs:
+        state = states.setdefault((inp.segment.topic or inp.segment.path, inp.segment.partition),
+                                  PartitionState())
+        for batch, batch_rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_time):
+            rows.extend(batch_rows)
+            if batch.crc_valid:
+                for row in batch_rows:
+                    state.apply(row)
+    return inputs, [str(p) for p in problems.problems], rows, states
+
+
+def range_run(inputs, split, until_offset=None, until_time=None):
+    tasks = plan_tasks(inputs, split, until_offset)
+    problems, rows, stopped = [], [], set()
+    for task in tasks:
+        if task.input_index in stopped:
+            continue
+        reader = RangeReader(task, until_offset, until_time)
+        for _batch, batch_rows in reader:
+            rows.extend(batch_rows)
+        problems.extend(str(p) for p in reader.summary.problem_objects())
+        if reader.summary.stops_file:
+            stopped.add(task.input_index)
+    return tasks, problems, rows
+
+
+def spark_like_state(inputs, split, until_offset=None, until_time=None):
+    tasks = plan_tasks(inputs, split, until_offset)
+    grouped: dict = {}
+    for task in tasks:
+        reader = RangeReader(task, until_offset, until_time)
+        for i, row in enumerate(reduced_rows(reader)):
+            grouped.setdefault(task.log_partition, []).append((task.seq, i, row))
+    return {k: replay(v) for k, v in grouped.items()}
+
+
+def _row_key(row):
+    return (row.file, row.offset, row.kind, row.record_type, row.error)
+
+
+def _state_view(state: PartitionState):
+    return ({k: v.to_json() for k, v in state.committed.items()},
+            {pid: {k: v.to_json() for k, v in offsets.items()} for pid, offsets in state.pending.items()},
+            {ident: (row.file, row.offset) for ident, row in state.latest.items()})
+
+
+# ------------------------------------------------------------------------------------------------ plan
+
+def test_split_file_cuts_at_batch_boundaries_and_covers_the_file(tmp_path):
+    path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=200)
+    boundaries = {pos for pos, _ in batch_positions(path)} | {os.path.getsize(path)}
+    ranges = split_file(path, 4096)
+    assert len(ranges) > 5
+    assert ranges[0][0] == 0 and ranges[-1][1] == os.path.getsize(path)
+    for (s1, e1), (s2, _e2) in zip(ranges, ranges[1:]):
+        assert e1 == s2
+    for start, end in ranges:
+        assert start in boundaries and end in boundaries
+    for start, end in ranges[:-1]:
+        assert end - start >= 4096
+        # cut at the first boundary at or past the target: dropping the last batch goes below it
+        last = max(p for p in boundaries if p < end)
+        assert last - start < 4096
+
+
+def test_split_file_puts_a_damaged_tail_and_the_until_cut_in_the_last_range(tmp_path):
+    path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=100)
+    size = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(struct.pack(">qi", 999, 20) + b"\x00" * 40)  # a 32-byte magic-0 entry, then length 0
+    batches = batch_positions(path)
+    ranges = split_file(path, 2048)
+    assert ranges[-1][1] == size + 52
+    assert ranges[-1][0] <= size
+    # --until-offset: no range starts after the first batch whose offset is past the cut-off
+    cut = 40
+    ranges = split_file(path, 512, until_offset=cut)
+    data = open(path, "rb").read()
+    first_past = next(pos for pos, _ in batches if struct.unpack_from(">q", data, pos)[0] > cut)
+    assert ranges[-1] == (first_past, size + 52) or ranges[-1][0] < first_past
+    assert all(start <= first_past for start, _ in ranges)
+
+
+def test_parse_size():
+    assert parse_size("64m") == 64 << 20
+    assert parse_size("1g") == 1 << 30
+    assert parse_size("1.5k") == 1536
+    assert parse_size("4096") == 4096
+    assert parse_size("2MiB") == 2 << 20
+    for bad in ("", "x", "-1", "0"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def test_empty_file_gets_one_empty_task(tmp_path):
+    d = tmp_path / "__consumer_offsets-1"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(b"")
+    inputs = resolve_inputs([str(d)], None, ProblemLog())
+    tasks = plan_tasks(inputs, 1024)
+    assert [(t.start, t.end, t.partition, t.family) for t in tasks] == [(0, 0, 1, "consumer")]
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+@pytest.mark.parametrize("split", [700, 4096, 64 << 20])
+def test_ranges_read_one_by_one_give_the_local_rows_and_problems(log_dir, split):
+    damage(log_dir / "__consumer_offsets-9" / "00000000000000000000.log")
+    inputs, local_problems, local_rows, _ = local_run([str(log_dir)])
+    tasks, problems, rows = range_run(inputs, split)
+    # CRC mismatch, the flipped byte's record, the unknown record type, the partial batch
+    wanted = ["CRC-32C mismatch", "Could not read record", "Unknown record type 77", "Found 10 invalid bytes"]
+    assert len(local_problems) == len(wanted)
+    assert all(w in p for w, p in zip(wanted, local_problems))
+    assert problems == local_problems
+    assert [_row_key(r) for r in rows] == [_row_key(r) for r in local_rows]
+    if split == 700:
+        assert len(tasks) > 30
+
+
+@pytest.mark.parametrize("until", [(57, None), (None, BASE_TS + 2500), (100030, None)])
+def test_until_cut_offs_match_the_local_reader(log_dir, until):
+    inputs, local_problems, local_rows, _ = local_run([str(log_dir)], *until)
+    _tasks, problems, rows = range_run(inputs, 600, *until)
+    assert problems == local_problems
+    assert [_row_key(r) for r in rows] == [_row_key(r) for r in local_rows]
+    assert 0 < len(rows) < len(local_run([str(log_dir)])[2])
+
+
+def test_missing_file_is_reported_as_the_local_reader_does(tmp_path):
+    path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=10)
+    inputs = resolve_inputs([str(path)], "consumer", ProblemLog())
+    tasks = plan_tasks(inputs, 1 << 20)
+    os.remove(path)
+    reader = RangeReader(tasks[0])
+    assert list(reader) == []
+    assert [str(p) for p in reader.summary.problem_objects()] == [f"{path}: byte 0: cannot open: No such file or directory"]
+    assert reader.summary.stops_file
+
+
+# ------------------------------------------------------------------------------------------------ state
+
+def _markers_in_other_ranges(inputs, split) -> int:
+    """How many COMMIT/ABORT markers are read by a different task than some of their transaction's data."""
+    tasks = plan_tasks(inputs, split)
+    first_data: dict = {}
+    crossing = 0
+    for task in tasks:
+        for _batch, rows in RangeReader(task):
+            for row in rows:
+                key = (task.input_index, row.producer_id)
+                if row.kind == "data" and row.transactional:
+                    first_data.setdefault(key, task.seq)
+                elif row.kind == "control":
+                    if first_data.pop(key, task.seq) != task.seq:
+                        crossing += 1
+    return crossing
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("split", [900, 5000])
+def test_reduced_ranges_replay_to_the_local_state(tmp_path, seed, split):
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    write_mixed_dump(d / "00000000000000000000.log", seed=seed, rounds=250)
+    inputs, _, _, local_states = local_run([str(d)])
+    assert _markers_in_other_ranges(inputs, split) >= 3
+    states = spark_like_state(inputs, split)
+    assert list(states) == list(local_states)
+    for key, local in local_states.items():
+        assert _state_view(states[key]) == _state_view(local)
+    # the dump exercises what it claims to
+    local = next(iter(local_states.values()))
+    assert local.pending and local.committed and local.latest
+
+
+def test_reduction_drops_only_superseded_rows(tmp_path):
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    write_mixed_dump(d / "00000000000000000000.log", seed=5, rounds=300)
+    inputs = resolve_inputs([str(d)], None, ProblemLog())
+    task = plan_tasks(inputs, 1 << 30)[0]
+    all_rows = [r for _b, rows in RangeReader(task) for r in rows]
+    kept = reduced_rows(RangeReader(task))
+    controls = [r for r in all_rows if r.kind == "control"]
+    assert [r.offset for r in kept if r.kind == "control"] == [r.offset for r in controls]
+    txn = [r.offset for r in all_rows if r.kind == "data" and r.transactional and r.record_type in (0, 1)]
+    assert set(txn) <= {r.offset for r in kept}
+    assert len(kept) < len(all_rows) / 2
+
+
+@pytest.mark.parametrize("name", ["A", "B"])
+def test_shared_segments_state_through_one_batch_ranges(segments_dir, kafka_vectors, name):
+    file = {"A": "A__consumer_offsets-7__00000000000000000000.log",
+            "B": "B__consumer_offsets-12__00000000000000000000.log"}[name]
+    path = segments_dir / file
+    inputs = [Input(find_segments(path)[0], str(path), "consumer", os.path.getsize(path))]
+    (state,) = spark_like_state(inputs, 1).values()  # every batch its own range
+    vec = next(v for v in kafka_vectors if v["category"] == "segment" and v["name"] == f"segment {name}")
+    want = vec["expected"]["latest_state"]["committed_offsets"]
+    got = {}
+    for (group, topic, partition), c in state.committed.items():
+        got.setdefault(group, {})[f"{topic}-{partition}"] = {
+            k: c.to_json()[k] for k in ("offset", "leaderEpoch", "metadata", "commitTimestamp",
+                                        "value_version", "record_offset")}
+    assert got == want
+    assert state.pending == {}
+
+
+# ------------------------------------------------------------------------------------------------ parquet rows
+
+def test_parquet_rows_have_every_column_and_flatten_offset_commits(segments_dir):
+    path = segments_dir / "A__consumer_offsets-7__00000000000000000000.log"
+    inputs = resolve_inputs([str(path)], None, ProblemLog())
+    conv = ParquetRows()
+    names = [c[0] for c in COLUMNS]
+    rows = [dict(zip(names, conv.row(r))) for t in plan_tasks(inputs) for _b, rs in RangeReader(t) for r in rs]
+    assert all(len(r) == len(COLUMNS) for r in rows)
+    commit = next(r for r in rows if r["offset"] == 15)
+    assert (commit["type"], commit["group"], commit["topic"], commit["topic_partition"],
+            commit["committed_offset"], commit["transactional"], commit["value_json"]) == (
+        "offset_commit", commit["group"], "orders", 0, 500, True, None)
+    marker = next(r for r in rows if r["type"] == "control")
+    assert marker["marker"] in ("COMMIT", "ABORT") and marker["group"] is None
