@@ -319,3 +319,20 @@ def test_dynamic_member_below_v4_joins_an_ongoing_round():
     assert lead.done and newcomer.done and follower.done
     assert newcomer.response.member_id == "old-client-u2"
     assert [m.member_id for m in lead.response.members] == [ids["i0"], ids["i1"], "old-client-u2"]
+
+
+def test_new_member_flag_left_by_a_short_initial_round_extends_the_next_one():
+    """Kafka clears the flag only in the initial-delay timer: a round that ended because no
+    time remained leaves it set, and the next initial round is extended once more."""
+    h = Harness()
+    a = h.join(instance="a", rebalance=1000)     # remaining = 0
+    b = h.join(instance="b", rebalance=1000)     # flag set
+    advance_to(h, 3000)
+    assert a.done and b.done
+    h.leave([(a.response.member_id, "a"), (b.response.member_id, "b")])
+    assert h.group().state == "Empty"
+    c = h.join(instance="c", rebalance=10_000)   # t=3000: first firing at 6000
+    advance_to(h, 6000)
+    assert not c.done and h.coord.next_deadline_ms() == 9000
+    advance_to(h, 9000)
+    assert c.done

@@ -108,7 +108,6 @@ def prepare_rebalance(coord, group: ClassicGroup) -> None:
     if initial:
         delay = coord.config.group_initial_rebalance_delay_ms
         remaining = max(group.rebalance_timeout_ms() - delay, 0)
-        group.new_member_added = False
         _schedule_initial(coord, group.group_id, delay, remaining)
     group.transition_to(PREPARING_REBALANCE, coord.now_ms)
     if not initial:
@@ -204,7 +203,7 @@ def _init_next_generation(coord, group: ClassicGroup) -> None:
         group.protocol_name = None
         group.transition_to(EMPTY, coord.now_ms)
     group.pending_sync.clear()
-    group.new_member_added = False
+    # new_member_added is only cleared by the initial-delay timer, as in Kafka
 
 
 # ---- sync phase --------------------------------------------------------------------------
