@@ -62,7 +62,8 @@ def _positive(ctx, param, value):
               help="Bounce order (rolling-bounce, upgrade, downgrade; also which members "
                    "scale-down removes (the last ones) and crash kills (the first ones)).")
 @click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
-              help="Members restarted at once; the next wave starts when a wave is back.")
+              help="Members restarted at once; the next wave starts when the previous one is "
+                   "back and the group has settled.")
 @click.option("--count", type=int, default=1, show_default=True, callback=_positive,
               help="Members removed (scale-down), added (scale-up) or crashed (crash).")
 @click.option("--remove-members", is_flag=True,

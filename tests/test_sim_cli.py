@@ -1,0 +1,103 @@
+"""`kgroup simulate`: outputs, exit codes, plot, and the man page in step with --help."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+
+MAN = Path(__file__).resolve().parent.parent / "man" / "kgroup-simulate.1"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, ["simulate", *args], catch_exceptions=False)
+
+
+def test_json_document_for_one_run():
+    result = invoke("rolling-bounce", "-o", "json", "--members", "4", "--topic", "orders:8")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert {k: doc[k] for k in ("scenario", "membership", "members", "partitions", "rebalances",
+                                "generation_start", "generation_end", "partitions_moved",
+                                "unowned_partition_seconds", "time_to_stable_ms")} == {
+        "scenario": "rolling-bounce", "membership": "static", "members": 4, "partitions": 8,
+        "rebalances": 0, "generation_start": 1, "generation_end": 1, "partitions_moved": 0,
+        "unowned_partition_seconds": 80.0, "time_to_stable_ms": 40_000}
+    assert [e["event"] for e in doc["events"]][:2] == ["stop", "start"]
+
+
+def test_compare_membership_is_a_list_in_json_and_columns_in_a_table():
+    result = invoke("rolling-bounce", "--compare", "membership", "-o", "json")
+    docs = json.loads(result.output)
+    assert [(d["membership"], d["rebalances"]) for d in docs] == [("static", 0), ("dynamic", 6)]
+    table = invoke("rolling-bounce", "--compare", "membership", "-o", "table").output.splitlines()
+    assert table[0].split() == ["rolling-bounce", "static", "dynamic"]
+    assert "rebalances 0 6" in [" ".join(line.split()) for line in table]
+    assert "generation 1 -> 1 1 -> 7" in [" ".join(line.split()) for line in table]
+
+
+def test_compare_removal_and_events_table():
+    result = invoke("scale-down", "--compare", "removal", "-o", "table", "--events")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["scale-down", "session", "timeout", "remove-members"]
+    assert "events (remove-members)" in lines
+    assert any("remove-members" in line and "instances=['c2']" in line for line in lines)
+
+
+def test_usage_errors_exit_2():
+    assert invoke("rolling-bounce", "--members", "0").exit_code == 2
+    assert invoke("sideways").exit_code == 2
+    assert invoke("rolling-bounce", "--topic", "t:0").exit_code == 2
+    bad = invoke("upgrade", "--compare", "membership")
+    assert bad.exit_code == 2 and "does not apply to upgrade" in bad.output
+    assert invoke("scale-down", "--count", "3").exit_code == 2
+
+
+def test_a_scenario_that_cannot_run_exits_1_naming_the_error():
+    result = invoke("crash", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "100")
+    assert result.exit_code == 1
+    assert "JoinGroup failed with INVALID_SESSION_TIMEOUT (26)" in result.output
+
+
+@pytest.mark.parametrize("suffix,magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
+def test_plot_writes_the_timeline(tmp_path, suffix, magic):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"timeline{suffix}"
+    result = invoke("rolling-bounce", "--compare", "membership", "-o", "json", "--plot", str(path))
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes().startswith(magic)
+
+
+def test_plot_without_matplotlib_exits_1_with_a_clear_message(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib -> ImportError
+    result = invoke("rolling-bounce", "-o", "json", "--plot", str(tmp_path / "x.png"))
+    assert result.exit_code == 1
+    assert "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'" in result.output
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_rejects_other_file_types(tmp_path):
+    result = invoke("rolling-bounce", "-o", "json", "--plot", str(tmp_path / "x.pdf"))
+    assert result.exit_code == 1 and "must end in .png or .svg" in result.output
+
+
+def test_root_help_lists_simulate_and_stays_light():
+    result = CliRunner().invoke(cli, ["--help"])
+    assert "simulate" in result.output
+    assert "Predict rebalances" in result.output
+
+
+def test_man_page_lists_every_option_of_help():
+    help_text = invoke("--help").output
+    options = set(re.findall(r"(--[a-z][a-z-]+)", help_text))
+    page = MAN.read_text()
+    missing = sorted(o for o in options if o.replace("-", r"\-") not in page)
+    assert missing == []
+    for scenario in ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
+                     "leader-bounce", "crash", "duplicate-instance"):
+        assert scenario.replace("-", r"\-") in page
