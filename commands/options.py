@@ -28,3 +28,42 @@ def output_option(choices, default_tty="table", default_pipe="json"):
                         callback=callback, is_eager=False,
                         help=f"Output format: {', '.join(choices)} "
                              f"(default: {default_tty} on a terminal, {default_pipe} otherwise).")
+
+
+class ClusterOptions:
+    """The shared connection options of the live commands, opened lazily into a ClusterClient."""
+
+    def __init__(self, bootstrap, command_config, timeout):
+        self.bootstrap = bootstrap
+        self.command_config = command_config
+        self.timeout = timeout
+
+    def connect(self):
+        from kgroup.client.properties import load_properties
+        from kgroup.client.wire import ClusterClient
+
+        settings = load_properties(self.command_config) if self.command_config else {}
+        return ClusterClient(self.bootstrap, settings, timeout_s=self.timeout)
+
+
+def cluster_options(fn):
+    """--bootstrap-server (env KGROUP_BOOTSTRAP_SERVER), --command-config, --timeout -> `cluster` argument."""
+    import functools
+
+    @click.option("--bootstrap-server", "bootstrap", envvar="KGROUP_BOOTSTRAP_SERVER", metavar="HOST:PORT[,...]",
+                  help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
+    @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
+                  help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id).")
+    @click.option("--timeout", "timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+                  metavar="SECONDS", help="Timeout for connecting and for each request.")
+    @functools.wraps(fn)
+    def wrapper(*args, bootstrap, command_config, timeout, **kwargs):
+        return fn(*args, cluster=ClusterOptions(bootstrap, command_config, timeout), **kwargs)
+
+    return wrapper
+
+
+def fail(command: str, exc) -> None:
+    """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
+    click.echo(f"kgroup {command}: {exc}", err=True)
+    sys.exit(getattr(exc, "exit_code", 1))

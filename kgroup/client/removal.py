@@ -62,6 +62,7 @@ class RemovalReport:
     after: GroupView | None = None
     prediction_note: str | None = None
     leave_version: int | None = None
+    wait_error: str | None = None
 
     @property
     def removed(self) -> int:
@@ -79,6 +80,8 @@ class RemovalReport:
             data["prediction_note"] = self.prediction_note
         if self.after is not None:
             data["wait"] = before_after(self.before, self.after)
+        elif self.wait_error:
+            data["wait"] = {"error": self.wait_error}
         return data
 
 

@@ -1,0 +1,176 @@
+"""`kgroup describe`: members (static/dynamic), assignments and lag, live or from a dump."""
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+
+MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
+                  "group_instance_id", "static", "client_id", "client_host", "assignment"]
+OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id"]
+
+
+@click.command("describe", context_settings=CONTEXT_SETTINGS)
+@click.argument("groups", nargs=-1, metavar="GROUP...")
+@click.option("--all-groups", is_flag=True, help="Describe every group the cluster (or the dump) knows.")
+@click.option("--offsets", "with_offsets", is_flag=True,
+              help="Also show committed offset, log end and lag per partition, and lag per instance id.")
+@click.option("--static-only", is_flag=True, help="Only static members (group.instance.id set).")
+@click.option("--dynamic-only", is_flag=True, help="Only dynamic members.")
+@click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
+              help="Describe offline from __consumer_offsets segment files, partition directories or a "
+                   "log directory (repeatable) instead of a live cluster.")
+@cluster_options
+@output_option(["table", "json", "csv"])
+def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, cluster, output):
+    """Describe consumer groups: coordinator, state, protocol, members and their assignments.
+
+    Subscriptions and assignments are decoded for the `consumer` protocol type only; other
+    protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
+    log into the embedded coordinator, and adds each member's session timeout and expiry time,
+    the generation, and instance ids that changed member id or host.
+
+    Exit status: 0 ok, 1 nothing could be described (unreachable broker, unknown group), 3 some
+    of several groups failed.
+    """
+    from kgroup.errors import KgroupError
+
+    if static_only and dynamic_only:
+        raise click.UsageError("--static-only and --dynamic-only exclude each other")
+    if bool(groups) == bool(all_groups):
+        raise click.UsageError("give GROUP names or --all-groups (not both)")
+    try:
+        views = _offline(dumps, groups) if dumps else _live(cluster, groups, all_groups, with_offsets)
+    except KgroupError as exc:
+        fail("describe", exc)
+    for view in views:
+        _filter(view, static_only, dynamic_only)
+    offline = bool(dumps)
+    _render(views, output, with_offsets or offline, offline)
+    failed = [v for v in views if v.error]
+    for view in failed:
+        click.echo(f"kgroup describe: {view.error}", err=True)
+    if failed:
+        raise SystemExit(1 if len(failed) == len(views) else 3)
+
+
+def _live(cluster, groups, all_groups, with_offsets):
+    from kgroup.client.groups import attach_offsets, describe_groups, group_exists, list_groups
+
+    with cluster.connect() as client:
+        names = [g.group for g in list_groups(client)] if all_groups else list(dict.fromkeys(groups))
+        views = describe_groups(client, names) if names else []
+        for view in views:
+            if view.error:
+                view.error = f"group {view.group!r}: {view.error}"
+                continue
+            if with_offsets or view.state == "Dead":
+                attach_offsets(client, view)
+            if not group_exists(view):
+                view.error = f"group {view.group!r} does not exist (coordinator {view.coordinator})"
+            if not with_offsets:
+                view.offsets = None
+    return views
+
+
+def _offline(dumps, groups):
+    from kgroup.client.from_dump import group_views, replay_dump
+
+    def report(problem):
+        click.echo(f"kgroup describe: warning: {problem}", err=True)
+
+    replay = replay_dump(dumps, report=report)
+    return group_views(replay, list(dict.fromkeys(groups)) or None)
+
+
+def _filter(view, static_only, dynamic_only):
+    if not (static_only or dynamic_only):
+        return
+    keep = (lambda static: static) if static_only else (lambda static: not static)
+    view.members = [m for m in view.members if keep(m.static)]
+    if view.offsets is not None:
+        view.offsets = [r for r in view.offsets
+                        if r.member_id is not None and keep(r.group_instance_id is not None)]
+
+
+def _render(views, output, with_offsets, offline):
+    from kgroup.commands.output import CsvWriter, echo_json
+
+    if output == "json":
+        echo_json([v.to_json(offline) for v in views])
+        return
+    if output == "csv":
+        if with_offsets:
+            writer = CsvWriter(OFFSET_COLUMNS)
+            for v in views:
+                for r in v.offsets or []:
+                    writer.write(dict(r.to_json(), group=v.group))
+        else:
+            writer = CsvWriter(MEMBER_COLUMNS)
+            for v in views:
+                for m in v.members:
+                    row = m.to_json()
+                    row.update(group=v.group, state=v.state, protocol_type=v.protocol_type, protocol=v.protocol,
+                               coordinator=str(v.coordinator) if v.coordinator else "",
+                               assignment=_assignment_text(m, v.protocol_type))
+                    writer.write(row)
+        return
+    first = True
+    for view in views:
+        if view.error and not view.members:
+            continue
+        if not first:
+            click.echo("")
+        first = False
+        _table(view, with_offsets, offline)
+
+
+def _assignment_text(member, protocol_type):
+    if protocol_type != "consumer":
+        return f"metadata {member.metadata_size} B, assignment {member.assignment_size} B"
+    if member.decode_error:
+        return f"(undecodable: {member.decode_error})"
+    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in member.assignment) or "-"
+
+
+def _table(view, with_offsets, offline):
+    from kgroup.commands.output import iso_ms, table
+
+    coordinator = str(view.coordinator) if view.coordinator else "(offline)"
+    protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
+    summary = [[view.group, coordinator, view.state, protocol,
+                f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]]
+    headers = ["GROUP", "COORDINATOR", "STATE", "PROTOCOL", "MEMBERS"]
+    if offline:
+        summary[0].insert(3, str(view.generation))
+        headers.insert(3, "GENERATION")
+    table(summary, headers)
+    click.echo("")
+    rows = []
+    for m in view.members:
+        row = [m.group_instance_id or "-", "STATIC" if m.static else "DYNAMIC", m.member_id, m.client_id,
+               m.client_host, _assignment_text(m, view.protocol_type)]
+        if offline:
+            row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
+        rows.append(row)
+    member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
+    if offline:
+        member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
+    table(rows, member_headers)
+    if with_offsets and view.offsets is not None:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),
+                r.group_instance_id or "-", r.member_id or "-"] for r in view.offsets],
+              ["TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "INSTANCE-ID", "MEMBER-ID"])
+        if not offline:
+            click.echo("")
+            table([[owner, _cell(lag)] for owner, lag in view.lag_by_owner()], ["OWNER", "TOTAL-LAG"])
+    if offline and view.instance_moves:
+        click.echo("")
+        table([[mv["group_instance_id"], str(mv["member_id_changes"]), "yes" if mv["moved_host"] else "no",
+                " ".join(mv["hosts"])] for mv in view.instance_moves],
+              ["INSTANCE-ID", "MEMBER-ID-CHANGES", "MOVED-HOST", "HOSTS"],
+              title="Instance ids that changed member id or host:")
+
+
+def _cell(value):
+    return "-" if value is None else str(value)

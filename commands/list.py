@@ -1,0 +1,49 @@
+"""`kgroup list`: the groups every broker knows, with state and type."""
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+
+COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
+
+
+@click.command("list", context_settings=CONTEXT_SETTINGS)
+@cluster_options
+@click.option("--state", "states", multiple=True, metavar="STATE",
+              help="Only groups in this state (Stable, PreparingRebalance, CompletingRebalance, Empty, "
+                   "Dead; repeatable, case-insensitive).")
+@click.option("--type", "types", multiple=True, metavar="TYPE",
+              help="Only groups of this type (classic, consumer, share, streams; repeatable). Brokers "
+                   "before ListGroups v5 report every group as classic.")
+@output_option(["table", "json", "csv"])
+def list_command(cluster, states, types, output):
+    """List consumer groups on every broker of the cluster.
+
+    Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed.
+    """
+    from kgroup.client.groups import GROUP_STATES, GROUP_TYPES, list_groups
+    from kgroup.commands.output import CsvWriter, echo_json, table
+    from kgroup.errors import KgroupError
+
+    for s in states:
+        if s.lower() not in {g.lower() for g in GROUP_STATES}:
+            raise click.BadParameter(f"{s!r}; choose from {', '.join(GROUP_STATES)}", param_hint="--state")
+    for t in types:
+        if t.lower() not in GROUP_TYPES:
+            raise click.BadParameter(f"{t!r}; choose from {', '.join(GROUP_TYPES)}", param_hint="--type")
+    try:
+        with cluster.connect() as client:
+            groups = list_groups(client, states, types)
+    except KgroupError as exc:
+        fail("list", exc)
+    rows = [g.to_json() for g in groups]
+    if output == "json":
+        echo_json(rows)
+    elif output == "csv":
+        writer = CsvWriter(COLUMNS)
+        for g in groups:
+            writer.write({"group": g.group, "state": g.state, "protocol_type": g.protocol_type,
+                          "type": g.group_type, "coordinator": f"{g.coordinator.host}:{g.coordinator.port}"})
+    else:
+        table([[g.group, g.state, g.protocol_type, g.group_type, str(g.coordinator)] for g in groups],
+              ["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"])

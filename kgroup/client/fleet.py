@@ -1,0 +1,76 @@
+"""Real kafka-python consumers, each polling on its own thread: the demo's (and tests') fleet.
+
+A KafkaConsumer must be driven by poll() to join and rebalance, and is not thread-safe, so each
+consumer lives entirely on one thread. Stopping a static consumer sends no LeaveGroup (KIP-345),
+which is what makes a rolling restart invisible to the group. Polls are long (1 s by default):
+with kafka-python 3.0.12 a poll that times out while a JoinGroup/SyncGroup is in flight was seen
+to lose the join completion now and then (no heartbeats afterwards, so the member expired).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+
+class FleetConsumer:
+    """One consumer on its own thread; `assignment` is its latest assignment as (topic, partition) pairs."""
+
+    def __init__(self, bootstrap: str, group: str, topics, instance_id: str | None = None,
+                 session_timeout_ms: int = 6000, client_id: str | None = None,
+                 poll_timeout_ms: int = 1000, **settings):
+        self.instance_id = instance_id
+        self.poll_timeout_ms = poll_timeout_ms
+        self.assignment: frozenset = frozenset()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        config = dict(bootstrap_servers=bootstrap, group_id=group, group_instance_id=instance_id,
+                      session_timeout_ms=session_timeout_ms,
+                      heartbeat_interval_ms=max(100, session_timeout_ms // 10),
+                      enable_auto_commit=True, auto_commit_interval_ms=500, auto_offset_reset="earliest",
+                      client_id=client_id or f"kgroup-demo-{instance_id or 'dynamic'}")
+        config.update(settings)
+        self._config = config
+        self._topics = list(topics)
+        self._thread = threading.Thread(target=self._run, name=f"consumer-{instance_id}", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        from kafka import KafkaConsumer
+
+        consumer = None
+        try:
+            consumer = KafkaConsumer(**self._config)
+            consumer.subscribe(self._topics)
+            self._ready.set()
+            while not self._stop.is_set():
+                consumer.poll(timeout_ms=self.poll_timeout_ms)
+                self.assignment = frozenset((tp.topic, tp.partition) for tp in consumer.assignment())
+        except BaseException as exc:  # noqa: BLE001 - kept for the owner to report
+            self.error = exc
+        finally:
+            self._ready.set()
+            if consumer is not None:
+                try:
+                    consumer.close(autocommit=False)
+                except Exception:  # noqa: BLE001 - closing a consumer of a stopped broker may fail
+                    pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop polling and close (a static consumer leaves no LeaveGroup behind)."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
