@@ -14,6 +14,9 @@ from typing import Iterator
 
 from .codecs import CODEC_NAMES, CodecError, decompress
 
+__all__ = ["Record", "Batch", "BatchError", "CrcMismatch", "TrailingBytes", "read_batches", "scan",
+           "parse_v2", "NO_TIMESTAMP_TYPE", "TIMESTAMP_TYPES", "CONTROL_TYPES"]
+
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}

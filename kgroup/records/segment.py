@@ -16,6 +16,9 @@ from typing import Callable, Iterator
 from ..errors import KgroupError
 from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, Batch, BatchError, scan
 
+__all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
+           "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
+
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 # the shared vectors' flattened paths: <label><partition dir>__<20 digits>.log, where the
 # label is a short tag ("A") glued to an internal topic name ("__consumer_offsets")

@@ -14,6 +14,9 @@ from typing import BinaryIO, Iterable, Sequence
 
 from .codecs import CODEC_IDS, compress
 
+__all__ = ["OutRecord", "encode_batch", "encode_control_batch", "encode_legacy", "LogWriter",
+           "zigzag_varint"]
+
 _V2_TAIL = struct.Struct(">hiqqqhii")  # attributes .. recordsCount (after the crc)
 _V2_HEAD = struct.Struct(">qiibI")  # baseOffset, length, leaderEpoch, magic, crc
 _CONTROL_TYPES = {"ABORT": 0, "COMMIT": 1}
