@@ -26,7 +26,6 @@ _FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
 _FLAT_LABEL = re.compile(r"^[A-Za-z0-9]{1,8}(__.+)$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-future", "-stray")
-_PREFIX = struct.Struct(">qi")
 
 FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect"}
 
