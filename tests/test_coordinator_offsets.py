@@ -684,3 +684,16 @@ def test_txn_error_responses_encode_at_every_version(version):
     coord = make_coord()
     resp = call(coord, txn_commit_request("", {("t", 0): 1}, producer_id=1, version=version))
     assert errors(roundtrip(resp)) == {("t", 0): 24}
+
+
+def test_simple_group_from_a_commit_writes_no_group_record_and_is_rebuilt_on_failover():
+    # Kafka persists a group created by an offset commit only through its offsets; its loader
+    # recreates the "simple" group when it replays them.
+    coord = make_coord()
+    call(coord, commit_request("simple", {("orders", 0): 5}, generation=-1))
+    types = [int.from_bytes(k[:2], "big") for k, _ in coord.records]
+    assert types == [1]
+    assert coord.group("simple").state == "Empty"
+    replayed = GroupCoordinator.from_records(coord.records, config={"group.min.session.timeout.ms": 10})
+    assert replayed.group("simple").state == "Empty"
+    assert replayed.committed_offsets("simple")[("orders", 0)].offset == 5

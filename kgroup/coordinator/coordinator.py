@@ -139,12 +139,18 @@ class GroupCoordinator:
     def get_classic_group(self, group_id: str) -> ClassicGroup | None:
         return self._groups.get(group_id)
 
-    def get_or_create_classic_group(self, group_id: str) -> ClassicGroup:
+    def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
+        """The group, created Empty if unknown.
+
+        A JoinGroup persists the new group at once (an empty GroupMetadata record); a "simple"
+        group created by an offset commit is not persisted: replaying its offsets recreates it.
+        """
         group = self._groups.get(group_id)
         if group is None:
             group = ClassicGroup(group_id, self.now_ms)
             self._groups[group_id] = group
-            self.append_records([group_metadata_record(group)])
+            if persist:
+                self.append_records([group_metadata_record(group)])
         return group
 
     def refresh_session(self, group: ClassicGroup, member_id: str) -> None:
@@ -250,6 +256,9 @@ class GroupCoordinator:
             if decoded_value is not None:
                 self._groups[group_id] = group_from_value(group_id, decoded_value.data)
         elif self.offsets is not None:
+            if decoded_value is not None and decoded_key.data["group"] not in self._groups:
+                # Offsets of a group that never joined: Kafka's loader recreates the simple group.
+                self.get_or_create_classic_group(decoded_key.data["group"], persist=False)
             self.offsets.replay(decoded_key, decoded_value, offset, entry)
 
     def _on_loaded(self) -> None:

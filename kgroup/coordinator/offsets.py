@@ -152,7 +152,7 @@ class OffsetManager:
         if group is not None:
             return group, wire.NONE
         if generation < 0:
-            return self._coord.get_or_create_classic_group(group_id), wire.NONE
+            return self._coord.get_or_create_classic_group(group_id, persist=False), wire.NONE
         if self._store.has_committed(group_id) or self._store.has_open_transactions(group_id):
             # A simple group known only from its offsets: no member can match (spec c.3).
             return None, wire.UNKNOWN_MEMBER_ID
