@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.model import GroupView, OffsetRow, member_from_bytes
+from kgroup.client.model import GroupView, OffsetRow, member_from_bytes, member_order
 from kgroup.errors import KgroupError
 
 GROUP_METADATA = 2
@@ -122,6 +122,7 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
         seen = replay.member_seen_ms.get((gid, m.member_id))
         view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
         members.append(view)
+    members.sort(key=member_order)
     view = GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
                      None, members, generation=snap.generation if snap else None)
     owners = view.owners()

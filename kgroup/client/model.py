@@ -166,6 +166,11 @@ def member_from_bytes(member_id, instance_id, client_id, client_host, metadata, 
     return member
 
 
+def member_order(member: MemberView):
+    """Static members by instance id, then dynamic ones by member id: stable output across calls."""
+    return (0, member.group_instance_id, member.member_id) if member.static else (1, "", member.member_id)
+
+
 def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
     """A DescribeGroups response entry (any version) as a GroupView; missing fields get defaults."""
     from kgroup.client.wire import error_name
@@ -181,6 +186,7 @@ def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
     if code:
         message = getattr(raw, "error_message", None)
         error = error_name(code) + (f": {message}" if message else "")
+    members.sort(key=member_order)
     return GroupView(group=raw.group_id, state=getattr(raw, "group_state", "") or "",
                      protocol_type=protocol_type, protocol=getattr(raw, "protocol_data", "") or "",
                      coordinator=coordinator, members=members, error=error)

@@ -1,0 +1,174 @@
+"""`kgroup demo`: a guided tour on an embedded broker with real static consumers."""
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS
+
+GROUP = "demo-app"
+TOPIC = "orders"
+SESSION_TIMEOUT_MS = 6000
+
+
+@click.command("demo", context_settings=CONTEXT_SETTINGS)
+@click.option("--consumers", type=click.IntRange(2, 8), default=3, show_default=True,
+              help="Static consumers to start (group.instance.id node-0, node-1, ...).")
+@click.option("--partitions", type=click.IntRange(1, 64), default=6, show_default=True,
+              help=f"Partitions of the demo topic {TOPIC!r}.")
+@click.option("--log-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the broker's log directory here (default: a temporary directory, removed at the end).")
+def demo(consumers, partitions, log_dir):
+    """Run kgroup against an embedded broker and real kafka-python static consumers.
+
+    Starts `kgroup serve` in-process on a free port, starts static consumers, then runs list,
+    describe, a rolling restart of one consumer (no rebalance), remove-members of another,
+    describe again, and decode-offsets / describe --from-dump of the resulting __consumer_offsets,
+    printing each kgroup command line before its output. Takes well under a minute and cleans up.
+
+    Exit status: 0 the tour ran, 1 something failed (the message says what).
+    """
+    import shutil
+    import tempfile
+
+    from kgroup.errors import KgroupError
+
+    workdir = log_dir or tempfile.mkdtemp(prefix="kgroup-demo-")
+    try:
+        _tour(workdir, consumers, partitions)
+    except KgroupError as exc:
+        click.echo(f"kgroup demo: {exc}", err=True)
+        raise SystemExit(1)
+    finally:
+        if log_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _tour(workdir, count, partitions):
+    import os
+
+    from kgroup.client.fleet import FleetConsumer
+    from kgroup.errors import KgroupError
+    from kgroup.records.partitioning import partition_for
+    from kgroup.server.harness import ThreadedBroker
+
+    say = _say
+    say(f"Starting an embedded Kafka broker (kgroup serve) with topic {TOPIC!r} ({partitions} partitions) ...")
+    broker = ThreadedBroker(os.path.join(workdir, "logs"), topics=[(TOPIC, partitions)],
+                            config={"group.initial.rebalance.delay.ms": "0",
+                                    "group.min.session.timeout.ms": "500",
+                                    "offsets.topic.num.partitions": "50"})
+    fleet = {}
+    try:
+        say(f"Broker listening on {broker.bootstrap}. Producing 60 messages ...")
+        _produce(broker.bootstrap, partitions, 60)
+        say(f"Starting {count} static consumers in group {GROUP!r} "
+            f"(group.instance.id node-0..node-{count - 1}, session.timeout.ms {SESSION_TIMEOUT_MS}) ...")
+        for i in range(count):
+            fleet[f"node-{i}"] = _consumer(broker, f"node-{i}")
+        _settle(broker, fleet, partitions)
+        _await_commits(broker, partitions)
+        bootstrap = ["--bootstrap-server", broker.bootstrap]
+
+        _run(["list", *bootstrap])
+        _run(["describe", GROUP, "--offsets", *bootstrap])
+
+        victim = "node-1"
+        before = _group(broker)
+        say(f"Rolling restart of {victim}: a static consumer sends no LeaveGroup, and rejoins with the same "
+            f"group.instance.id within the session timeout ...")
+        fleet[victim].stop()
+        fleet[victim] = _consumer(broker, victim)
+        _settle(broker, fleet, partitions)
+        after = _group(broker)
+        say(f"Generation before {before.generation}, after {after.generation}: "
+            + ("no rebalance; the other consumers never stopped." if after.generation == before.generation
+               else "a rebalance happened (unexpected for a static restart)."))
+        _run(["describe", GROUP, *bootstrap])
+
+        leaving = f"node-{count - 1}"
+        say(f"Scaling down: stopping {leaving} for good. Without kgroup its partitions would sit idle until "
+            f"the {SESSION_TIMEOUT_MS} ms session timeout; remove it now instead.")
+        fleet.pop(leaving).stop()
+        _run(["remove-members", GROUP, "--instance-id", leaving, "--dry-run", *bootstrap])
+        _run(["remove-members", GROUP, "--instance-id", leaving, "--reason", "kgroup demo scale-down",
+              "--wait", "--wait-timeout", "30", *bootstrap])
+        _run(["describe", GROUP, *bootstrap])
+    finally:
+        for consumer in fleet.values():
+            consumer.stop()
+        broker.stop()
+    offsets_dir = os.path.join(workdir, "logs", f"__consumer_offsets-{partition_for(GROUP, 50)}")
+    if not os.path.isdir(offsets_dir):
+        raise KgroupError(f"the broker wrote no {offsets_dir}")
+    say("The broker is stopped. Everything above is in its __consumer_offsets log; read it offline:")
+    _run(["decode-offsets", offsets_dir, "--view", "state", "--group", GROUP])
+    _run(["describe", "--from-dump", offsets_dir, GROUP])
+
+
+def _say(text):
+    click.echo(click.style(f"# {text}", fg="cyan"))
+
+
+def _run(args):
+    """Print the command line, then run it in this process with table output."""
+    import shlex
+    import sys
+
+    from kgroup.commands.cli import cli
+
+    args = [args[0], "-o", "table", *args[1:]]
+    click.echo(click.style("$ kgroup " + " ".join(shlex.quote(a) for a in args), bold=True))
+    try:
+        cli.main(args=args, prog_name="kgroup", standalone_mode=False)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    sys.stdout.flush()
+    if code not in (0, None):
+        click.echo(f"(exit status {code})")
+    click.echo("")
+
+
+def _consumer(broker, instance):
+    from kgroup.client.fleet import FleetConsumer
+
+    return FleetConsumer(broker.bootstrap, GROUP, [TOPIC], instance, session_timeout_ms=SESSION_TIMEOUT_MS,
+                         client_id=f"demo-{instance}")
+
+
+def _group(broker):
+    return broker.run(lambda: broker.broker.groups.coord.group(GROUP))
+
+
+def _settle(broker, fleet, partitions, timeout=30.0):
+    from kgroup.client.fleet import wait_until
+    from kgroup.errors import KgroupError
+
+    def settled():
+        g = _group(broker)
+        owned = sorted(p for c in fleet.values() for _, p in c.assignment)
+        return (g is not None and g.state == "Stable" and len(g.members) == len(fleet)
+                and owned == list(range(partitions)))
+    if not wait_until(settled, timeout):
+        errors = [f"{name}: {c.error}" for name, c in fleet.items() if c.error]
+        raise KgroupError(f"the demo group did not settle within {timeout:g}s"
+                          + (f" ({'; '.join(errors)})" if errors else ""))
+
+
+def _await_commits(broker, partitions, timeout=10.0):
+    """Until auto-commit has stored an offset for every partition, so describe shows committed offsets."""
+    from kgroup.client.fleet import wait_until
+
+    wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets(GROUP))) >= partitions,
+               timeout)
+
+
+def _produce(bootstrap, partitions, count):
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False, client_id="demo-producer")
+    try:
+        for i in range(count):
+            producer.send(TOPIC, value=f"order-{i}".encode(), partition=i % partitions)
+        producer.flush(10)
+    finally:
+        producer.close()
