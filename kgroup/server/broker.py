@@ -133,6 +133,7 @@ class Broker:
     async def _serve(self, reader, writer, peer_text, peer_host):
         max_bytes = self.config.socket_request_max_bytes
         client_host = "/" + peer_host
+        debug = log.isEnabledFor(logging.DEBUG)
         while True:
             (size,) = _SIZE.unpack(await reader.readexactly(4))
             if size < 0 or size > max_bytes:
@@ -153,9 +154,13 @@ class Broker:
                                  f"supported (supported: {lo}-{hi})")
             request = decode_request(request_class, frame)
             ctx = RequestContext(request.header.client_id or "", client_host, peer_text)
+            if debug:
+                log.debug("%s %s: %r", peer_text, ctx.client_id, request)
             result = handler(self, request, ctx)
             if inspect.isawaitable(result):
                 result = await result
+            if debug:
+                log.debug("%s %s: -> %r", peer_text, ctx.client_id, result)
             if result is None:  # Produce with acks=0
                 continue
             writer.write(encode_response(result, frame.api_version, frame.correlation_id))
