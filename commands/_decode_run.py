@@ -165,7 +165,14 @@ class RowSink:
     def batch(self, batch, rows):
         keep = self.filter.keep if self.filter.active else None
         out = self.output
-        write = sys.stdout.write
+        if out == "jsonl":  # one write per batch: a write per line costs as much as encoding it
+            line = self.lines.line
+            text = [line(row) for row in rows if keep is None or keep(row)]
+            if text:
+                self.count += len(text)
+                text.append("")
+                sys.stdout.write("\n".join(text))
+            return
         for row in rows:
             if keep is not None and not keep(row):
                 continue
@@ -173,9 +180,7 @@ class RowSink:
             if out == "table":
                 self.writer.add(table_row(row))
                 continue
-            if out == "jsonl":
-                write(self.lines.line(row) + "\n")
-            elif out == "json":
+            if out == "json":
                 self.writer.write_text(self.lines.line(row))
             else:
                 self.writer.write(_flat(row_json(row)))
