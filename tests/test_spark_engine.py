@@ -1,0 +1,177 @@
+"""`decode-offsets --engine spark` on local Spark (one session for the whole run): stdout, stderr and
+exit status identical to the local engine for records and state, on generated dumps with transactions
+whose markers fall in other ranges, tombstones, mixed codecs and damage; Parquet and JSONL under --out."""
+
+import json
+import os
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+from kgroup.spark.columns import COLUMNS
+from kgroup.spark.session import unavailable_reason
+from tests.test_spark_plan import BASE_TS, damage, write_mixed_dump
+
+REASON = unavailable_reason()
+pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]
+SPLIT = "700"  # bytes: dozens of ranges per file, transactions' markers in other ranges than their data
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from kgroup.spark.session import get_session
+
+    session, created = get_session("local[2]", {"spark.sql.shuffle.partitions": "2",
+                                                 "spark.default.parallelism": "2"})
+    yield session
+    if created:
+        session.stop()
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory):
+    """A clean log dir (two partitions, one with two segments) and a damaged copy."""
+    root = tmp_path_factory.mktemp("spark-dumps")
+    clean = root / "clean"
+    for part, segments in ((3, [(0, 3, 150), (100000, 4, 60)]), (9, [(0, 9, 150)])):
+        d = clean / f"__consumer_offsets-{part}"
+        d.mkdir(parents=True)
+        for start, seed, rounds in segments:
+            write_mixed_dump(d / f"{start:020d}.log", seed=seed, rounds=rounds, start_offset=start)
+    damaged = root / "damaged"
+    shutil.copytree(clean, damaged)
+    damage(damaged / "__consumer_offsets-9" / "00000000000000000000.log")
+    return {"clean": str(clean), "damaged": str(damaged)}
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["decode-offsets", *args], catch_exceptions=False)
+
+
+def both(*args):
+    local = run(*args)
+    spark = run("--engine", "spark", "--split-size", SPLIT, *args)
+    return local, spark
+
+
+def assert_same(local, spark):
+    assert spark.exit_code == local.exit_code
+    assert spark.stderr == local.stderr
+    assert spark.stdout == local.stdout
+
+
+@pytest.mark.parametrize("output", ["jsonl", "json", "csv", "table"])
+def test_records_match_the_local_engine(spark, dumps, output):
+    local, remote = both("-o", output, dumps["clean"])
+    assert local.exit_code == 0 and local.stderr == ""
+    assert_same(local, remote)
+    if output == "jsonl":
+        rows = [json.loads(line) for line in remote.stdout.splitlines()]
+        types = {r["type"] for r in rows}
+        assert {"offset_commit", "group_metadata", "consumer_group_metadata", "control"} <= types
+        assert any(r["type"] == "offset_commit" and r["value"] is None for r in rows)  # tombstones
+        assert any(r.get("transactional") for r in rows)
+
+
+@pytest.mark.parametrize("output", ["json", "jsonl", "csv", "table"])
+def test_state_matches_the_local_engine(spark, dumps, output):
+    local, remote = both("--view", "state", "-o", output, dumps["clean"])
+    assert local.exit_code == 0
+    assert_same(local, remote)
+    if output == "json":
+        doc = json.loads(remote.stdout)
+        assert doc["committed_offsets"] and doc["records"]
+        assert 1003 in [t["producer_id"] for t in doc["open_transactions"]]  # never ends
+
+
+@pytest.mark.parametrize("view", ["records", "state"])
+def test_problems_are_reported_as_the_local_engine_does(spark, dumps, view):
+    local, remote = both("--view", view, "-o", "jsonl", dumps["damaged"])
+    assert local.exit_code == 3
+    lines = local.stderr.splitlines()
+    assert len(lines) == 5 and "byte " in lines[0] and lines[-1].startswith("kgroup: 4 problems;")
+    assert_same(local, remote)
+
+
+def test_strict_stops_at_the_same_problem(spark, dumps):
+    local, remote = both("--strict", "-o", "jsonl", dumps["damaged"])
+    assert local.exit_code == 1
+    assert local.stderr.splitlines()[-1] == "kgroup: stopped at the first problem (--strict)"
+    assert_same(local, remote)
+
+
+@pytest.mark.parametrize("args", [
+    ("--until-offset", "57"),
+    ("--until-time", str(BASE_TS + 2500)),
+    ("--group", "grp-1", "--group", "grp-3"),
+    ("--type", "offset_commit,control", "--topic", "ord*"),
+])
+def test_cut_offs_and_filters_match(spark, dumps, args):
+    for view in ("records", "state"):
+        local, remote = both("--view", view, "-o", "json", *args, dumps["clean"])
+        assert local.exit_code == 0
+        assert_same(local, remote)
+
+
+def test_a_partition_directory_and_a_single_file_match(spark, dumps):
+    part = os.path.join(dumps["clean"], "__consumer_offsets-3")
+    assert_same(*both("--view", "state", "-o", "json", part))
+    assert_same(*both("-o", "jsonl", os.path.join(part, "00000000000000100000.log")))
+
+
+def test_parquet_under_out(spark, dumps, tmp_path):
+    out = tmp_path / "pq"
+    result = run("--engine", "spark", "--split-size", SPLIT, "--out", str(out), dumps["clean"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""
+    local = [json.loads(line) for line in run("-o", "jsonl", dumps["clean"]).stdout.splitlines()]
+    df = spark.read.parquet(str(out))
+    assert df.columns == [c[0] for c in COLUMNS]
+    rows = sorted((r.asDict() for r in df.collect()), key=lambda r: (r["file"], r["offset"]))
+    assert len(rows) == len(local)
+    by_place = {(r["file"], r["offset"]): r for r in local}
+    for row in rows:
+        want = by_place[(row["file"], row["offset"])]
+        assert (row["type"], row["timestamp"], row["partition"]) == (want["type"], want["timestamp"],
+                                                                     want["partition"])
+        if want["type"] == "offset_commit":
+            key, value = want["key"], want["value"]
+            assert (row["group"], row["topic"], row["topic_partition"]) == (key["group"], key["topic"],
+                                                                           key["partition"])
+            assert row["tombstone"] is (value is None)
+            if value is not None:
+                assert (row["committed_offset"], row["leader_epoch"], row["commit_timestamp"]) == (
+                    value["offset"], value.get("leaderEpoch", -1), value["commitTimestamp"])
+        elif want["type"] == "group_metadata" and want["value"] is not None:
+            assert row["generation"] == want["value"]["generation"]
+            assert json.loads(row["value_json"]) == want["value"]
+        elif want["type"] == "control":
+            assert (row["marker"], row["producer_id"]) == (want["marker"], want["producer_id"])
+
+
+def test_jsonl_under_out_and_problems_from_the_tasks(spark, dumps, tmp_path):
+    out = tmp_path / "jl"
+    result = run("--engine", "spark", "--split-size", SPLIT, "-o", "jsonl", "--out", str(out), dumps["damaged"])
+    local = run("-o", "jsonl", dumps["damaged"])
+    assert result.exit_code == 3
+    assert result.stderr == local.stderr
+    parts = sorted(p for p in os.listdir(out) if p.startswith("part-"))
+    text = "".join((out / p).read_text() for p in parts)
+    assert text == local.stdout
+
+
+def test_out_must_be_new(spark, dumps, tmp_path):
+    (tmp_path / "x").write_text("")
+    result = run("--engine", "spark", "--out", str(tmp_path), dumps["clean"])
+    assert result.exit_code == 1
+    assert "directory exists and is not empty" in result.stderr
+
+
+def test_auto_uses_spark_above_the_threshold(spark, dumps):
+    result = run("--engine", "auto", "--spark-threshold", "1k", "--split-size", SPLIT, "--view", "state",
+                 "-o", "json", dumps["clean"])
+    assert result.exit_code == 0
+    assert result.stderr.startswith("kgroup: note: --engine auto: decoding with Spark (")
+    assert result.stdout == run("--view", "state", "-o", "json", dumps["clean"]).stdout
