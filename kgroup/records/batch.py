@@ -12,6 +12,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterator
 
+import crc32c
+
 from .codecs import CODEC_NAMES, CodecError, decompress
 
 __all__ = ["Record", "Batch", "BatchError", "CrcMismatch", "TrailingBytes", "read_batches", "scan",
@@ -34,6 +36,7 @@ MAX_STREAM_BATCH = 256 << 20
 #: Read size for files and streams.
 CHUNK = 1 << 20
 
+_crc32c = crc32c.crc32c
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 _PREFIX = struct.Struct(">qi4xb")
 _CONTROL_KEY = struct.Struct(">hh")
@@ -439,12 +442,10 @@ def _mark_control(records: list[Record]) -> None:
 
 def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch, int]:
     """Decode the magic-2 batch at buf[off:off+total]; returns it and its computed CRC-32C."""
-    import crc32c
-
     (base_offset, _length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
      producer_id, producer_epoch, base_seq, count) = _V2_HEADER.unpack_from(buf, off)
     end = off + total
-    computed = crc32c.crc32c(memoryview(buf)[off + 21:end])
+    computed = _crc32c(memoryview(buf)[off + 21:end])
     codec = attributes & 7
     if codec >= len(CODEC_NAMES):
         raise _Corrupt(f"unknown compression codec {codec} (attributes {attributes})")
@@ -548,15 +549,6 @@ class _Source:
         self.off = 0
         return have
 
-    def remaining_known(self) -> int | None:
-        """Bytes from pos to the end when the size is known without reading."""
-        if self.size is None:
-            return None
-        return self.size - self.pos
-
-    def advance(self, n: int) -> None:
-        self.off += n
-        self.pos += n
 
 
 def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None
@@ -569,14 +561,16 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
     from .legacy import parse_legacy
 
     src = _Source(buf_or_file, start, end)
-    while True:
-        avail = src.ensure(HEADER_PEEK)
-        if avail < HEADER_PEEK:
-            if avail:
-                yield TrailingBytes(path, src.pos, avail)
-            return
+    unpack_prefix = _PREFIX.unpack_from
+    while True:  # the ensure/advance calls are inlined for the common, already-buffered case
+        if len(src.buf) - src.off < HEADER_PEEK:
+            avail = src.ensure(HEADER_PEEK)
+            if avail < HEADER_PEEK:
+                if avail:
+                    yield TrailingBytes(path, src.pos, avail)
+                return
         position = src.pos
-        _, length, magic = _PREFIX.unpack_from(src.buf, src.off)
+        _, length, magic = unpack_prefix(src.buf, src.off)
         minimum = MIN_LENGTH.get(magic, MIN_ANY_LENGTH)
         if length < minimum:
             what = f"magic {magic}" if magic in MIN_LENGTH else "any entry"
@@ -585,7 +579,7 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
                              "cannot find the next batch", recoverable=False)
             return
         total = LOG_OVERHEAD + length
-        known = src.remaining_known()
+        known = None if src.size is None else src.size - position
         if known is not None and total > known:
             yield TrailingBytes(path, position, known)
             return
@@ -594,10 +588,11 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
                              f"batch length {length} is implausibly large for a stream; "
                              "cannot find the next batch", recoverable=False)
             return
-        avail = src.ensure(total)
-        if avail < total:
-            yield TrailingBytes(path, position, avail)
-            return
+        if len(src.buf) - src.off < total:
+            avail = src.ensure(total)
+            if avail < total:
+                yield TrailingBytes(path, position, avail)
+                return
         buf, off = src.buf, src.off
         try:
             if magic == 2:
@@ -619,7 +614,8 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
             if not batch.crc_valid:
                 yield CrcMismatch(path, position, batch.crc, computed, magic)
             yield batch
-        src.advance(total)
+        src.off += total
+        src.pos += total
 
 
 def read_batches(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None
