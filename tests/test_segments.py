@@ -228,3 +228,26 @@ def test_scan_batch_boundaries_bad_tail(tmp_path, segments_dir):
     empty.write_bytes(b"")
     assert scan_batch_boundaries(empty) == []
     assert list(iter_segment(empty, on_error=events.append)) == [] and events == []
+
+
+def test_stream_with_implausible_length_is_not_read(segments_dir):
+    data = bytearray((segments_dir / "A__consumer_offsets-7__00000000000000000000.log").read_bytes())
+    struct.pack_into(">i", data, 171 + 8, 1 << 30)
+    pipe = _Pipe(bytes(data), step=1 << 20)
+    with pytest.raises(BatchError) as info:
+        list(read_batches(pipe, path="-"))
+    assert info.value.position == 171 and not info.value.recoverable
+    assert "implausibly large for a stream" in str(info.value)
+    # a file with the same damage: the length runs past the end -> a partial tail, not read either
+    with pytest.raises(TrailingBytes) as info:
+        list(read_batches(bytes(data), path="a.log"))
+    assert (info.value.position, info.value.count) == (171, len(data) - 171)
+
+
+def test_bytes_with_start_and_end(segments_dir):
+    data = (segments_dir / "B__consumer_offsets-12__00000000000000000000.log").read_bytes()
+    assert [(b.position, b.magic) for b in read_batches(data, start=349, end=901)] == [
+        (349, 1), (435, 1), (603, 1), (766, 1)]
+    with pytest.raises(TrailingBytes) as info:
+        list(read_batches(data, start=766, end=950))
+    assert (info.value.position, info.value.count) == (901, 49)
