@@ -177,5 +177,14 @@ def test_mixed_topic_batch_is_parsed_in_runs():
             + [OutRecord(b"k-topic-a-%02d" % i, b"w" * 26, 5) for i in range(5)])
     general, fast, handed = _both(encode_batch(recs, base_sequence=0))
     assert fast == general and len(fast) == 46
-    assert handed == 1  # runs of 20 and 20, the tombstone alone, then a run of 5
+    assert handed == 0  # runs of 20 and 20, the tombstone alone, then a run of 5
     assert [r.value_size for r in fast[39:42]] == [24, -1, 26]
+
+
+def test_tombstone_runs_take_the_fast_path():
+    recs = [OutRecord(b"expired-key-%02d" % i, None, 7) for i in range(30)]
+    recs += [OutRecord(b"", b"", 7), OutRecord(b"", None, 7)]  # empty key and value; null value
+    general, fast, handed = _both(encode_batch(recs, base_sequence=5))
+    assert fast == general and handed == 0
+    assert [(r.value, r.value_size) for r in fast[28:]] == [(None, -1), (None, -1), (b"", 0),
+                                                            (None, -1)]

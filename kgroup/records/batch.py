@@ -275,8 +275,8 @@ def _short_varint(data, pos: int) -> tuple[int, int]:
 
 
 def _simple_shape(data, p: int, end: int):
-    """Layout of the record at p if it is "simple" (short varints, non-null key and value,
-    no headers): (size, n1, kn, key_size, vn, value_size); else None."""
+    """Layout of the record at p if it is "simple" (short varints, a non-null key, a value or
+    a tombstone, no headers): (size, n1, kn, key_size, vn, value_size); else None."""
     n1, length = _short_varint(data, p)
     size = n1 + length
     if n1 == 0 or length < 6 or p + size > end:
@@ -289,8 +289,10 @@ def _simple_shape(data, p: int, end: int):
         return None
     q += 3 + kn + key_size
     vn, value_size = _short_varint(data, q)
-    if vn == 0 or value_size < 0 or q + vn + value_size + 1 - p != size \
-            or data[q + vn + value_size] != 0:
+    if vn == 0 or value_size < -1:
+        return None
+    stored = value_size if value_size > 0 else 0
+    if q + vn + stored + 1 - p != size or data[q + vn + stored] != 0:
         return None
     return size, n1, kn, key_size, vn, value_size
 
@@ -314,7 +316,7 @@ def _run_length(data, p: int, shape, k_max: int) -> int:
     Equal length bytes chain the boundaries (record i ends where i+1 begins), equal size
     bytes and a zero header count pin the layout, and single-byte deltas keep it fixed.
     """
-    size, n1, kn, key_size, vn, _ = shape
+    size, n1, kn, key_size, vn, _ = shape  # a tombstone's size byte is a fixed column too
     stop = p + k_max * size
     key_at = n1 + 3 + kn
     k = k_max
@@ -366,9 +368,10 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
         if unpacker is None:
             _, n1, kn, key_size, vn, value_size = shape
             unpacker = _SHAPES[shape] = struct.Struct(
-                f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{value_size}sx")
+                f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{max(value_size, 0)}sx")
         key_size, value_size = shape[3], shape[5]
         rows = unpacker.iter_unpack(view[p:p + k * size])
+        first = len(records)
         if append_time is None and base_seq < 0:
             records += [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size,
                             value_size) for ts, od, key, value in rows]
@@ -386,6 +389,9 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
                         seq -= 0x80000000
                 records.append(new(base_offset + delta, base_ts + zz[ts] if append_time is None
                                    else append_time, seq, key, value, [], key_size, value_size))
+        if value_size < 0:  # a run of tombstones: the struct gave b"" for each null value
+            for rec in records[first:]:
+                rec.value = None
         p += k * size
         left -= k
         if k == 1:
