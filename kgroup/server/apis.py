@@ -14,8 +14,8 @@ def build_api_table():
         ListGroupsRequest
     from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                          LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
-                                         OffsetFetchRequest, OffsetForLeaderEpochRequest,
-                                         SyncGroupRequest)
+                                         OffsetDeleteRequest, OffsetFetchRequest,
+                                         OffsetForLeaderEpochRequest, SyncGroupRequest)
     from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
     from kafka.protocol.producer import ProduceRequest
 
@@ -41,5 +41,6 @@ def build_api_table():
         19: (CreateTopicsRequest, 2, 7, meta.handle_create_topics),
         23: (OffsetForLeaderEpochRequest, 2, 4, data.handle_offset_for_leader_epoch),
         42: (DeleteGroupsRequest, 0, 2, group),
+        47: (OffsetDeleteRequest, 0, 0, group),
     }
     return table
