@@ -11,6 +11,7 @@ cooperative (revoke only what moves, then rejoin) partition handover.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
@@ -286,9 +287,10 @@ class SimConsumer:
                          or group.static_members.get(self.instance_id) == self.member_id)):
                 # The coordinator can only answer NONE here and refresh the session timer
                 # (spec c.2 step 6); do just that, without building request and response.
-                self.engine.coordinator.refresh_session(group, self.member_id)
-                self.engine.after(self.config.heartbeat_interval_ms,
-                                  lambda: self._heartbeat(token))
+                engine = self.engine
+                engine.coordinator.refresh_session(group, self.member_id)
+                engine.at(engine.coordinator.now_ms + self.config.heartbeat_interval_ms,
+                          partial(self._heartbeat, token))
                 return
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,

@@ -12,12 +12,13 @@ from typing import Callable
 
 
 class Engine:
-    def __init__(self, coordinator, group_id: str, observer: Callable[[], None] | None = None):
+    def __init__(self, coordinator, group_id: str, observer: Callable | None = None):
         self.coordinator = coordinator
         self.group_id = group_id
+        self._groups = coordinator.classic_groups()     # the live map: one lookup per use
         self._events: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = 0
-        self.observer = observer       # called after every step (the ledger watches the group)
+        self.observer = observer       # observer(group or None, now) after every step
         self.steps = 0
 
     @property
@@ -42,7 +43,7 @@ class Engine:
         return reply
 
     def group(self):
-        return self.coordinator.get_classic_group(self.group_id)
+        return self._groups.get(self.group_id)
 
     def step(self, limit_ms: int) -> bool:
         """Run the next batch of due work up to ``limit_ms``; False when nothing is due by then."""
@@ -62,7 +63,7 @@ class Engine:
             heapq.heappop(events)[2]()
         self.steps += 1
         if self.observer is not None:
-            self.observer()
+            self.observer(self._groups.get(self.group_id), coordinator.now_ms)
         return True
 
     def run_until(self, limit_ms: int, done: Callable[[], bool] | None = None) -> bool:
@@ -74,5 +75,5 @@ class Engine:
                 if self.now < limit_ms:
                     self.coordinator.advance(limit_ms - self.now)
                     if self.observer is not None:
-                        self.observer()
+                        self.observer(self.group(), self.now)
                 return done() if done is not None else True

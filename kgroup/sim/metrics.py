@@ -99,8 +99,9 @@ class Ledger:
     def observe(self, group, now_ms: int) -> None:
         if group is None:
             return
-        state, stamp = group.state, group.current_state_timestamp
-        if state != self._last_state or stamp != self._last_state_ts:
+        stamp = group.current_state_timestamp
+        state = group.state
+        if stamp != self._last_state_ts or state != self._last_state:
             if state == PREPARING and self.recording:
                 self.rebalance_times.append(stamp - self.start_ms)
             if self.recording:

@@ -132,13 +132,10 @@ class Run:
             uuid_source=lambda: f"{next(counter):08d}")
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
-        self.engine = Engine(self.coordinator, GROUP, self._observe)
+        self.engine = Engine(self.coordinator, GROUP, self.ledger.observe)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._names = itertools.count()
-
-    def _observe(self) -> None:
-        self.ledger.observe(self.engine.group(), self.engine.now)
 
     def config(self, **overrides) -> ConsumerConfig:
         p = self.params

@@ -1,0 +1,113 @@
+"""`kgroup simulate` speed: a 1,000-member, 3,000-partition static rolling bounce.
+
+Two figures from the same run, on one core:
+  simulation  run_scenario("rolling-bounce", ...) end to end: group formation, every
+              restart, the consumers' protocol handling, assignor, ledger;
+  baseline    the coordinator alone: the very requests (and heartbeat session refreshes)
+              the simulation made, replayed at the same virtual times into a fresh
+              GroupCoordinator, with nothing else around them.
+The ratio says how much the simulation adds to the coordinator work it cannot avoid.
+
+    .venv/bin/python benchmarks/simulate.py [--members 1000] [--partitions 3000]
+        [--restart-ms 5000] [--concurrency 1] [--membership static] [--wire-heartbeats]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from kgroup.coordinator import GroupCoordinator  # noqa: E402
+from kgroup.sim import scenarios  # noqa: E402
+from kgroup.sim.scenarios import SimParams, run_scenario  # noqa: E402
+
+
+class RecordingCoordinator(GroupCoordinator):
+    """Notes every request and session refresh with the virtual time it happened at."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = []
+
+    def handle(self, request, client_id="client", client_host="/127.0.0.1"):
+        self.calls.append((self.now_ms, request, client_id))
+        return super().handle(request, client_id, client_host)
+
+    def refresh_session(self, group, member_id):
+        self.calls.append((self.now_ms, None, member_id))
+        return super().refresh_session(group, member_id)
+
+
+def replay(calls, initial_delay_ms):
+    counter = itertools.count()
+    coord = GroupCoordinator(config={"group.initial.rebalance.delay.ms": initial_delay_ms},
+                             uuid_source=lambda: f"{next(counter):08d}")
+    start = time.perf_counter()
+    for at, request, who in calls:
+        if at > coord.now_ms:
+            coord.advance(at - coord.now_ms)
+        if request is None:
+            coord.refresh_session(coord.get_classic_group("g"), who)
+        else:
+            coord.handle(request, client_id=who)
+    return time.perf_counter() - start, coord
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=3000)
+    parser.add_argument("--restart-ms", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--membership", choices=["static", "dynamic"], default="static")
+    parser.add_argument("--assignor", default="range")
+    parser.add_argument("--wire-heartbeats", action="store_true")
+    args = parser.parse_args()
+
+    params = SimParams(members=args.members, topics=(("t", args.partitions),),
+                       membership=args.membership, assignor=args.assignor,
+                       restart_ms=args.restart_ms, concurrency=args.concurrency,
+                       wire_heartbeats=args.wire_heartbeats)
+    recorders = []
+
+    def recording(*a, **kw):
+        coord = RecordingCoordinator(*a, **kw)
+        recorders.append(coord)
+        return coord
+
+    scenarios.GroupCoordinator = recording
+    try:
+        start = time.perf_counter()
+        result = run_scenario("rolling-bounce", params)
+        simulation_s = time.perf_counter() - start
+    finally:
+        scenarios.GroupCoordinator = GroupCoordinator
+    calls = recorders[0].calls
+    baseline_s, replayed = replay(calls, params.initial_rebalance_delay_ms)
+    assert replayed.group("g").generation == result.generation_end, "replay diverged"
+
+    kinds = collections.Counter("session refresh" if r is None else type(r).__name__
+                                for _, r, _ in calls)
+    virtual_s = recorders[0].now_ms / 1000
+    print(f"rolling bounce: {args.members} {args.membership} members, {args.partitions} "
+          f"partitions, {args.assignor}, restart {args.restart_ms} ms, concurrency "
+          f"{args.concurrency}, {'wire' if args.wire_heartbeats else 'short-circuited'} heartbeats")
+    print(f"  virtual time {virtual_s:,.0f} s; rebalances {result.rebalances}; generation "
+          f"{result.generation_start} -> {result.generation_end}; moved {result.partitions_moved}; "
+          f"settled {result.settled}")
+    print("  coordinator calls: " + ", ".join(f"{n} {k}" for k, n in kinds.most_common()))
+    print(f"  simulation (end to end)       {simulation_s:8.2f} s wall")
+    print(f"  baseline (coordinator alone)  {baseline_s:8.2f} s wall")
+    print(f"  ratio simulation / baseline   {simulation_s / baseline_s:8.2f}x")
+    print(f"  target <= 10 s: {'met' if simulation_s <= 10 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
