@@ -37,8 +37,8 @@ def plot_timeline(results, path: str) -> None:
     cmap = plt.get_cmap("viridis")
     for ax, result in zip(axes[:, 0], results):
         _panel(ax, result, cmap)
-    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)   —   bar shade: partitions "
-                           "held; red line: rebalance begins; ▶ start, | stop, x fenced")
+    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar shade: partitions held;"
+                           " red line: rebalance begins; ▶ start, ■ stop, ✕ fenced", fontsize=8)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=90)
@@ -80,14 +80,15 @@ def _panel(ax, result, cmap) -> None:
     for event in result.events:
         name = event.get("member")
         if name in row and event["event"] in ("stop", "crash", "fenced", "failed", "start"):
-            marker = {"start": ">", "fenced": "x", "failed": "x"}.get(event["event"], "|")
-            ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=5)
+            marker = {"start": ">", "fenced": "X", "failed": "X"}.get(event["event"], "s")
+            ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=4)
     for t in result.rebalance_times:
         ax.axvline(t / 1000, color="crimson", linewidth=0.8, alpha=0.7)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=7)
     ax.set_ylim(-0.7, max(len(names), 1) - 0.3)
-    ax.set_xlim(0, max(result.duration_ms, 1) / 1000)
+    end = max(result.duration_ms, 1) / 1000
+    ax.set_xlim(-0.01 * end, 1.01 * end)
     ax.set_title(f"{result.scenario} · {result.membership} · {result.assignor}: "
                  f"{result.rebalances} rebalance(s), {result.partitions_moved} moved, "
                  f"{result.unowned_partition_seconds:g} partition-s unowned", fontsize=9)
