@@ -42,6 +42,8 @@ class FleetConsumer:
         consumer = None
         try:
             consumer = KafkaConsumer(**self._config)
+            for topic in self._topics:  # a leader without topic metadata would assign itself nothing
+                consumer.partitions_for_topic(topic)
             consumer.subscribe(self._topics)
             self._ready.set()
             while not self._stop.is_set():
@@ -74,3 +76,12 @@ def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
             return True
         time.sleep(interval)
     return predicate()
+
+
+def stop_all(consumers, timeout: float = 10.0) -> None:
+    """Stop several consumers at once (each stop waits out one poll)."""
+    consumers = list(consumers)
+    for consumer in consumers:
+        consumer._stop.set()
+    for consumer in consumers:
+        consumer.stop(timeout)

@@ -1,0 +1,351 @@
+"""list / describe / remove-members / wait against `kgroup serve` with real kafka-python consumers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.client.fleet import FleetConsumer, stop_all, wait_until
+from kgroup.commands.cli import cli
+from kgroup.server.harness import ThreadedBroker
+
+TOPIC = "orders"
+PARTITIONS = 6
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    b = ThreadedBroker(tmp_path_factory.mktemp("live") / "logs", topics=[(TOPIC, PARTITIONS)])
+    _produce(b.bootstrap, {p: 5 + p for p in range(PARTITIONS)})
+    yield b
+    b.stop()
+
+
+def _produce(bootstrap, per_partition):
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False)
+    for partition, count in per_partition.items():
+        for i in range(count):
+            producer.send(TOPIC, value=b"%d" % i, partition=partition)
+    producer.flush(10)
+    producer.close()
+
+
+def snapshot(b, group):
+    return b.run(lambda: b.broker.groups.coord.group(group))
+
+
+class Fleet:
+    """Static (and optionally dynamic) consumers of one group, settled before the test runs."""
+
+    def __init__(self, b, group, instances, dynamic=0, commit=True):
+        self.b, self.group = b, group
+        self.consumers = {i: FleetConsumer(b.bootstrap, group, [TOPIC], i, session_timeout_ms=4000,
+                                           enable_auto_commit=commit) for i in instances}
+        for n in range(dynamic):
+            self.consumers[f"dyn-{n}"] = FleetConsumer(b.bootstrap, group, [TOPIC], None, session_timeout_ms=4000,
+                                                       enable_auto_commit=commit)
+        self.settle()
+
+    def settle(self, timeout=30):
+        def settled():
+            g = snapshot(self.b, self.group)
+            owned = sorted(p for c in self.consumers.values() for _, p in c.assignment)
+            return (g is not None and g.state == "Stable" and len(g.members) == len(self.consumers)
+                    and owned == list(range(PARTITIONS)) and all(c.assignment for c in self.consumers.values()))
+        assert wait_until(settled, timeout), f"group did not settle: {snapshot(self.b, self.group)}"
+
+    def stop(self, *names):
+        stop_all([self.consumers.pop(n) for n in names])
+
+    def close(self):
+        stop_all(self.consumers.values())
+        self.consumers = {}
+
+
+@pytest.fixture
+def fleets():
+    made = []
+    def make(*args, **kwargs):
+        f = Fleet(*args, **kwargs)
+        made.append(f)
+        return f
+    yield make
+    for f in made:
+        f.close()
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def kg(b, *args):
+    return run(*args, "--bootstrap-server", b.bootstrap, "--timeout", "10")
+
+
+MEMBER_KEYS = {"member_id", "group_instance_id", "static", "client_id", "client_host", "assignment"}
+GROUP_KEYS = {"group", "state", "protocol_type", "protocol", "coordinator", "members", "offsets", "error"}
+OFFSET_KEYS = {"topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id"}
+
+
+def test_list_filters_and_formats(broker, fleets):
+    fleets(broker, "lst-a", ["a-0"])
+    result = kg(broker, "list", "-o", "json")
+    assert result.exit_code == 0, result.output
+    rows = {r["group"]: r for r in json.loads(result.stdout)}
+    assert rows["lst-a"]["state"] == "Stable"
+    assert rows["lst-a"]["protocol_type"] == "consumer"
+    assert rows["lst-a"]["type"] == "classic"
+    assert rows["lst-a"]["coordinator"]["id"] == 0
+    empty = json.loads(kg(broker, "list", "--state", "Empty", "-o", "json").stdout)
+    assert "lst-a" not in {r["group"] for r in empty}
+    stable = json.loads(kg(broker, "list", "--state", "stable", "--type", "classic", "-o", "json").stdout)
+    assert "lst-a" in {r["group"] for r in stable}
+    assert json.loads(kg(broker, "list", "--type", "consumer", "-o", "json").stdout) == []
+    csv_out = kg(broker, "list", "-o", "csv").stdout.splitlines()
+    assert csv_out[0] == "group,state,protocol_type,type,coordinator"
+    assert f"lst-a,Stable,consumer,classic,{broker.bootstrap}" in csv_out
+    bad = kg(broker, "list", "--state", "Sleeping")
+    assert bad.exit_code == 2
+
+
+def test_describe_json_schema_members_offsets_and_lag(broker, fleets):
+    fleet = fleets(broker, "desc", ["d-0", "d-1"], dynamic=1)
+    assert wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets("desc")))
+                      == PARTITIONS, 15)
+    result = kg(broker, "describe", "desc", "--offsets", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    [group] = json.loads(result.stdout)
+    assert set(group) == GROUP_KEYS
+    assert group["state"] == "Stable" and group["error"] is None
+    assert group["protocol_type"] == "consumer" and group["protocol"] == "range"
+    assert group["coordinator"] == {"id": 0, "host": broker.address[0], "port": broker.address[1]}
+    members = group["members"]
+    assert all(set(m) == MEMBER_KEYS for m in members)
+    assert [(m["group_instance_id"], m["static"]) for m in members] == [("d-0", True), ("d-1", True), (None, False)]
+    snap = snapshot(broker, "desc")
+    assert {m["member_id"] for m in members} == {m.member_id for m in snap.members}
+    assert members[0]["client_id"] == "kgroup-demo-d-0" and members[0]["client_host"] == "/127.0.0.1"
+    owned = sorted(p for m in members for tp in m["assignment"] for p in tp["partitions"])
+    assert owned == list(range(PARTITIONS))
+    # Every message was consumed and auto-committed: committed == log end == 5 + partition, lag 0.
+    offsets = sorted(group["offsets"], key=lambda r: r["partition"])
+    assert all(set(r) == OFFSET_KEYS for r in offsets)
+    assert [(r["partition"], r["log_end"]) for r in offsets] == [(p, 5 + p) for p in range(PARTITIONS)]
+    assert wait_until(lambda: all(r["lag"] == 0 for r in json.loads(
+        kg(broker, "describe", "desc", "--offsets", "-o", "json").stdout)[0]["offsets"]), 10)
+    by_member = {m["member_id"]: m for m in members}
+    for r in offsets:
+        owner = by_member[r["member_id"]]
+        assert r["group_instance_id"] == owner["group_instance_id"]
+        assert any(r["partition"] in tp["partitions"] for tp in owner["assignment"])
+    static = json.loads(kg(broker, "describe", "desc", "--static-only", "-o", "json").stdout)[0]
+    assert [m["group_instance_id"] for m in static["members"]] == ["d-0", "d-1"]
+    dynamic = json.loads(kg(broker, "describe", "desc", "--dynamic-only", "--offsets", "-o", "json").stdout)[0]
+    assert [m["static"] for m in dynamic["members"]] == [False]
+    assert {r["group_instance_id"] for r in dynamic["offsets"]} == {None}
+    table = kg(broker, "describe", "desc", "--offsets", "-o", "table").stdout
+    assert "3 (static 2, dynamic 1)" in table
+    assert re.search(r"^OWNER\s+TOTAL-LAG$", table, re.M)
+    assert re.search(r"^d-0\s+0$", table, re.M) and re.search(r"^d-1\s+0$", table, re.M)
+    fleet.close()
+
+
+def test_describe_unknown_group_is_one_line_exit_1_and_partial_is_3(broker, fleets):
+    fleets(broker, "known", ["k-0"])
+    result = kg(broker, "describe", "no-such-group", "-o", "table")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"kgroup describe: group 'no-such-group' does not exist (coordinator {broker.bootstrap} (id: 0))"]
+    mixed = kg(broker, "describe", "known", "no-such-group", "-o", "json")
+    assert mixed.exit_code == 3
+    rows = json.loads(mixed.stdout)
+    assert [r["group"] for r in rows] == ["known", "no-such-group"]
+    assert rows[0]["error"] is None and rows[1]["error"].startswith("group 'no-such-group' does not exist")
+
+
+def test_unreachable_broker_and_bad_command_config(tmp_path):
+    result = run("describe", "g", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1")
+    assert result.exit_code == 1
+    assert result.stderr == "kgroup describe: cannot reach a Kafka broker at 127.0.0.1:1 within 1s\n"
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SASL_SSL\nssl.truststore.location=/etc/kafka/truststore.jks\n")
+    result = run("list", "--bootstrap-server", "127.0.0.1:1", "--command-config", str(props))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"kgroup list: {props}:2: ssl.truststore.location")
+    result = run("list", env={"KGROUP_BOOTSTRAP_SERVER": ""})
+    assert result.exit_code == 1
+    assert "no bootstrap server" in result.stderr
+
+
+def test_env_var_bootstrap(broker, fleets):
+    fleets(broker, "envgrp", ["e-0"])
+    result = run("list", "-o", "json", env={"KGROUP_BOOTSTRAP_SERVER": broker.bootstrap})
+    assert result.exit_code == 0
+    assert "envgrp" in {r["group"] for r in json.loads(result.stdout)}
+
+
+def test_remove_partial_failure_exit_3_others_removed(broker, fleets):
+    fleet = fleets(broker, "rm-part", ["p-0", "p-1", "p-2"])
+    fleet.stop("p-1", "p-2")  # static consumers stop without LeaveGroup: still members
+    assert set(snapshot(broker, "rm-part").static_members) == {"p-0", "p-1", "p-2"}
+    result = kg(broker, "remove-members", "rm-part", "--instance-id", "p-1,ghost", "--instance-id", "p-2",
+                "-o", "json")
+    assert result.exit_code == 3
+    out = json.loads(result.stdout)
+    assert out == {"group": "rm-part", "dry_run": False, "removed": 2, "failed": 1, "results": [
+        {"group_instance_id": "p-1", "member_id": None, "error": None},
+        {"group_instance_id": "ghost", "member_id": None, "error": "UNKNOWN_MEMBER_ID"},
+        {"group_instance_id": "p-2", "member_id": None, "error": None}]}
+    assert result.stderr == "kgroup remove-members: ghost: UNKNOWN_MEMBER_ID\n"
+    assert set(snapshot(broker, "rm-part").static_members) == {"p-0"}
+
+
+def test_remove_all_unknown_exit_1_and_unknown_group(broker, fleets):
+    fleets(broker, "rm-none", ["n-0"])
+    result = kg(broker, "remove-members", "rm-none", "--instance-id", "x,y", "-o", "json")
+    assert result.exit_code == 1
+    assert [r["error"] for r in json.loads(result.stdout)["results"]] == ["UNKNOWN_MEMBER_ID"] * 2
+    assert set(snapshot(broker, "rm-none").static_members) == {"n-0"}
+    result = kg(broker, "remove-members", "nope-group", "--instance-id", "x")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("kgroup remove-members: group 'nope-group' does not exist")
+
+
+def test_empty_selection_is_a_usage_error_never_everyone(broker, fleets, tmp_path):
+    fleets(broker, "rm-empty", ["m-0"])
+    result = kg(broker, "remove-members", "rm-empty")
+    assert result.exit_code == 2
+    assert "an empty selection never means everyone" in result.stderr
+    blank = tmp_path / "ids.txt"
+    blank.write_text("# nobody\n\n")
+    result = kg(broker, "remove-members", "rm-empty", "--from-file", str(blank))
+    assert result.exit_code == 2
+    result = kg(broker, "remove-members", "rm-empty", "--all", "--instance-id", "m-0")
+    assert result.exit_code == 2
+    assert set(snapshot(broker, "rm-empty").static_members) == {"m-0"}
+
+
+def test_remove_from_file_member_id_and_reason(broker, fleets, tmp_path):
+    fleet = fleets(broker, "rm-file", ["f-0", "f-1"], dynamic=1)
+    dyn_id = next(m.member_id for m in snapshot(broker, "rm-file").members if m.group_instance_id is None)
+    fleet.stop("f-1")  # the dynamic consumer keeps running: stopping it would send its own LeaveGroup
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# leaving hosts\nf-1   # rack 3\n")
+    result = kg(broker, "remove-members", "rm-file", "--from-file", str(ids), "--member-id", dyn_id,
+                "--reason", "scale down", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["results"] == [
+        {"group_instance_id": "f-1", "member_id": None, "error": None},
+        {"group_instance_id": None, "member_id": dyn_id, "error": None}]
+    snap = snapshot(broker, "rm-file")
+    assert set(snap.static_members) == {"f-0"}
+    assert dyn_id not in {m.member_id for m in snap.members}
+
+
+def test_dry_run_reports_status_partitions_and_prediction(broker, fleets):
+    fleets(broker, "rm-dry", ["r-0", "r-1", "r-2"], dynamic=1)
+    snap = snapshot(broker, "rm-dry")
+    dyn_id = next(m.member_id for m in snap.members if m.group_instance_id is None)
+    result = kg(broker, "remove-members", "rm-dry", "--instance-id", "r-2,ghost", "--member-id", dyn_id,
+                "--dry-run", "-o", "json")
+    assert result.exit_code == 3
+    out = json.loads(result.stdout)
+    assert out["dry_run"] is True and out["removed"] == 0 and out["failed"] == 1
+    r2, ghost, dyn = out["results"]
+    assert (r2["status"], ghost["status"], dyn["status"]) == ("static", "unknown", "dynamic")
+    assert ghost["error"] == "UNKNOWN_MEMBER_ID" and ghost["partitions"] == []
+    # range over 6 partitions, members ordered r-0, r-1, r-2, then the dynamic one: 2,2,1,1
+    assert [p["partition"] for p in r2["partitions"]] == [4]
+    assert [p["partition"] for p in dyn["partitions"]] == [5]
+    # After removing r-2 and the dynamic member, range gives r-0 0,1 / r-1 2,3 ... : 4 -> r-2 gone.
+    assert {(m["partition"], m["to"]) for m in r2["moves"] + dyn["moves"]} == {(4, "r-1"), (5, "r-1")}
+    assert snapshot(broker, "rm-dry").generation == snap.generation  # nothing changed
+    assert len(snapshot(broker, "rm-dry").members) == 4
+
+
+def test_remove_wait_prints_before_after(broker, fleets):
+    fleet = fleets(broker, "rm-wait", ["w-0", "w-1", "w-2"])
+    before = snapshot(broker, "rm-wait")
+    fleet.stop("w-2")
+    result = kg(broker, "remove-members", "rm-wait", "--instance-id", "w-2", "--wait", "--wait-timeout", "30",
+                "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    after = snapshot(broker, "rm-wait")
+    assert after.state == "Stable" and after.generation > before.generation
+    wait = out["wait"]
+    assert wait["before"] == {"state": "Stable", "members": ["w-0", "w-1", "w-2"]}
+    assert wait["after"] == {"state": "Stable", "members": ["w-0", "w-1"]}
+    # range: w-0 0,1 / w-1 2,3 / w-2 4,5  ->  w-0 0,1,2 / w-1 3,4,5
+    assert wait["partitions_moved"] == [
+        {"topic": TOPIC, "partition": 2, "from": "w-1", "to": "w-0"},
+        {"topic": TOPIC, "partition": 4, "from": "w-2", "to": "w-1"},
+        {"topic": TOPIC, "partition": 5, "from": "w-2", "to": "w-1"}]
+
+
+def test_remove_all_explicit(broker, fleets):
+    fleet = fleets(broker, "rm-all", ["all-0", "all-1"])
+    fleet.close()
+    result = kg(broker, "remove-members", "rm-all", "--all", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [r["group_instance_id"] for r in json.loads(result.stdout)["results"]] == ["all-0", "all-1"]
+    assert wait_until(lambda: snapshot(broker, "rm-all").state == "Empty", 10)
+    waited = kg(broker, "wait", "rm-all", "--state", "Empty", "-o", "json")
+    assert waited.exit_code == 0
+    assert json.loads(waited.stdout) == {"group": "rm-all", "state": "Empty", "members": 0, "static": 0,
+                                         "dynamic": 0}
+
+
+def test_wait_reaches_stable_and_times_out(broker, fleets):
+    fleets(broker, "wt", ["t-0"])
+    ok = kg(broker, "wait", "wt", "--state", "Stable", "-o", "table")
+    assert ok.exit_code == 0
+    assert ok.stdout == "group wt is Stable with 1 member(s) (1 static, 0 dynamic)\n"
+    late = run("wait", "wt", "--state", "Empty", "--bootstrap-server", broker.bootstrap, "--timeout", "1",
+               "--interval", "0.2")
+    assert late.exit_code == 1
+    assert late.stderr.startswith("kgroup wait: group 'wt': timed out after 1s waiting for state Empty "
+                                  "(last state: Stable, 1 member(s))")
+    gone = run("wait", "never-there", "--state", "Dead", "--bootstrap-server", broker.bootstrap, "-o", "json")
+    assert gone.exit_code == 0 and json.loads(gone.stdout)["state"] == "Dead"
+
+
+@pytest.fixture
+def old_broker(tmp_path):
+    """A broker advertising only pre-KIP-345 versions: LeaveGroup v0-2, DescribeGroups v0-3, ListGroups v0-2."""
+    b = ThreadedBroker(tmp_path / "old", topics=[(TOPIC, PARTITIONS)])
+    for key, top in ((13, 2), (15, 3), (16, 2)):
+        cls, lo, _hi, fn = b.broker.api_table[key]
+        b.broker.api_table[key] = (cls, lo, top, fn)
+    yield b
+    b.stop()
+
+
+def test_old_broker_instance_ids_clear_error_member_ids_work(old_broker, fleets):
+    fleet = fleets(old_broker, "old", ["o-0"], dynamic=1)
+    snap = snapshot(old_broker, "old")
+    # DescribeGroups v3 has no group.instance.id: every member looks dynamic, nothing breaks.
+    described = json.loads(kg(old_broker, "describe", "old", "-o", "json").stdout)[0]
+    assert [m["group_instance_id"] for m in described["members"]] == [None, None]
+    assert sorted(p for m in described["members"] for tp in m["assignment"] for p in tp["partitions"]) == \
+        list(range(PARTITIONS))
+    listed = json.loads(kg(old_broker, "list", "--state", "Stable", "-o", "json").stdout)
+    assert [(r["group"], r["state"]) for r in listed] == [("old", "Stable")]
+    result = kg(old_broker, "remove-members", "old", "--instance-id", "o-0")
+    assert result.exit_code == 1
+    assert result.stderr == ("kgroup remove-members: the broker supports LeaveGroup up to v2; removing members "
+                             "by group.instance.id needs v3+ (Kafka 2.3+). Use --member-id for members of this "
+                             "group\n")
+    assert set(snapshot(old_broker, "old").static_members) == {"o-0"}
+    dyn_id = next(m.member_id for m in snap.members if m.group_instance_id is None)
+    result = kg(old_broker, "remove-members", "old", "--member-id", f"{dyn_id},nobody", "-o", "json")
+    assert result.exit_code == 3
+    assert json.loads(result.stdout)["results"] == [
+        {"group_instance_id": None, "member_id": dyn_id, "error": None},
+        {"group_instance_id": None, "member_id": "nobody", "error": "UNKNOWN_MEMBER_ID"}]
+    assert dyn_id not in {m.member_id for m in snapshot(old_broker, "old").members}
