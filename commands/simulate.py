@@ -155,16 +155,17 @@ def _print_table(scenario, results, compare, show_events) -> None:
         rows.append([label] + cells)
     table(rows, headers=[scenario] + [_label(r, compare) for r in results])
     for r in results:
+        prefix = f"{_label(r, compare)}: " if compare else ""
         for error in r.errors:
-            click.echo(f"{_label(r, compare)}: {error}", err=True)
+            click.echo(f"{prefix}{error}", err=True)
         if not r.settled:
-            click.echo(f"{_label(r, compare)}: the group did not settle within the time cap",
-                       err=True)
+            click.echo(f"{prefix}the group did not settle within the time cap", err=True)
     if show_events:
         for r in results:
+            title = f"events ({_label(r, compare)})" if compare else "events"
             click.echo("")
             table([[f"{e['t_ms']}", e.get("member", ""), e["event"],
                     " ".join(f"{k}={v}" for k, v in e.items()
                              if k not in ("t_ms", "member", "event"))] for e in r.events],
                   headers=["t (ms)", "member", "event", "detail"],
-                  title=f"events ({_label(r, compare)})")
+                  title=title)
