@@ -14,7 +14,7 @@ from kgroup.records.batch import LOG_OVERHEAD
 from kgroup.records.decoder import ProblemLog
 from kgroup.records.dump import Input, iter_input, resolve_inputs
 from kgroup.records.segment import find_segments
-from kgroup.records.state import PartitionState
+from kgroup.records.state import PartitionState, committed_offset
 from kgroup.records.writer import LogWriter
 from kgroup.spark.columns import COLUMNS, ParquetRows
 from kgroup.spark.plan import parse_size, plan_tasks, split_file
@@ -184,8 +184,9 @@ def _row_key(row):
 
 
 def _state_view(state: PartitionState):
-    return ({k: v.to_json() for k, v in state.committed.items()},
-            {pid: {k: v.to_json() for k, v in offsets.items()} for pid, offsets in state.pending.items()},
+    return ({k: committed_offset(v).to_json() for k, v in state.committed.items()},
+            {pid: {k: committed_offset(v).to_json() for k, v in offsets.items()}
+             for pid, offsets in state.pending.items()},
             {ident: (row.file, row.offset) for ident, row in state.latest.items()})
 
 
@@ -346,7 +347,7 @@ def test_shared_segments_state_through_one_batch_ranges(segments_dir, kafka_vect
     got = {}
     for (group, topic, partition), c in state.committed.items():
         got.setdefault(group, {})[f"{topic}-{partition}"] = {
-            k: c.to_json()[k] for k in ("offset", "leaderEpoch", "metadata", "commitTimestamp",
+            k: committed_offset(c).to_json()[k] for k in ("offset", "leaderEpoch", "metadata", "commitTimestamp",
                                         "value_version", "record_offset")}
     assert got == want
     assert state.pending == {}

@@ -130,6 +130,9 @@ class RowDecoder:
                                       f"control record of unknown type {rec.control}, ignored as Kafka does")
             return out
         family = self.family or "consumer"
+        ambiguous = AMBIGUOUS_TYPES if self.family is None else ()
+        dk, dv, row_of = decode_key, decode_value, DecodedRow
+        ok = 0
         for rec in batch.records:
             key = rec.key
             if key is None:
@@ -137,14 +140,15 @@ class RowDecoder:
                                   "decoder (message had a missing key)" % rec.offset, batch)
                 out.append(row)
                 continue
+            value = rec.value
             try:
-                k = decode_key(key, family)
+                k = dk(key, family)
                 rtype = k.record_type
-                if self.family is None and rtype in AMBIGUOUS_TYPES:
+                if rtype in ambiguous:
                     raise RecordDecodeError(
                         f"record type {rtype} means different things in __consumer_offsets and "
                         f"__worker_offsets, and the family can't be told from the path; pass --family")
-                v = decode_value(rtype, rec.value, family)
+                v = dv(rtype, value, family)
             except UnknownRecordType as exc:
                 row = self._error(rec, pid, txn, f"Unknown record type {exc.record_type} at offset "
                                   f"{rec.offset}, skipping.", batch)
@@ -154,9 +158,10 @@ class RowDecoder:
             except RecordDecodeError as exc:
                 out.append(self._error(rec, pid, txn, str(exc), batch))
                 continue
-            self.problems.records_ok += 1
-            out.append(DecodedRow("data", rec.offset, rec.timestamp, file, partition, pid, txn,
-                                  rtype, k.name, k, v, key_bytes=key, value_bytes=rec.value))
+            ok += 1
+            out.append(row_of("data", rec.offset, rec.timestamp, file, partition, pid, txn, rtype, k.name, k, v,
+                              None, None, None, key, value))
+        self.problems.records_ok += ok
         return out
 
     def _error(self, rec, pid, txn, message, batch):

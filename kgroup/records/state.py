@@ -41,7 +41,8 @@ class CommittedOffset:
         }
 
 
-def _committed(row) -> CommittedOffset:
+def committed_offset(row) -> CommittedOffset:
+    """The committed offset a DecodedRow of type 0/1 carries, as reported."""
     k, v = row.key.data, row.value.data
     return CommittedOffset(k["group"], k["topic"], k["partition"], v["offset"], v.get("leaderEpoch", -1),
                            v.get("metadata", ""), v.get("commitTimestamp", -1), v.get("expireTimestamp", -1),
@@ -58,8 +59,9 @@ def record_identity(row) -> tuple:
 class PartitionState:
     """Replays one partition's rows in log order."""
 
-    committed: dict = field(default_factory=dict)  # (group, topic, partition) -> CommittedOffset
-    pending: dict = field(default_factory=dict)  # producer_id -> {(g, t, p): CommittedOffset}
+    # The rows themselves are kept (CommittedOffset is built only for output: most rows are replaced).
+    committed: dict = field(default_factory=dict)  # (group, topic, partition) -> DecodedRow
+    pending: dict = field(default_factory=dict)  # producer_id -> {(g, t, p): DecodedRow}
     latest: dict = field(default_factory=dict)  # record identity -> row (types 2-15)
 
     def apply(self, row) -> None:
@@ -85,9 +87,9 @@ class PartitionState:
             for offsets in self.pending.values():
                 offsets.pop(key, None)
         elif row.transactional and row.producer_id != -1:
-            self.pending.setdefault(row.producer_id, {})[key] = _committed(row)
+            self.pending.setdefault(row.producer_id, {})[key] = row
         else:
-            self.committed[key] = _committed(row)
+            self.committed[key] = row
 
     def _end_transaction(self, producer_id: int, commit: bool) -> None:
         offsets = self.pending.pop(producer_id, None)
@@ -95,7 +97,7 @@ class PartitionState:
             return
         for key, entry in offsets.items():
             current = self.committed.get(key)
-            if current is None or current.record_offset < entry.record_offset:
+            if current is None or current.offset < entry.offset:
                 self.committed[key] = entry
 
 
@@ -113,14 +115,14 @@ class OffsetsState:
         return state
 
     def committed_offsets(self) -> list[CommittedOffset]:
-        out = [c for p in self.partitions.values() for c in p.committed.values()]
+        out = [committed_offset(r) for p in self.partitions.values() for r in p.committed.values()]
         return sorted(out, key=lambda c: (c.group, c.topic, c.partition))
 
     def open_transactions(self) -> list[tuple[int, list[CommittedOffset]]]:
         merged: dict[int, list] = {}
         for p in self.partitions.values():
             for pid, offsets in p.pending.items():
-                merged.setdefault(pid, []).extend(offsets.values())
+                merged.setdefault(pid, []).extend(committed_offset(r) for r in offsets.values())
         return [(pid, sorted(v, key=lambda c: (c.group, c.topic, c.partition)))
                 for pid, v in sorted(merged.items())]
 
