@@ -19,7 +19,8 @@ import time
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
 from kgroup.server.storage import OFFSETS_TOPIC, LogDir
-from kgroup.server.wire import FrameError, decode_request, encode_response, peek_header
+from kgroup.server.wire import (FrameError, check_required_fields, decode_request,
+                                encode_response, peek_header)
 
 log = logging.getLogger("kgroup.server")
 
@@ -153,6 +154,7 @@ class Broker:
                 raise FrameError(f"{request_class.__name__} version {frame.api_version} is not "
                                  f"supported (supported: {lo}-{hi})")
             request = decode_request(request_class, frame)
+            check_required_fields(request)
             ctx = RequestContext(request.header.client_id or "", client_host, peer_text)
             if debug:
                 log.debug("%s %s: %r", peer_text, ctx.client_id, request)

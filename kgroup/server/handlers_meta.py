@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from kafka.protocol.admin import CreateTopicsResponse
 from kafka.protocol.metadata import (
     ApiVersionsResponse,
@@ -13,6 +15,10 @@ from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
+UNKNOWN_TOPIC_ID = 100
+INVALID_PARTITIONS = 37
+# Upper bound on partitions per topic: each one is a directory and an open file.
+MAX_PARTITIONS = 10000
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REQUEST = 42
 COORDINATOR_NOT_AVAILABLE = 15
@@ -44,10 +50,22 @@ def handle_metadata(broker, request, ctx):
     version = request.version
     T = MetadataResponse.MetadataResponseTopic
     logdir = broker.logdir
+    topics_unknown_ids = []
     if request.topics is None or (version == 0 and not request.topics):
         names = sorted(logdir.topics)
     else:
-        names = [t.name for t in request.topics]
+        names = []
+        by_id = {t.topic_id: t.name for t in logdir.topics.values()}
+        for t in request.topics:
+            if t.name is None and version >= 10:
+                # A topic asked for by id (v10+, KIP-516).
+                name = by_id.get(t.topic_id)
+                if name is None:
+                    topics_unknown_ids.append(t.topic_id)
+                    continue
+                names.append(name)
+            else:
+                names.append(t.name)
     topics = []
     allow_create = broker.config.auto_create_topics and (
         version < 4 or request.allow_auto_topic_creation)
@@ -68,6 +86,10 @@ def handle_metadata(broker, request, ctx):
                         is_internal=topic_obj.internal,
                         partitions=_partitions(topic_obj, broker.node_id, version),
                         authorized_operations=AUTHZ_OMITTED))
+    for topic_id in topics_unknown_ids:
+        topics.append(T(version=version, error_code=UNKNOWN_TOPIC_ID,
+                        name=None if version >= 12 else "", topic_id=topic_id,
+                        is_internal=False, partitions=[], authorized_operations=AUTHZ_OMITTED))
     B = MetadataResponse.MetadataResponseBroker
     host, port = broker.advertised
     return MetadataResponse(
@@ -123,12 +145,17 @@ def handle_create_topics(broker, request, ctx):
             if name in broker.logdir.topics:
                 raise TopicError(f"Topic '{name}' already exists.", 36)
             if count < 1:
-                raise TopicError(f"Number of partitions must be larger than 0 (got {count}).", 37)
+                raise TopicError(f"Number of partitions must be larger than 0 (got {count}).",
+                                 INVALID_PARTITIONS)
+            if count > MAX_PARTITIONS:
+                raise TopicError(f"Number of partitions {count} exceeds kgroup serve's limit of "
+                                 f"{MAX_PARTITIONS} per topic.", INVALID_PARTITIONS)
             if not request.validate_only:
                 topic_id = broker.create_topic(name, count).topic_id
         except TopicError as exc:
             error, message = exc.error_code, str(exc)
-        results.append(R(version=version, name=name, topic_id=topic_id, error_code=error,
+        results.append(R(version=version, name=name, topic_id=topic_id or uuid.UUID(int=0),
+                         error_code=error,
                          error_message=message,
                          num_partitions=count if error == NONE else -1,
                          replication_factor=1 if error == NONE else -1, configs=None))

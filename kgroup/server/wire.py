@@ -53,3 +53,31 @@ def encode_response(response, version: int, correlation_id: int) -> bytes:
         response.API_VERSION = version
     response.with_header(correlation_id=correlation_id)
     return bytes(response.encode(header=True, framed=True))
+
+
+def check_required_fields(request) -> None:
+    """Refuse null where the schema does not allow it (an array or string sent as null).
+
+    kafka-python decodes a null array or string whatever the schema says; Kafka's generated
+    readers reject it ("non-nullable field ... was serialized as null"), so the request is invalid.
+    """
+    version = request.version
+    _check_struct(request, request._struct, version, request.__class__.__name__)
+
+
+def _check_struct(obj, struct, version, path):
+    for field in struct._fields:
+        if not field.for_version_q(version) or field.tagged_field_q(version):
+            continue
+        value = getattr(obj, field.name)
+        if value is None:
+            if field.is_struct() or field.type_str in ("records", "bytes", "uuid"):
+                continue
+            if not field.nullable_for_version_q(version):
+                raise FrameError(f"malformed {path}: non-nullable field {field.name} is null")
+            continue
+        if field.is_struct_array():
+            for item in value:
+                _check_struct(item, field, version, f"{path}.{field.name}")
+        elif field.is_struct():
+            _check_struct(value, field, version, f"{path}.{field.name}")
