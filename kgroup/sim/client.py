@@ -275,9 +275,10 @@ class SimConsumer:
         delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
         self.engine.after(delay, lambda: self._heartbeat(token))
 
-    def _heartbeat(self, token: int) -> None:
+    def _heartbeat(self, token: int) -> bool | None:
+        """Returns True when nothing observable happened (the engine's quiet event)."""
         if token != self._heartbeat_token or self.state != "stable":
-            return
+            return True
         if not self.config.wire_heartbeats:
             group = self.engine.group()
             if (group is not None and group.state == "Stable"
@@ -291,7 +292,7 @@ class SimConsumer:
                 engine.coordinator.refresh_session(group, self.member_id)
                 engine.at(engine.coordinator.now_ms + self.config.heartbeat_interval_ms,
                           partial(self._heartbeat, token))
-                return
+                return True
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,
                                    group_instance_id=self.instance_id)

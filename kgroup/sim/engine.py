@@ -46,25 +46,35 @@ class Engine:
         return self._groups.get(self.group_id)
 
     def step(self, limit_ms: int) -> bool:
-        """Run the next batch of due work up to ``limit_ms``; False when nothing is due by then."""
+        """Run due work up to ``limit_ms`` until something may have changed; False if none is due.
+
+        An event that returns True declares itself quiet (a heartbeat the coordinator could
+        only acknowledge): batches of quiet events run back to back without waking the
+        observer or the caller's condition, which they cannot have changed.
+        """
         coordinator = self.coordinator
         events = self._events
-        target = events[0][0] if events else None
-        deadline = coordinator.next_deadline_ms()
-        if deadline is not None and (target is None or deadline < target):
-            target = deadline
-        if target is None or target > limit_ms:
-            return False
-        if target > coordinator.now_ms:
-            coordinator.advance(target - coordinator.now_ms)
-        elif deadline is not None and deadline <= coordinator.now_ms:
-            coordinator.advance(0)
-        while events and events[0][0] <= coordinator.now_ms:
-            heapq.heappop(events)[2]()
-        self.steps += 1
-        if self.observer is not None:
-            self.observer(self._groups.get(self.group_id), coordinator.now_ms)
-        return True
+        pop = heapq.heappop
+        while True:
+            target = events[0][0] if events else None
+            deadline = coordinator.next_deadline_ms()
+            timer_due = deadline is not None and (target is None or deadline <= target)
+            if timer_due:
+                target = deadline
+            if target is None or target > limit_ms:
+                return False
+            if target > coordinator.now_ms or timer_due:
+                coordinator.advance(max(target - coordinator.now_ms, 0))
+            quiet = not timer_due
+            now = coordinator.now_ms
+            while events and events[0][0] <= now:
+                if not pop(events)[2]():
+                    quiet = False
+            self.steps += 1
+            if not quiet:
+                if self.observer is not None:
+                    self.observer(self._groups.get(self.group_id), now)
+                return True
 
     def run_until(self, limit_ms: int, done: Callable[[], bool] | None = None) -> bool:
         """Advance until ``done()`` holds (True) or virtual time reaches ``limit_ms`` (False)."""
