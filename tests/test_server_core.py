@@ -60,7 +60,8 @@ def test_unsupported_api_versions_version_gets_v0_error_listing_versions(broker)
     assert raw[:4] == struct.pack(">i", 5)
     resp = ApiVersionsResponse.decode(raw[4:], version=0)
     assert resp.error_code == 35
-    assert {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys} == EXPECTED_VERSIONS
+    # Kafka lists only ApiVersions' own range so the client can retry with a known version.
+    assert [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys] == [(18, 0, 4)]
 
 
 @pytest.mark.parametrize("payload", [

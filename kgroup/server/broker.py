@@ -5,7 +5,7 @@ its request is in flight; so a parked JoinGroup holds only its own connection. A
 sends something that is not a valid request (bad size, unknown API key or version, undecodable
 body) is closed after logging one line naming the peer and the problem; other clients are not
 affected. An ApiVersions request with an unsupported version is answered at v0 with
-UNSUPPORTED_VERSION and the supported ranges.
+UNSUPPORTED_VERSION and ApiVersions' own supported range.
 """
 
 from __future__ import annotations

@@ -30,7 +30,10 @@ AUTHZ_OMITTED = None  # kafka-python encodes None as -2147483648 (not requested)
 
 
 def api_versions_response(api_table, version: int, error_code: int = NONE):
-    keys = [(key, lo, hi) for key, (_cls, lo, hi, _fn) in sorted(api_table.items())]
+    """The advertised table; for UNSUPPORTED_VERSION only ApiVersions' own range, as Kafka does,
+    so the client can retry with a version both sides know."""
+    keys = [(key, lo, hi) for key, (_cls, lo, hi, _fn) in sorted(api_table.items())
+            if error_code == NONE or key == 18]
     return ApiVersionsResponse(version=version, error_code=error_code, api_keys=keys,
                                throttle_time_ms=0)
 
