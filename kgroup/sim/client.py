@@ -78,6 +78,7 @@ class SimConsumer:
         self.error: str | None = None
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
         self._heartbeat_token = 0
+        self._beat = None                # the scheduled heartbeat call, reused while quiet
         self.joins = 0
         self.syncs_ok = 0
 
@@ -280,7 +281,8 @@ class SimConsumer:
         if token != self._heartbeat_token or self.state != "stable":
             return True
         if not self.config.wire_heartbeats:
-            group = self.engine.group()
+            engine = self.engine
+            group = engine.group()
             if (group is not None and group.state == "Stable"
                     and group.generation_id == self.generation
                     and self.member_id in group.members
@@ -288,10 +290,11 @@ class SimConsumer:
                          or group.static_members.get(self.instance_id) == self.member_id)):
                 # The coordinator can only answer NONE here and refresh the session timer
                 # (spec c.2 step 6); do just that, without building request and response.
-                engine = self.engine
                 engine.coordinator.refresh_session(group, self.member_id)
-                engine.at(engine.coordinator.now_ms + self.config.heartbeat_interval_ms,
-                          partial(self._heartbeat, token))
+                beat = self._beat
+                if beat is None or beat.args[0] != token:
+                    beat = self._beat = partial(self._heartbeat, token)
+                engine.at(engine.coordinator.now_ms + self.config.heartbeat_interval_ms, beat)
                 return True
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,

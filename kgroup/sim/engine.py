@@ -27,7 +27,8 @@ class Engine:
 
     def at(self, time_ms: int, fn: Callable[[], None]) -> None:
         self._seq += 1
-        heapq.heappush(self._events, (max(time_ms, self.now), self._seq, fn))
+        now = self.coordinator.now_ms
+        heapq.heappush(self._events, (time_ms if time_ms > now else now, self._seq, fn))
 
     def after(self, delay_ms: int, fn: Callable[[], None]) -> None:
         self.at(self.now + delay_ms, fn)
