@@ -160,3 +160,25 @@ def test_member_info_from_describe_bytes():
     info = MemberInfo.from_bytes("m1", "inst-1", subscription, assignment)
     assert info == MemberInfo("m1", "inst-1", ("t", "u"), (("t", 0), ("t", 1), ("u", 2)), 4)
     assert MemberInfo.from_bytes("m1", None, subscription).owned == (("t", 9),)
+
+
+def test_prediction_from_a_real_group_metadata_record(kafka_vectors):
+    """Kafka-serialized GroupMetadata (2 members, consumer protocol v0) -> removal prediction."""
+    from kgroup.records import decode_value
+
+    vector = next(v for v in kafka_vectors
+                  if v["name"] == "GroupMetadata value v0 (2 members, consumer protocol v0)")
+    value = decode_value(2, bytes.fromhex(vector["hex"]["value"])).data
+    group = [MemberInfo.from_bytes(m["memberId"], m.get("groupInstanceId"), m["subscription"],
+                                   m["assignment"]) for m in value["members"]]
+    assert group[0] == MemberInfo("member-1", None, ("orders", "payments"),
+                                  (("orders", 0), ("orders", 1), ("payments", 2)), -1)
+    assert group[1].owned == ()
+    prediction = predict_after_removal(group, ["member-1"], {"orders": 2, "payments": 3},
+                                       value["protocol"])
+    assert prediction.assignment == {"member-2": [("orders", 0), ("orders", 1), ("payments", 0),
+                                                  ("payments", 1), ("payments", 2)]}
+    assert prediction.moved_from("member-1") == [("orders", 0, "member-2"),
+                                                 ("orders", 1, "member-2"),
+                                                 ("payments", 2, "member-2")]
+    assert ("payments", 0, None, "member-2") in prediction.moves
