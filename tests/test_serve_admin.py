@@ -102,3 +102,29 @@ def test_consumer_offsets_topic_can_be_fetched(broker):
     assert (value.data["offset"], value.data["metadata"]) == (42, "hello")
     groups = [k for k, v in records if k.record_type == 2]
     assert groups and all(k.data == {"group": "readme"} for k in groups)
+
+
+def test_offset_commit_to_unknown_topic_or_partition_is_refused(broker):
+    from kafka.protocol.consumer import OffsetCommitRequest, OffsetCommitResponse
+    from kgroup.server.harness import raw_request
+
+    C = OffsetCommitRequest.OffsetCommitRequestTopic
+    P = C.OffsetCommitRequestPartition
+
+    def commit(topics):
+        req = OffsetCommitRequest(version=8, group_id="standalone", generation_id_or_member_epoch=-1,
+                                  member_id="", group_instance_id=None, topics=[
+                                      C(name=name, partitions=[P(partition_index=i, committed_offset=7,
+                                                                 committed_leader_epoch=-1,
+                                                                 committed_metadata="")
+                                                               for i in parts])
+                                      for name, parts in topics])
+        resp = OffsetCommitResponse.decode(raw_request(broker.address, req), version=8, header=True)
+        return sorted((t.name, p.partition_index, p.error_code)
+                      for t in resp.topics for p in t.partitions)
+
+    assert commit([("src", [0, 1, 5]), ("nope", [0])]) == [
+        ("nope", 0, 3), ("src", 0, 0), ("src", 1, 0), ("src", 5, 3)]
+    assert commit([("nope", [2])]) == [("nope", 2, 3)]
+    committed = broker.run(lambda: broker.broker.groups.coord.committed_offsets("standalone"))
+    assert {tp: om.offset for tp, om in committed.items()} == {("src", 0): 7, ("src", 1): 7}

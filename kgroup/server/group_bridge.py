@@ -29,6 +29,30 @@ def group_of_key(key: bytes) -> str:
     return bytes(key[4:4 + length]).decode("utf-8")
 
 
+OFFSET_COMMIT = 8
+UNKNOWN_TOPIC_OR_PARTITION = 3
+
+
+def _empty_commit_response(version):
+    from kafka.protocol.consumer import OffsetCommitResponse
+
+    return OffsetCommitResponse(version=version, throttle_time_ms=0, topics=[])
+
+
+def _add_unknown_partitions(response, unknown):
+    if not unknown:
+        return response
+    from kafka.protocol.consumer import OffsetCommitResponse
+
+    T = OffsetCommitResponse.OffsetCommitResponseTopic
+    P = T.OffsetCommitResponsePartition
+    for name, partitions in unknown:
+        response.topics.append(T(version=response.version, name=name, partitions=[
+            P(version=response.version, partition_index=i, error_code=UNKNOWN_TOPIC_OR_PARTITION)
+            for i in partitions]))
+    return response
+
+
 def handle_group_request(broker, request, ctx):
     return broker.groups.handle(request, ctx)
 
@@ -109,12 +133,37 @@ class GroupBridge:
     def handle(self, request, ctx) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        unknown = self._take_unknown_partitions(request) if request.API_KEY == OFFSET_COMMIT else []
+        if unknown and not request.topics:
+            future.set_result(_add_unknown_partitions(
+                _empty_commit_response(request.version), unknown))
+            return future
         self._advance()
         reply = self.coord.handle(request, client_id=ctx.client_id, client_host=ctx.client_host)
-        reply.add_done_callback(lambda r, f=future: self._ready.append((f, r)))
+        reply.add_done_callback(lambda r, f=future, u=unknown: self._ready.append((f, r, u)))
         self._flush()
         self._maybe_wake_timer()
         return future
+
+    def _take_unknown_partitions(self, request):
+        """Remove partitions of topics this node does not have from an OffsetCommit.
+
+        Kafka answers them UNKNOWN_TOPIC_OR_PARTITION without asking the coordinator."""
+        unknown = []
+        kept = []
+        for topic in request.topics or ():
+            known = self.broker.logdir.topics.get(topic.name)
+            count = len(known.partitions) if known is not None else 0
+            good = [p for p in topic.partitions if 0 <= p.partition_index < count]
+            bad = [p.partition_index for p in topic.partitions if not 0 <= p.partition_index < count]
+            if bad:
+                unknown.append((topic.name, bad))
+            if good:
+                topic.partitions = good
+                kept.append(topic)
+        if unknown:
+            request.topics = kept
+        return unknown
 
     def _flush(self):
         """Persist new log entries, fsync, then release the replies completed so far."""
@@ -125,13 +174,13 @@ class GroupBridge:
             log.error("writing %s failed: %s", OFFSETS_TOPIC, exc)
             error = exc
         ready, self._ready = self._ready, []
-        for future, reply in ready:
+        for future, reply, unknown in ready:
             if future.done():
                 continue
             if error is not None:
                 future.set_exception(error)
             else:
-                future.set_result(reply.response)
+                future.set_result(_add_unknown_partitions(reply.response, unknown))
 
     def _persist(self):
         from kgroup.records import partition_for
