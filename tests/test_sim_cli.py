@@ -101,3 +101,13 @@ def test_man_page_lists_every_option_of_help():
     for scenario in ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
                      "leader-bounce", "crash", "duplicate-instance"):
         assert scenario.replace("-", r"\-") in page
+
+
+def test_command_choices_match_the_library():
+    from kgroup.commands import simulate as command
+    from kgroup.sim import scenarios
+    from kgroup.sim.assignors import ASSIGNORS
+
+    assert tuple(command.SCENARIOS) == scenarios.SCENARIOS
+    assert tuple(command.ORDERS) == scenarios.ORDERS
+    assert command.ASSIGNORS == list(ASSIGNORS)

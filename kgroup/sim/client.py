@@ -79,8 +79,6 @@ class SimConsumer:
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
         self._heartbeat_token = 0
         self._beat = None                # the scheduled heartbeat call, reused while quiet
-        self.joins = 0
-        self.syncs_ok = 0
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -157,7 +155,6 @@ class SimConsumer:
         if not self.assignor.cooperative:
             self.ledger.consuming(self.engine.now, self.name, False)
         self.state = "joining"
-        self.joins += 1
         config = self.config
         request = JoinGroupRequest(
             version=9, group_id=self.group_id, session_timeout_ms=config.session_timeout_ms,
@@ -257,7 +254,6 @@ class SimConsumer:
         self.previous = self.owned
         self.ledger.acquire(now, self.name, added, len(self.owned))
         self.ledger.consuming(now, self.name, True)
-        self.syncs_ok += 1
         self._event("synced", generation=self.generation, partitions=len(self.owned),
                     added=len(added), revoked=len(revoked))
         if revoked and self.assignor.cooperative:

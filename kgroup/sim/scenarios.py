@@ -178,9 +178,6 @@ class Run:
             return None
         return next((c for c in self.live() if c.member_id == group.leader_id), None)
 
-    def run_until(self, limit_ms, done) -> bool:
-        return self.engine.run_until(limit_ms, done)
-
     def cap_ms(self) -> int:
         p = self.params
         if p.max_time_ms is not None:
@@ -195,7 +192,7 @@ class Run:
         for consumer in self.consumers:
             consumer.start()
         limit = self.engine.now + self.cap_ms()
-        if not self.run_until(limit, lambda: self.settled() or not self.live()):
+        if not self.engine.run_until(limit, lambda: self.settled() or not self.live()):
             raise ScenarioError(self._stuck("the group did not form", limit))
         if not self.live():
             errors = [c.error for c in self.consumers if c.error]
@@ -235,7 +232,7 @@ class Run:
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
             self.engine.step(self.engine.now)      # let the stops reach the coordinator
-            ok = self.run_until(limit, lambda: all(
+            ok = self.engine.run_until(limit, lambda: all(
                 c.state in ("stable", "fenced", "failed") for c in wave) and self.settled())
             if not ok:
                 raise ScenarioError(self._stuck("a bounced member did not come back", limit))
@@ -259,7 +256,7 @@ class Run:
 
     def finish(self, scenario: str, membership: str, start_ms: int, generation_start: int) -> SimResult:
         limit = self.engine.now + self.cap_ms()
-        settled = self.run_until(limit, self.settled)
+        settled = self.engine.run_until(limit, self.settled)
         ledger = self.ledger
         ledger.close(self.engine.now)
         group = self.engine.group()
