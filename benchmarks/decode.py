@@ -131,6 +131,34 @@ def run_kgroup(path: str) -> tuple[int, int]:
     return count, checksum
 
 
+def run_pipeline(path: str) -> tuple[int, int]:
+    """What `decode-offsets --view state` does before rendering: rows (with errors and markers)
+    from the shared decoder, replayed with Kafka's rules into the latest state."""
+    from kgroup.records.decoder import ProblemLog, iter_decoded
+    from kgroup.records.segment import segment_file
+    from kgroup.records.state import PartitionState
+
+    problems = ProblemLog()
+    state = PartitionState()
+    apply = state.apply
+    count = 0
+    for _batch, rows in iter_decoded(segment_file(path), "consumer", problems):
+        count += len(rows)
+        for row in rows:
+            apply(row)
+    if problems.problems:
+        raise SystemExit(f"unexpected problems: {problems.problems[:3]}")
+    return count, sum(r.value.data["offset"] for r in state.committed.values())
+
+
+def run_command(path: str, *args: str) -> tuple[int, int]:
+    """The whole `kgroup decode-offsets` command in a fresh process, output to /dev/null."""
+    with open(os.devnull, "w") as sink:
+        subprocess.run([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, path],
+                       stdout=sink, check=True)
+    return 0, 0
+
+
 def run_reader_only(path: str) -> tuple[int, int]:
     """kgroup's batch reader alone (no key/value decoding), to show where the time goes."""
     from kgroup.records.segment import iter_segment
@@ -213,6 +241,15 @@ def main() -> None:
         n, _, rd_s = timed(run_reader_only, path)
         print(f"  of which the reader alone (iter_segment, no key/value decoding): {rd_s:.2f} s "
               f"= {n / rd_s:,.0f} records/s, {mb / rd_s:.1f} MB/s")
+        n, _, pl_s = timed(run_pipeline, path)
+        print(f"kgroup decoder rows + state replay (decode-offsets --view state before output): "
+              f"{pl_s:.2f} s = {n / pl_s:,.0f} records/s"
+              + (f", {n / pl_s / base:.2f}x baseline" if base else ""))
+        for label, fmt in (("--view state -o json", ("--view", "state", "-o", "json")),
+                           ("-o jsonl", ("-o", "jsonl")), ("-o dump-log", ("-o", "dump-log"))):
+            _, _, cmd_s = timed(lambda p, fmt=fmt: run_command(p, *fmt), path)
+            print(f"kgroup decode-offsets {label} > /dev/null (whole process): {cmd_s:.2f} s "
+                  f"= {info['records'] / cmd_s:,.0f} records/s")
         if base is not None:
             if base_sum != kg_sum:
                 raise SystemExit(f"checksums differ: baseline {base_sum}, kgroup {kg_sum}")
