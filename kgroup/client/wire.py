@@ -25,6 +25,8 @@ def error_name(code: int) -> str:
 
     if code == 0:
         return "NONE"
+    if code not in Errors.kafka_errors:
+        return f"UNKNOWN_ERROR_CODE_{code}"
     cls = Errors.for_code(code)
     return getattr(cls, "message", None) or f"UNKNOWN_ERROR_CODE_{code}"
 

@@ -1,0 +1,212 @@
+"""Response-level tests: brokers that omit fields, other protocols, unknown ACL bits, odd LeaveGroup echoes."""
+
+from __future__ import annotations
+
+import pytest
+from kafka.protocol.admin import DescribeGroupsResponse
+from kafka.protocol.consumer import LeaveGroupResponse
+
+from kgroup.client.model import GroupView, MemberView, OffsetRow, group_from_described
+from kgroup.client.removal import (RemovalReport, MemberResult, Target, before_after, build_targets,
+                                   match_results, send_leave, split_ids, read_id_file, SelectionError)
+from kgroup.client.wire import Coordinator, error_name
+from kgroup.errors import KgroupError
+from kgroup.records import encode_assignment, encode_subscription
+
+Group = DescribeGroupsResponse.DescribedGroup
+Member = Group.DescribedGroupMember
+COORD = Coordinator(1, "broker-1", 9092)
+
+
+def wire_roundtrip(response, version):
+    """Encode at `version` and decode again, so fields the version lacks are really absent."""
+    return DescribeGroupsResponse.decode(response.encode(version=version), version=version)
+
+
+def consumer_member(member_id, instance, partitions, topic="orders"):
+    return Member(member_id=member_id, group_instance_id=instance, client_id=f"c-{member_id}", client_host="/10.0.0.1",
+                  member_metadata=encode_subscription({"topics": [topic], "userData": None}, 0),
+                  member_assignment=encode_assignment(
+                      {"assignedPartitions": [{"topic": topic, "partitions": partitions}], "userData": None}, 0))
+
+
+def test_describe_v0_has_no_instance_ids_and_still_decodes():
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=0, group_id="g", group_state="Stable", protocol_type="consumer", protocol_data="range",
+        members=[consumer_member("m-1", "i-1", [2, 0]), consumer_member("m-2", None, [1])],
+        authorized_operations=set())], version=5)
+    old = wire_roundtrip(response, 0)
+    view = group_from_described(old.groups[0], COORD)
+    assert [(m.member_id, m.group_instance_id, m.static) for m in view.members] == [
+        ("m-1", None, False), ("m-2", None, False)]
+    assert view.members[0].assignment == [{"topic": "orders", "partitions": [0, 2]}]
+    assert view.members[0].subscription == ["orders"]
+    new = group_from_described(wire_roundtrip(response, 4).groups[0], COORD)
+    assert [m.group_instance_id for m in new.members] == ["i-1", None]
+    assert (new.static_count, new.dynamic_count) == (1, 1)
+
+
+def test_unknown_acl_bits_are_ignored():
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=0, group_id="g", group_state="Stable", protocol_type="consumer", protocol_data="range",
+        members=[consumer_member("m-1", "i-1", [0])], authorized_operations={3, 4, 25, 30})], version=5)
+    view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
+    assert view.to_json()["members"][0]["assignment"] == [{"topic": "orders", "partitions": [0]}]
+    assert view.error is None
+
+
+def test_other_protocol_types_show_sizes_not_decoded():
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=0, group_id="connect-cluster", group_state="Stable", protocol_type="connect",
+        protocol_data="sessioned", members=[Member(member_id="w-1", group_instance_id=None, client_id="worker",
+                                                   client_host="/10.0.0.2", member_metadata=b"\x00\x01abc",
+                                                   member_assignment=b"\x00" * 11)],
+        authorized_operations=set())], version=5)
+    view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
+    member = view.members[0]
+    assert (member.metadata_size, member.assignment_size, member.assignment, member.subscription) == (5, 11, [], None)
+    from kgroup.commands.describe import _assignment_text
+    assert _assignment_text(member, "connect") == "metadata 5 B, assignment 11 B"
+
+
+def test_undecodable_consumer_assignment_is_reported_not_raised():
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=0, group_id="g", group_state="Stable", protocol_type="consumer", protocol_data="range",
+        members=[Member(member_id="m", group_instance_id="i", client_id="c", client_host="/h",
+                        member_metadata=b"\x00", member_assignment=b"\x00\x00\x00\x00\x00\x05")],
+        authorized_operations=set())], version=5)
+    member = group_from_described(wire_roundtrip(response, 5).groups[0], COORD).members[0]
+    assert member.assignment == []
+    assert member.decode_error.startswith("assignment: ") and "subscription: " in member.decode_error
+
+
+def test_group_error_and_empty_fields():
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=30, group_id="secret", group_state="", protocol_type="", protocol_data="", members=[],
+        authorized_operations=set())], version=5)
+    view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
+    assert view.error == "GROUP_AUTHORIZATION_FAILED"
+    assert view.to_json()["coordinator"] == {"id": 1, "host": "broker-1", "port": 9092}
+
+
+def test_error_names():
+    assert [error_name(c) for c in (0, 25, 82, 15, 35)] == [
+        "NONE", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID", "COORDINATOR_NOT_AVAILABLE", "UNSUPPORTED_VERSION"]
+    # kafka-python names -1 UNKNOWN; codes it does not know keep their number
+    assert (error_name(-1), error_name(9999)) == ("UNKNOWN", "UNKNOWN_ERROR_CODE_9999")
+
+
+Echo = LeaveGroupResponse.MemberResponse
+
+
+def echo(member_id, instance, code):
+    return Echo(member_id=member_id, group_instance_id=instance, error_code=code)
+
+
+def test_leave_results_by_position_keyed_by_supplied_identity():
+    targets = [Target("a"), Target("ghost"), Target(None, "m-9")]
+    rows = [echo("", "a", 0), echo("", "ghost", 25), echo("m-9", None, 0)]
+    assert match_results(targets, rows) == [None, "UNKNOWN_MEMBER_ID", None]
+
+
+def test_leave_results_when_broker_reorders_resolves_or_drops():
+    targets = [Target("a"), Target("b"), Target("c")]
+    # reordered, one echoed with the resolved member id instead of "", one missing
+    rows = [echo("b-123", "b", 82), echo("", "a", 0)]
+    assert match_results(targets, rows) == [None, "FENCED_INSTANCE_ID", "MISSING_FROM_RESPONSE"]
+
+
+class FakeClient:
+    """Just enough of ClusterClient for send_leave: a broker with a given LeaveGroup max version."""
+
+    def __init__(self, max_version, responses):
+        self.timeout_s = 1.0
+        self._max = max_version
+        self.responses = list(responses)
+        self.sent = []
+
+    def max_version(self, request_class, floor=0):
+        return self._max
+
+    def find_coordinator(self, group):
+        return COORD
+
+    def send(self, request, node_id=None, what=""):
+        self.sent.append(request)
+        return self.responses.pop(0)
+
+
+def leave_response(version, members, error=0):
+    return LeaveGroupResponse.decode(LeaveGroupResponse(throttle_time_ms=0, error_code=error, members=members,
+                                                        version=version).encode(version=version), version=version)
+
+
+def test_old_broker_refuses_instance_ids_before_sending():
+    client = FakeClient(2, [])
+    with pytest.raises(KgroupError, match=r"LeaveGroup up to v2; removing members by group.instance.id needs v3\+"):
+        send_leave(client, "g", [Target(None, "m-1"), Target("i-1")])
+    assert client.sent == []
+
+
+def test_old_broker_member_ids_one_request_each():
+    client = FakeClient(1, [leave_response(1, [], 0), leave_response(1, [], 25)])
+    errors, version = send_leave(client, "g", [Target(None, "m-1"), Target(None, "m-2")])
+    assert (errors, version) == ([None, "UNKNOWN_MEMBER_ID"], 1)
+    assert [(r.API_VERSION, r.member_id) for r in client.sent] == [(1, "m-1"), (1, "m-2")]
+
+
+def test_batch_uses_v5_reason_and_v3_without():
+    ok = [echo("", "i-1", 0)]
+    client = FakeClient(5, [leave_response(5, ok)])
+    assert send_leave(client, "g", [Target("i-1")], reason="scale down") == ([None], 5)
+    request = client.sent[0]
+    assert (request.API_VERSION, request.members[0].reason, request.members[0].member_id) == (5, "scale down", "")
+    client = FakeClient(3, [leave_response(3, ok)])
+    assert send_leave(client, "g", [Target("i-1")], reason="ignored") == ([None], 3)
+    assert client.sent[0].API_VERSION == 3
+
+
+def test_top_level_error_means_nothing_removed():
+    client = FakeClient(4, [leave_response(4, [], 30)])
+    with pytest.raises(KgroupError, match="LeaveGroup failed: GROUP_AUTHORIZATION_FAILED; no member was removed"):
+        send_leave(client, "g", [Target("i-1")])
+
+
+def test_coordinator_moving_is_retried():
+    client = FakeClient(4, [leave_response(4, [], 16), leave_response(4, [echo("", "i-1", 0)])])
+    assert send_leave(client, "g", [Target("i-1")]) == ([None], 4)
+    assert len(client.sent) == 2
+
+
+def test_selection_helpers(tmp_path):
+    assert split_ids(["a,b", " c ", ",,", "d,"]) == ["a", "b", "c", "d"]
+    path = tmp_path / "ids"
+    path.write_text("host-1\n# comment\nhost-2, host-3  # trailing\n\n")
+    assert read_id_file(str(path)) == ["host-1", "host-2", "host-3"]
+    with pytest.raises(SelectionError, match="no such file"):
+        read_id_file(str(tmp_path / "missing"))
+    assert build_targets(["a", "a", "b"], ["m", "m"]) == [Target("a"), Target("b"), Target(None, "m")]
+
+
+def test_report_json_and_counts():
+    report = RemovalReport("g", False, [MemberResult(Target("a"), None), MemberResult(Target("b"), "UNKNOWN_MEMBER_ID"),
+                                        MemberResult(Target(None, "m-1"), None)])
+    assert report.to_json() == {"group": "g", "dry_run": False, "removed": 2, "failed": 1, "results": [
+        {"group_instance_id": "a", "member_id": None, "error": None},
+        {"group_instance_id": "b", "member_id": None, "error": "UNKNOWN_MEMBER_ID"},
+        {"group_instance_id": None, "member_id": "m-1", "error": None}]}
+
+
+def test_before_after_and_lag_by_instance():
+    def view(members, offsets=None):
+        return GroupView("g", "Stable", "consumer", "range", COORD, members, offsets)
+    a = MemberView("m-a", "a", "c", "h", [{"topic": "t", "partitions": [0, 1]}])
+    b = MemberView("m-b", "b", "c", "h", [{"topic": "t", "partitions": [2]}])
+    a2 = MemberView("m-a", "a", "c", "h", [{"topic": "t", "partitions": [0, 1, 2]}])
+    diff = before_after(view([a, b]), view([a2]))
+    assert diff["partitions_moved"] == [{"topic": "t", "partition": 2, "from": "b", "to": "a"}]
+    assert diff["after"] == {"state": "Stable", "members": ["a"]}
+    rows = [OffsetRow("t", 0, 5, 9, "m-a", "a"), OffsetRow("t", 1, 1, 4, "m-a", "a"), OffsetRow("t", 2, None, 7, "m-b", "b"),
+            OffsetRow("t", 3, 10, 8, None, None)]
+    assert [r.lag for r in rows] == [4, 3, None, 0]
+    assert view([a, b], rows).lag_by_owner() == [("-", 0), ("a", 7), ("b", None)]
