@@ -212,3 +212,37 @@ def test_500_concurrent_connections(broker):
     finally:
         for sock in socks:
             sock.close()
+
+
+def test_segments_roll_at_log_segment_bytes_and_reads_cross_them(tmp_path):
+    from kafka import KafkaConsumer, TopicPartition
+    from kgroup.records.writer import encode_batch
+
+    logs = tmp_path / "logs"
+    b = ThreadedBroker(logs, topics=[("t", 1)], config={"log.segment.bytes": "300"})
+    try:
+        for i in range(6):  # 3 records per batch, each batch ~100 bytes
+            batch = encode_batch([(b"k", b"value-%02d-%d" % (i, j), 5000 + i) for j in range(3)])
+            part = _produce_raw(b.address, batch).responses[0].partition_responses[0]
+            assert (part.error_code, part.base_offset) == (0, 3 * i)
+    finally:
+        b.stop()
+    names = sorted(p.name for p in (logs / "t-0").glob("*.log"))
+    assert len(names) >= 2 and names[0] == "00000000000000000000.log"
+    bases = [int(n[:-4]) for n in names]
+    assert all(base % 3 == 0 for base in bases)  # every segment starts on a batch boundary
+    assert all((logs / "t-0" / n).stat().st_size <= 300 for n in names)
+    b = ThreadedBroker(logs, config={"log.segment.bytes": "300"})
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=b.bootstrap, enable_auto_commit=False,
+                                 consumer_timeout_ms=1500, max_partition_fetch_bytes=150)
+        consumer.assign([TopicPartition("t", 0)])
+        consumer.seek(TopicPartition("t", 0), 4)  # inside the second batch
+        got = [(m.offset, m.value) for m in consumer]
+        consumer.close()
+        assert got == [(3 * i + j, b"value-%02d-%d" % (i, j))
+                       for i in range(6) for j in range(3) if 3 * i + j >= 4]
+        found = b.run(lambda: b.broker.logdir.partition("t", 0).offset_for_timestamp(5003))
+        assert found == (9, 5003)
+    finally:
+        b.stop()
