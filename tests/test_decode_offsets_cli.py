@@ -235,3 +235,62 @@ def test_root_help_lists_commands_and_version():
     result = run("--help")
     assert "decode-offsets" in result.stdout
     assert run("--version").stdout.startswith("kgroup, version ")
+
+
+def _write_log(path, records):
+    from kgroup.records.writer import LogWriter
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        LogWriter(f).append(records, timestamp=1700000000000)
+
+
+def test_family_comes_from_the_directory_and_is_never_guessed(tmp_path):
+    from kgroup.records import encode_key, encode_value
+
+    records = [(encode_key(3, {"groupId": "workers"}, "connect"), encode_value(3, 0, {"epoch": 4}, "connect")),
+               (encode_key(8, {"groupId": "workers"}, "connect"),
+                encode_value(8, 0, {"configurations": [{"name": "k", "value": "v"}]}, "connect"))]
+    connect = tmp_path / "__worker_offsets-0" / "00000000000000000000.log"
+    _write_log(connect, records)
+    rows = [json.loads(x) for x in run("decode-offsets", "-o", "jsonl", str(connect)).stdout.splitlines()]
+    assert [r["type"] for r in rows] == ["connect_worker_group_metadata", "connect_worker_group_configuration"]
+    assert rows[1]["value"] == {"configurations": [{"name": "k", "value": "v"}]}
+
+    loose = tmp_path / "copy" / "segment.log"  # nothing in the path names the topic
+    _write_log(loose, records)
+    result = run("decode-offsets", "-o", "jsonl", str(loose))
+    assert result.exit_code == 1  # nothing could be decoded
+    assert "--family" in result.stderr
+    rows = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [r["type"] for r in rows] == ["error", "error"]
+    ok = run("decode-offsets", "-o", "jsonl", "--family", "connect", str(loose))
+    assert ok.exit_code == 0
+    assert [json.loads(x)["type"] for x in ok.stdout.splitlines()] == [
+        "connect_worker_group_metadata", "connect_worker_group_configuration"]
+
+
+def test_unknown_type_zero_length_value_and_bad_version_are_reported_not_skipped(tmp_path):
+    from kgroup.records import encode_key
+
+    key = encode_key(1, {"group": "g", "topic": "t", "partition": 0})
+    records = [(b"\x7f\xff\x00\x01g", b"\x00\x00"),          # unknown record type 32767
+               (key, b""),                                     # zero-length value (not a tombstone)
+               (key, b"\x00\x09" + b"\x00" * 22),              # value version 9: out of range
+               (key, None)]                                    # a real tombstone
+    path = tmp_path / "__consumer_offsets-1" / "00000000000000000000.log"
+    _write_log(path, records)
+    result = run("decode-offsets", "-o", "jsonl", str(path))
+    assert result.exit_code == 3
+    rows = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [r["type"] for r in rows] == ["error", "error", "error", "offset_commit"]
+    assert rows[0]["error"] == "Unknown record type 32767 at offset 0, skipping."
+    assert rows[0]["key_hex"] == "7fff000167" and rows[0]["value_hex"] == "0000"
+    assert "Could not read version from value's buffer" in rows[1]["error"]
+    assert "version: 9" in rows[2]["error"]
+    for offset in (0, 1, 2):
+        assert f"{path}: byte 0: offset {offset}: " in result.stderr
+    assert "3 problems" in result.stderr
+    dump = run("decode-offsets", "-o", "dump-log", str(path)).stdout.splitlines()
+    assert dump[3].endswith("key: Unknown record type 32767 at offset 0, skipping.")
+    assert "key: Error at offset 1, skipping. Could not read version from value's buffer." in dump[4]

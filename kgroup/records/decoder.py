@@ -123,6 +123,7 @@ class RowDecoder:
         if batch.is_control:
             for rec in batch.records:
                 if rec.control in ("COMMIT", "ABORT"):
+                    self.problems.records_ok += 1
                     out.append(DecodedRow("control", rec.offset, rec.timestamp, file, partition, pid, txn,
                                           marker=rec.control, coordinator_epoch=rec.coordinator_epoch))
                 else:
