@@ -57,7 +57,7 @@ class SimParams:
     by_instance_id: bool = True    # assignor sort key
     seed: int = 0
     wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
-    max_time_ms: int | None = None  # virtual-time cap after the warm-up (default: derived)
+    max_time_ms: int | None = None  # virtual-time cap per phase (default: derived from timeouts)
 
     def validate(self) -> None:
         checks = [
@@ -179,11 +179,15 @@ class Run:
         return next((c for c in self.live() if c.member_id == group.leader_id), None)
 
     def cap_ms(self) -> int:
+        """How long one phase (forming, one wave, settling) may take before it counts as stuck.
+
+        Every legitimate wait is bounded by a session timeout, a rebalance timeout or a
+        restart; three of each is ample and keeps a stuck run short.
+        """
         p = self.params
         if p.max_time_ms is not None:
             return p.max_time_ms
-        per_action = p.restart_ms + 2 * (p.session_timeout_ms + p.rebalance_timeout_ms)
-        return per_action * (p.members + p.count + 2)
+        return p.restart_ms + 3 * (p.session_timeout_ms + p.rebalance_timeout_ms)
 
     # ---- phases -------------------------------------------------------------------------
     def warm_up(self, static: bool) -> None:
@@ -227,8 +231,8 @@ class Run:
         """
         waves = [order[i:i + self.params.concurrency]
                  for i in range(0, len(order), self.params.concurrency)]
-        limit = self.engine.now + self.cap_ms()
         for wave in waves:
+            limit = self.engine.now + self.cap_ms()
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
             self.engine.step(self.engine.now)      # let the stops reach the coordinator
