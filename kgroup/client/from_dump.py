@@ -99,12 +99,14 @@ def _note_members(row, seen_ms, instances, subscriptions) -> None:
 def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
     """Views of the named groups (all groups when None); an unknown name gets an error entry."""
     coord = replay.coordinator
-    known = sorted(coord.groups())
-    wanted = known if not group_ids else list(group_ids)
+    known = set(coord.groups())
+    if coord.offsets is not None:  # a group whose metadata was deleted may still have committed offsets
+        known.update(coord.offsets.groups())
+    wanted = sorted(known) if not group_ids else list(group_ids)
     views = []
     for gid in wanted:
         snap = coord.group(gid)
-        committed = coord.committed_offsets(gid) if gid in known or snap is not None else {}
+        committed = coord.committed_offsets(gid)
         if snap is None and not committed:
             views.append(GroupView(gid, "Dead", "", "", None, error=f"group {gid!r} is not in the dump"))
             continue

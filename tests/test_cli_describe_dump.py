@@ -1,0 +1,101 @@
+"""`kgroup describe --from-dump`: the group view rebuilt offline, plus what only the log knows."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+from kgroup.records import encode_assignment, encode_key, encode_subscription, encode_value
+from kgroup.records.writer import encode_batch
+
+SEGMENT_A = "A__consumer_offsets-7__00000000000000000000.log"
+SEGMENT_B = "B__consumer_offsets-12__00000000000000000000.log"
+
+
+def describe(*args):
+    return CliRunner().invoke(cli, ["describe", *args], catch_exceptions=False)
+
+
+def by_group(result):
+    return {g["group"]: g for g in json.loads(result.stdout)}
+
+
+def test_segment_a_latest_state(segments_dir):
+    result = describe("--from-dump", str(segments_dir / SEGMENT_A), "--all-groups", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    groups = by_group(result)
+    assert sorted(groups) == ["gzip-group", "hdr-group", "lat-group", "lz4-group", "my-group", "snappy-group",
+                              "txn-group", "zstd-group"]
+    my = groups["my-group"]
+    assert (my["state"], my["generation"], my["protocol_type"], my["protocol"]) == ("Stable", 1, "consumer", "range")
+    assert my["members"] == [{"member_id": "m1", "group_instance_id": None, "static": False, "client_id": "c1",
+                              "client_host": "/127.0.0.1", "assignment": [{"topic": "orders", "partitions": [0, 1]}],
+                              "session_timeout_ms": 45000, "expires_at_ms": 1700000000002 + 45000}]
+    # partition 1's commit was deleted at offset 21; the member still owns it
+    assert [(o["partition"], o["committed"], o["member_id"], o["log_end"], o["lag"]) for o in my["offsets"]] == [
+        (0, 100, "m1", None, None), (1, None, "m1", None, None)]
+    # txn 4000 committed p0=500 (p1's 600 lost to the later plain commit 650); txn 4001 (p0=999) aborted
+    assert [(o["partition"], o["committed"]) for o in groups["txn-group"]["offsets"]] == [(0, 500), (1, 650)]
+    # the GroupMetadata tombstone at offset 22 deleted the group, not its offsets
+    assert [(o["partition"], o["committed"]) for o in groups["gzip-group"]["offsets"]] == [(0, 10), (1, 11), (2, 12)]
+    assert groups["gzip-group"]["state"] == "Empty" and groups["gzip-group"]["members"] == []
+
+
+def test_segment_b_legacy_and_unknown_group(segments_dir):
+    result = describe("--from-dump", str(segments_dir / SEGMENT_B), "legacy-group", "nobody", "-o", "json")
+    assert result.exit_code == 3
+    groups = by_group(result)
+    offsets = {o["partition"]: o["committed"] for o in groups["legacy-group"]["offsets"]}
+    assert offsets[0] == 4242 and offsets[5] == 55 and offsets[9] == 99
+    assert groups["nobody"]["error"] == "group 'nobody' is not in the dump"
+    assert "kgroup describe: group 'nobody' is not in the dump" in result.stderr
+
+
+def test_missing_dump_path_is_one_line(tmp_path):
+    result = describe("--from-dump", str(tmp_path / "nothing-here"), "g")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1].startswith("kgroup describe: no __consumer_offsets segment found in")
+
+
+def group_metadata(generation, members, ts):
+    value = {"protocolType": "consumer", "generation": generation, "protocol": "range",
+             "leader": members[0][0] if members else None, "currentStateTimestamp": ts, "members": [
+                 {"memberId": mid, "groupInstanceId": iid, "clientId": "app", "clientHost": host,
+                  "rebalanceTimeout": 60000, "sessionTimeout": session,
+                  "subscription": encode_subscription({"topics": ["orders"], "userData": None}, 0),
+                  "assignment": encode_assignment({"assignedPartitions": [{"topic": "orders", "partitions": parts}],
+                                                   "userData": None}, 0)}
+                 for mid, iid, host, session, parts in members]}
+    return encode_key(2, {"group": "fleet"}), encode_value(2, 3, value)
+
+
+def test_static_history_expiry_and_moves(tmp_path):
+    """a-1 restarts twice on one host; b-1 comes back on another host (a duplicate or a moved instance)."""
+    T = 1_800_000_000_000
+    records = [
+        group_metadata(1, [("a-1-x", "a-1", "/10.0.0.1", 10000, [0, 1]), ("b-1-x", "b-1", "/10.0.0.2", 30000, [2])], T),
+        group_metadata(1, [("a-1-y", "a-1", "/10.0.0.1", 10000, [0, 1]), ("b-1-x", "b-1", "/10.0.0.2", 30000, [2])],
+                       T + 5000),
+        group_metadata(1, [("a-1-z", "a-1", "/10.0.0.1", 10000, [0, 1]), ("b-1-y", "b-1", "/10.0.0.9", 30000, [2])],
+                       T + 9000),
+    ]
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(b"".join(encode_batch([(k, v, T + i * 4500 if i < 2 else T + 9000)], base_offset=i)
+                              for i, (k, v) in enumerate(records)))
+    result = describe("--from-dump", str(path.parent), "fleet", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    [g] = json.loads(result.stdout)
+    assert (g["generation"], g["state"]) == (1, "Stable")
+    assert [(m["group_instance_id"], m["member_id"], m["session_timeout_ms"], m["expires_at_ms"])
+            for m in g["members"]] == [("a-1", "a-1-z", 10000, T + 9000 + 10000), ("b-1", "b-1-y", 30000, T + 9000 + 30000)]
+    assert g["instance_moves"] == [
+        {"group_instance_id": "a-1", "member_ids": ["a-1-x", "a-1-y", "a-1-z"], "hosts": ["/10.0.0.1"],
+         "member_id_changes": 2, "moved_host": False},
+        {"group_instance_id": "b-1", "member_ids": ["b-1-x", "b-1-y"], "hosts": ["/10.0.0.2", "/10.0.0.9"],
+         "member_id_changes": 1, "moved_host": True}]
+    table = describe("--from-dump", str(path.parent), "fleet", "-o", "table").stdout
+    assert "Instance ids that changed member id or host:" in table
+    assert "SESSION-TIMEOUT-MS" in table and "2027-01-15T08:00:19.000Z" in table
