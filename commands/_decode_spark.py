@@ -211,8 +211,14 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             raise KgroupError(str(exc)) from None
         try:
             tally = _Tally(problems, tasks)
-            _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
-                      until_offset=until_offset, until_ms=until_ms, out=out)
+            try:
+                _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
+                          until_offset=until_offset, until_ms=until_ms, out=out)
+            except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
+                if not type(exc).__module__.startswith(("py4j", "pyspark")):
+                    raise
+                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)} "
+                                  f"(Spark's log: {jvm_log_file()})") from None
         finally:
             if created:
                 spark.stop()
@@ -232,6 +238,15 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
                    f"from {tally.batches} batches", err=True)
         return EXIT_PARTIAL if tally.batches or problems.records_ok else EXIT_FAILURE
     return EXIT_OK
+
+
+def spark_error_text(exc) -> str:
+    """The useful line of a Spark failure: the Python error raised in a task, else the first line."""
+    text = str(exc)
+    python_errors = [line.strip() for line in text.splitlines()
+                     if line and not line.startswith((" ", "\t")) and "Error" in line.split(":")[0]
+                     and not line.startswith(("py4j", "org.", "java.", "Caused by"))]
+    return python_errors[-1] if python_errors else (text.strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out):
@@ -254,7 +269,10 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
                 run.render_state(state, output, row_filter)
         return
     if out is not None:
-        summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output))
+        from kgroup.spark.session import is_local_master
+
+        direct = is_local_master(spark.sparkContext.master) or out.startswith("file://")
+        summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output), direct=direct)
         tally.replay(summaries)
         return
     sink = PayloadSink(output)

@@ -45,6 +45,24 @@ COLUMNS = [
 ]
 
 SCHEMA_DDL = ", ".join(f"`{name}` {kind}" for name, kind, _ in COLUMNS)
+ARROW_BLOCK_ROWS = 16384
+
+
+def arrow_schema():
+    """COLUMNS as a pyarrow schema (pyarrow imported only when asked for)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "boolean": pa.bool_()}
+    return pa.schema([pa.field(name, types[kind]) for name, kind, _ in COLUMNS])
+
+
+def arrow_batch(rows: list, schema):
+    """Row tuples -> one Arrow RecordBatch (columns built in C from the transposed tuples)."""
+    import pyarrow as pa
+
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    return pa.RecordBatch.from_arrays([pa.array(col, type=field.type) for col, field in zip(columns, schema)],
+                                      schema=schema)
 _WIDTH = len(COLUMNS)
 _OFFSET_FIELDS = frozenset(("offset", "leaderEpoch", "metadata", "commitTimestamp", "expireTimestamp"))
 _GROUP_FIELDS = frozenset(("protocolType", "generation", "protocol", "leader", "members"))
