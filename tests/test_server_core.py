@@ -18,7 +18,7 @@ from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
 EXPECTED_VERSIONS = {
     0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 8), 9: (1, 8), 10: (0, 4), 11: (0, 9),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 4), 19: (2, 7),
-    23: (2, 4), 42: (0, 2), 47: (0, 0),
+    22: (0, 4), 23: (2, 4), 42: (0, 2), 47: (0, 0),
 }
 
 
@@ -51,8 +51,8 @@ def test_api_versions_v3_lists_exactly_the_implemented_versions(broker):
     assert resp.error_code == 0
     assert {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys} == EXPECTED_VERSIONS
     assert set(build_api_table()) == set(EXPECTED_VERSIONS)
-    # Transactions are not implemented, so not advertised.
-    assert not {22, 24, 25, 26, 28} & set(EXPECTED_VERSIONS)
+    # Transactions are not implemented, so not advertised (InitProducerId is, for idempotence).
+    assert not {24, 25, 26, 28} & set(EXPECTED_VERSIONS)
 
 
 def test_unsupported_api_versions_version_gets_v0_error_listing_versions(broker):

@@ -5,7 +5,8 @@ header handling with kafka-python's classes), `apis` (the advertised API table),
 (ApiVersions, Metadata, FindCoordinator, CreateTopics), `handlers_data` (Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch), `group_bridge` (group APIs -> kgroup.coordinator, virtual time
 from the loop clock, persistence), `storage` / `partition_log` / `batches` (segments on disk),
-`config` (broker settings), `harness` (running a server from tests and benchmarks).
+`producers` (idempotent-producer ids and sequence checks), `config` (broker settings), `harness`
+(running a server from tests and benchmarks).
 
 Durability policy: every `__consumer_offsets` append (group metadata, offset commits, tombstones)
 is fsynced before any response that depends on it is sent, so an acknowledged OffsetCommit survives

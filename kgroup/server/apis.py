@@ -1,8 +1,9 @@
 """The API table: every API key served, the versions advertised in ApiVersions, and its handler.
 
-The ranges are exactly what is implemented (and what the coordinator decodes for the group APIs);
-transactions (InitProducerId, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) are not implemented and so
-not advertised.
+The ranges are exactly what is implemented (and what the coordinator decodes for the group APIs).
+InitProducerId serves idempotent producers only (a transactional id is refused); transactions
+(AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) are not implemented and so not
+advertised.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ def build_api_table():
                                          OffsetDeleteRequest, OffsetFetchRequest,
                                          OffsetForLeaderEpochRequest, SyncGroupRequest)
     from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
-    from kafka.protocol.producer import ProduceRequest
+    from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
     from kgroup.server import handlers_data as data
     from kgroup.server import handlers_meta as meta
@@ -39,6 +40,7 @@ def build_api_table():
         16: (ListGroupsRequest, 0, 4, group),
         18: (ApiVersionsRequest, 0, 4, meta.handle_api_versions),
         19: (CreateTopicsRequest, 2, 7, meta.handle_create_topics),
+        22: (InitProducerIdRequest, 0, 4, data.handle_init_producer_id),
         23: (OffsetForLeaderEpochRequest, 2, 4, data.handle_offset_for_leader_epoch),
         42: (DeleteGroupsRequest, 0, 2, group),
         47: (OffsetDeleteRequest, 0, 0, group),

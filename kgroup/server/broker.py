@@ -57,6 +57,8 @@ class Broker:
         self._server = None
         self._connections: set[asyncio.Task] = set()
         self._append_future: asyncio.Future | None = None
+        self._producers = {}
+        self.producer_ids = None
         self.advertised = (host, port)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -71,6 +73,9 @@ class Broker:
         if OFFSETS_TOPIC not in self.logdir.topics:
             self.logdir.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
                                      internal=True)
+        from kgroup.server.producers import ProducerIdBlocks
+
+        self.producer_ids = ProducerIdBlocks(self.log_dir)
         self.groups = GroupBridge(self)
         self.groups.start()
         self.api_table = build_api_table()
@@ -100,6 +105,17 @@ class Broker:
 
     def create_topic(self, name, partitions):
         return self.logdir.create_topic(name, partitions)
+
+    def partition_producers(self, topic: str, partition: int):
+        """Idempotent-producer state of a partition, rebuilt from its log on first use."""
+        key = (topic, partition)
+        state = self._producers.get(key)
+        if state is None:
+            from kgroup.server.producers import PartitionProducers
+
+            state = self._producers[key] = PartitionProducers.from_log(
+                self.logdir.partition(topic, partition))
+        return state
 
     # -- long-poll fetch support ----------------------------------------------------------
     def append_waiter(self) -> asyncio.Future:

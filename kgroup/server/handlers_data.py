@@ -80,10 +80,25 @@ def handle_produce(broker, request, ctx):
                         raise BatchValidationError(
                             f"{where}: transactional and control batches are not accepted "
                             f"(kgroup serve does not implement transactions)", INVALID_RECORD)
-                    data, _ = rebase(bytes(pdata.records), headers, log.next_offset, LEADER_EPOCH)
-                    base = headers[0].base_offset
-                    log.append(data, headers)
-                    touched.append(log)
+                    producers = broker.partition_producers(topic.name, pdata.index)
+                    error, duplicate = producers.check(headers[0])
+                    if error != NONE:
+                        message = (f"{where}: producer {headers[0].producer_id} epoch "
+                                   f"{headers[0].producer_epoch} sequence "
+                                   f"{headers[0].base_sequence} rejected")
+                    elif duplicate is not None:
+                        base = duplicate  # a retry of an acknowledged batch: not written again
+                    else:
+                        data, _ = rebase(bytes(pdata.records), headers, log.next_offset,
+                                         LEADER_EPOCH)
+                        base = headers[0].base_offset
+                        log.append(data, headers)
+                        touched.append(log)
+                        for h in headers:
+                            if h.producer_id >= 0 and h.base_sequence >= 0:
+                                producers.record(h.producer_id, h.producer_epoch,
+                                                 h.base_sequence, h.last_offset_delta,
+                                                 h.base_offset)
                 except BatchValidationError as exc:
                     error, message = exc.error_code, str(exc)
             parts.append(PP(version=version, index=pdata.index, error_code=error, base_offset=base,
@@ -99,6 +114,20 @@ def handle_produce(broker, request, ctx):
     if request.acks == 0:
         return None
     return ProduceResponse(version=version, responses=responses, throttle_time_ms=0)
+
+
+# -- InitProducerId (idempotent producers only) -------------------------------------------
+
+def handle_init_producer_id(broker, request, ctx):
+    from kafka.protocol.producer import InitProducerIdResponse
+
+    if request.transactional_id is not None:
+        # No transaction coordinator: a transactional producer is refused outright.
+        return InitProducerIdResponse(version=request.version, throttle_time_ms=0,
+                                      error_code=TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                      producer_id=-1, producer_epoch=-1)
+    return InitProducerIdResponse(version=request.version, throttle_time_ms=0, error_code=NONE,
+                                  producer_id=broker.producer_ids.allocate(), producer_epoch=0)
 
 
 # -- Fetch -------------------------------------------------------------------------------

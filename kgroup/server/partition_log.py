@@ -28,6 +28,9 @@ class IndexEntry:
     segment: int  # index into PartitionLog.segments
     position: int
     length: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
 
 
 @dataclass(slots=True)
@@ -36,6 +39,12 @@ class Segment:
     path: str
     fd: int
     size: int
+
+
+def _entry(header, seg_no: int, pos: int) -> IndexEntry:
+    return IndexEntry(header.base_offset, header.last_offset, header.max_timestamp, seg_no, pos,
+                      header.length, header.producer_id, header.producer_epoch,
+                      header.base_sequence)
 
 
 def segment_name(base_offset: int) -> str:
@@ -92,8 +101,7 @@ class PartitionLog:
             if crc32c.crc32c(memoryview(data)[pos + 21:pos + header.length]) != header.crc:
                 problem = "CRC-32C mismatch"
                 break
-            self._add_index(IndexEntry(header.base_offset, header.last_offset, header.max_timestamp,
-                                       seg_no, pos, header.length))
+            self._add_index(_entry(header, seg_no, pos))
             pos += header.length
         if problem is not None:
             if not last:
@@ -127,8 +135,7 @@ class PartitionLog:
         pos = segment.size
         seg_no = len(self.segments) - 1
         for header in headers:
-            self._add_index(IndexEntry(header.base_offset, header.last_offset, header.max_timestamp,
-                                       seg_no, pos, header.length))
+            self._add_index(_entry(header, seg_no, pos))
             pos += header.length
         segment.size = pos
         self._dirty.add(seg_no)
