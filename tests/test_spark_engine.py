@@ -175,3 +175,41 @@ def test_auto_uses_spark_above_the_threshold(spark, dumps):
     assert result.exit_code == 0
     assert result.stderr.startswith("kgroup: note: --engine auto: decoding with Spark (")
     assert result.stdout == run("--view", "state", "-o", "json", dumps["clean"]).stdout
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
+    """direct=False: Spark's own Parquet/text writers (what a non-local master uses) give the same rows."""
+    from kgroup.commands._decode_spark import jsonl_payload
+    from kgroup.records.decoder import ProblemLog
+    from kgroup.records.dump import RowFilter, resolve_inputs
+    from kgroup.spark.engine import ReadOptions, write_output
+    from kgroup.spark.plan import plan_tasks
+
+    tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 700)
+    out = str(tmp_path / fmt)
+    summaries = write_output(spark, tasks, ReadOptions(row_filter=RowFilter()), out, fmt, jsonl_payload,
+                             direct=False)
+    assert sorted(summaries) == [t.seq for t in tasks]
+    assert sum(len(s.problems) for s in summaries.values()) == 4
+    local = run("-o", "jsonl", dumps["damaged"]).stdout.splitlines()
+    if fmt == "jsonl":
+        assert sorted(spark.sparkContext.textFile(out).collect()) == sorted(local)
+    else:
+        got = sorted((r.file, r.offset, r.type) for r in spark.read.parquet(out).collect())
+        want = sorted((d["file"], d["offset"], d["type"]) for d in map(json.loads, local))
+        assert got == want
+
+
+def test_a_failed_job_is_reported_by_its_python_error():
+    from kgroup.commands._decode_spark import spark_error_text
+
+    trace = ("An error occurred while calling o42.collectAndServe.\n"
+             ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 1.0 failed\n"
+             "Traceback (most recent call last):\n"
+             "  File \"/x/worker.py\", line 1, in main\n"
+             "PermissionError: [Errno 13] Permission denied: '/data/__consumer_offsets-3/00000000000000000000.log'\n"
+             "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n")
+    assert spark_error_text(Exception(trace)) == (
+        "PermissionError: [Errno 13] Permission denied: '/data/__consumer_offsets-3/00000000000000000000.log'")
+    assert spark_error_text(Exception("Connection refused\nmore")) == "Connection refused"

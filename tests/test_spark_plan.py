@@ -368,3 +368,75 @@ def test_parquet_rows_have_every_column_and_flatten_offset_commits(segments_dir)
         "offset_commit", commit["group"], "orders", 0, 500, True, None)
     marker = next(r for r in rows if r["type"] == "control")
     assert marker["marker"] in ("COMMIT", "ABORT") and marker["group"] is None
+
+
+def test_missing_java_or_pyspark_names_the_fix(monkeypatch):
+    import builtins
+
+    from kgroup.spark import session
+
+    monkeypatch.setattr(session, "find_java", lambda: None)
+    assert session.unavailable_reason() == (
+        "the Spark engine needs Java (17 or 21), which was not found: install it (for example "
+        "apt-get install openjdk-17-jre-headless) or set JAVA_HOME, or use --engine local")
+    real_import = builtins.__import__
+
+    def no_pyspark(name, *args, **kwargs):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyspark)
+    assert session.unavailable_reason().startswith(
+        "the Spark engine needs pyspark, which is not installed: pip install 'kgroup[spark]'")
+
+
+def test_engine_spark_without_spark_is_a_clear_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+    from kgroup.spark import session
+
+    path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=5)
+    monkeypatch.setattr(session, "find_java", lambda: None)
+    result = CliRunner().invoke(cli, ["decode-offsets", "--engine", "spark", "--family", "consumer", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: the Spark engine needs Java (17 or 21), which was not found: install it "
+                             "(for example apt-get install openjdk-17-jre-headless) or set JAVA_HOME, or use "
+                             "--engine local\n")
+    result = CliRunner().invoke(cli, ["decode-offsets", "--engine", "auto", "--spark-threshold", "1", "-o",
+                                      "jsonl", "--family", "consumer", str(path)])
+    assert result.exit_code == 0
+    assert result.stderr.startswith("kgroup: note: --engine auto: decoding locally although the input is ")
+    assert len(result.stdout.splitlines()) > 5
+
+
+def test_usage_errors_for_spark_only_outputs(tmp_path):
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+
+    path = str(write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=5))
+    cases = [
+        (["-o", "parquet", "--out", str(tmp_path / "o"), path], "-o parquet needs the Spark engine"),
+        (["--engine", "spark", "-o", "dump-log", path], "-o dump-log runs on the local engine only"),
+        (["--split-size", "abc", path], "'abc' is not a size"),
+        (["--engine", "spark", "--spark-conf", "novalue", path], "'novalue' is not KEY=VALUE"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(cli, ["decode-offsets", "--family", "consumer", *args])
+        assert result.exit_code == 2, (args, result.stderr)
+        assert message in result.stderr
+
+
+def test_local_engine_writes_under_out(tmp_path):
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+
+    path = str(write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=20))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["decode-offsets", "--family", "consumer", "--out", str(out), path])
+    assert result.exit_code == 0 and result.stdout == ""
+    stdout = CliRunner().invoke(cli, ["decode-offsets", "--family", "consumer", "-o", "jsonl", path]).stdout
+    assert (out / "part-00000.jsonl").read_text() == stdout
