@@ -124,6 +124,12 @@ def test_duplicate_instance_fences_the_first_process():
     assert r.members == 3
     assert r.errors == ["c0: Heartbeat failed with FENCED_INSTANCE_ID (82)"]
     assert "fenced" in kinds(r, "c0")
+    # Until its next heartbeat is fenced, the first process still consumes what the twin took.
+    overlap = [e for e in r.events if e["event"] == "double-owned"]
+    assert overlap == [{"t_ms": 0, "event": "double-owned", "member": "c0-twin", "partitions": 3,
+                        "still_held_by": "c0"}]
+    fenced_at = next(e["t_ms"] for e in r.events if e["event"] == "fenced")
+    assert 0 < fenced_at <= 3_000
     dynamic = run("duplicate-instance", membership="dynamic")
     assert (dynamic.rebalances, dynamic.members, dynamic.errors) == (1, 4, [])
 

@@ -61,10 +61,17 @@ class Ledger:
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)
         owner = self.owner
+        taken_from = {}
         for tp in partitions:
+            previous = owner.get(tp)
+            if previous is not None and previous != name:
+                taken_from[previous] = taken_from.get(previous, 0) + 1
             owner[tp] = name
             if self.recording and self.start_owner.get(tp) != name:
                 self.moved.add(tp)
+        for previous, count in taken_from.items():
+            # The previous holder has not given these up yet (e.g. not yet fenced): both consume.
+            self.event(now_ms, "double-owned", name, partitions=count, still_held_by=previous)
         self._holding(now_ms, name, holding)
 
     def release(self, now_ms: int, name: str, partitions, holding: int) -> None:
