@@ -183,12 +183,12 @@ class GroupBridge:
                 future.set_result(_add_unknown_partitions(reply.response, unknown))
 
     def _persist(self):
-        from kgroup.records import partition_for
-        from kgroup.records.writer import encode_batch, encode_control_batch
-
         entries = self.coord.log
         if self._persisted >= len(entries):
             return
+        from kgroup.records import partition_for
+        from kgroup.records.writer import encode_batch, encode_control_batch
+
         touched = {}
         n = len(self.partitions)
         pending_markers = []
