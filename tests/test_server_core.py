@@ -246,3 +246,18 @@ def test_segments_roll_at_log_segment_bytes_and_reads_cross_them(tmp_path):
         assert found == (9, 5003)
     finally:
         b.stop()
+
+
+def test_legacy_or_damaged_segments_stop_start_up_untouched(tmp_path, segments_dir):
+    from kgroup.server.broker import Broker
+    from kgroup.server.partition_log import LogCorruptError
+    import asyncio
+    import shutil
+
+    legacy = tmp_path / "logs" / "old-0" / "00000000000000000000.log"
+    legacy.parent.mkdir(parents=True)
+    shutil.copy(segments_dir / "B__consumer_offsets-12__00000000000000000000.log", legacy)
+    before = legacy.read_bytes()
+    with pytest.raises(LogCorruptError, match=r"old-0/00000000000000000000.log: byte 0: magic [01]"):
+        asyncio.run(Broker(str(tmp_path / "logs")).start())
+    assert legacy.read_bytes() == before

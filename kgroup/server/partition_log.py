@@ -1,8 +1,9 @@
 """One partition's log: segment files in Kafka's layout, an in-memory batch index, fsync on demand.
 
 `<dir>/<20-digit base offset>.log` files hold concatenated magic-2 batches. On open every segment is
-scanned; a torn or corrupt tail of the last segment (a write cut short by a crash) is truncated away,
-as Kafka's recovery does, so the log ends on the last whole batch.
+scanned; a torn or corrupt (bad CRC) tail of the last segment, a write cut short by a crash, is
+truncated away as Kafka's recovery does, so the log ends on the last whole batch. Anything else
+(damage in an earlier segment, a non-magic-2 batch) stops the start-up and is left untouched.
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ class PartitionLog:
                 break
             header = parse_header(data, pos)
             if header.magic != 2:
-                problem = f"magic {header.magic}"
-                break
+                # Not a torn write: legacy (magic 0/1) or foreign data. Never truncate it.
+                raise LogCorruptError(
+                    f"{segment.path}: byte {pos}: magic {header.magic}; kgroup serve reads and "
+                    f"writes magic 2 batches only (the file is left untouched)")
             if header.length < HEADER_SIZE or pos + header.length > len(data):
                 problem = f"batch length {header.length} runs past the end"
                 break
