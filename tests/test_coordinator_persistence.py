@@ -223,3 +223,35 @@ def test_chained_failover_is_stable():
     assert r.response.error_code == NONE
     twice = GroupCoordinator.from_records(h.coord.records + once.records, config=CONFIG)
     assert without_timestamp(twice.group("g")) == without_timestamp(once.group("g"))
+
+
+def test_group_record_from_cached_member_bytes_equals_the_schema_encoding():
+    from hypothesis import given, settings, strategies as st
+
+    from kgroup.coordinator.group import ClassicGroup, Member
+    from kgroup.coordinator.persistence import group_metadata_record
+    from kgroup.records import decode_value, encode_value
+
+    text = st.text(max_size=12)
+    member = st.tuples(text, st.none() | text, text, text, st.integers(-1, 2**31 - 1),
+                       st.integers(0, 2**31 - 1), st.binary(max_size=20), st.binary(max_size=20))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(member, max_size=5, unique_by=lambda m: m[0]), st.integers(0, 1000), st.none() | text)
+    def check(members, generation, leader):
+        group = ClassicGroup("g")
+        for mid, iid, cid, host, rebalance, session, sub, assignment in members:
+            if iid is not None and iid in group.static_members:
+                iid = None
+            group.add(Member(member_id=mid, group_instance_id=iid, client_id=cid, client_host=host,
+                             rebalance_timeout_ms=rebalance, session_timeout_ms=session,
+                             protocol_type="consumer", protocols=[("range", sub)], assignment=assignment))
+        group.protocol_name = "range" if members else None
+        group.generation_id = generation
+        key, value = group_metadata_record(group)
+        data = decode_value(2, value).data
+        assert encode_value(2, 3, data) == value
+        assert [m["memberId"] for m in data["members"]] == [m[0] for m in members]
+        assert [m["assignment"] for m in data["members"]] == [m[7] for m in members]
+
+    check()

@@ -32,28 +32,49 @@ def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | N
     members = []
     for member in group.members.values():
         assignment = member.assignment if assignments is None else assignments.get(member.member_id, b"")
-        members.append({
-            "memberId": member.member_id,
-            "groupInstanceId": member.group_instance_id,
-            "clientId": member.client_id,
-            "clientHost": member.client_host,
-            "rebalanceTimeout": member.rebalance_timeout_ms,
-            "sessionTimeout": member.session_timeout_ms,
-            "subscription": member.metadata(protocol),
-            "assignment": assignment,
-        })
-    value = {
+        members.append(_member_bytes((
+            member.member_id, member.group_instance_id, member.client_id, member.client_host,
+            member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol), assignment)))
+    head = _records().encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {
         "protocolType": group.protocol_type or "",
         "generation": group.generation_id,
         "protocol": protocol,
         "leader": group.leader_id,
         "currentStateTimestamp": -1 if group.current_state_timestamp is None
         else group.current_state_timestamp,
-        "members": members,
-    }
+        "members": [],
+    })
+    # v3 is not flexible: the value ends with the members array (int32 count, then each member).
+    value = head[:-4] + len(members).to_bytes(4, "big", signed=True) + b"".join(members)
+    return group_key(group.group_id), value
+
+
+# A static restart rewrites the whole group (Kafka does too) but changes one member: members'
+# encodings are cached by their fields, so a 1,000-member rolling bounce encodes each member once.
+_MEMBER_BYTES: dict[tuple, bytes] = {}
+_MEMBER_BYTES_LIMIT = 200_000
+_EMPTY_HEAD: bytes | None = None
+
+
+def _member_bytes(fields: tuple) -> bytes:
+    cached = _MEMBER_BYTES.get(fields)
+    if cached is not None:
+        return cached
+    global _EMPTY_HEAD
     recs = _records()
-    return (recs.encode_key(GROUP_METADATA, {"group": group.group_id}),
-            recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, value))
+    header = {"protocolType": "", "generation": 0, "protocol": None, "leader": None,
+              "currentStateTimestamp": -1}
+    if _EMPTY_HEAD is None:
+        _EMPTY_HEAD = recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {**header, "members": []})
+    names = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout", "sessionTimeout",
+             "subscription", "assignment")
+    one = recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION,
+                            {**header, "members": [dict(zip(names, fields))]})
+    encoded = one[len(_EMPTY_HEAD):]
+    if len(_MEMBER_BYTES) >= _MEMBER_BYTES_LIMIT:
+        _MEMBER_BYTES.clear()
+    _MEMBER_BYTES[fields] = encoded
+    return encoded
 
 
 def empty_group_metadata_record(group_id: str) -> tuple[bytes, bytes]:
