@@ -66,7 +66,8 @@ class Broker:
         from kgroup.server.apis import build_api_table
         from kgroup.server.group_bridge import GroupBridge
 
-        self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes)
+        self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes,
+                             self.config.offsets_topic_segment_bytes)
         for name, partitions in self.initial_topics:
             if name not in self.logdir.topics:
                 self.create_topic(name, partitions)

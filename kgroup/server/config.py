@@ -47,13 +47,14 @@ _BROKER_KEYS = {
     "broker.id": ("node_id", lambda k, v: _int(k, v, 0), 0),
     "node.id": ("node_id", lambda k, v: _int(k, v, 0), 0),
     "cluster.id": ("cluster_id", lambda k, v: str(v), "kgroup-cluster"),
-    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", lambda k, v: _int(k, v, 1), 5000),
+    "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes",
+                                    lambda k, v: _int(k, v, 14), 104857600),
 }
 
 # Prefixes passed through to the coordinator untouched.
 _COORDINATOR_PREFIXES = ("group.", "offsets.")
-# offsets.* keys that belong to the broker side, not the coordinator.
-_BROKER_ONLY = {"offsets.topic.num.partitions", "offsets.commit.timeout.ms"}
+# Broker keys the coordinator also knows: parsed here and passed on too.
+_SHARED = {"offsets.topic.num.partitions", "offsets.topic.segment.bytes"}
 
 
 def _coordinator_value(text):
@@ -77,7 +78,7 @@ class ServerConfig:
     message_max_bytes: int = 1048588
     node_id: int = 0
     cluster_id: str = "kgroup-cluster"
-    offsets_commit_timeout_ms: int = 5000
+    offsets_topic_segment_bytes: int = 104857600
     coordinator: dict = field(default_factory=dict)
 
     @classmethod
@@ -95,6 +96,8 @@ class ServerConfig:
             if key in _BROKER_KEYS:
                 attr, parse, _ = _BROKER_KEYS[key]
                 setattr(cfg, attr, parse(key, value))
+                if key in _SHARED:
+                    cfg.coordinator[key] = getattr(cfg, attr)
             elif key.startswith(_COORDINATOR_PREFIXES):
                 cfg.coordinator[key] = _coordinator_value(value)
             else:

@@ -56,9 +56,11 @@ class Topic:
 
 
 class LogDir:
-    def __init__(self, root: str, segment_bytes: int = 1073741824):
+    def __init__(self, root: str, segment_bytes: int = 1073741824,
+                 offsets_segment_bytes: int = 104857600):
         self.root = root
         self.segment_bytes = segment_bytes
+        self.offsets_segment_bytes = offsets_segment_bytes
         self.topics: dict[str, Topic] = {}
         os.makedirs(root, exist_ok=True)
         self._load()
@@ -78,10 +80,13 @@ class LogDir:
                 raise TopicError(f"{self.root}: topic {topic} has partition directories up to "
                                  f"{count - 1} but is missing {missing}", INVALID_PARTITIONS)
             topic_id = self._read_topic_id(parts[0]) or uuid.uuid4()
-            logs = [PartitionLog(parts[i], self.segment_bytes) for i in range(count)]
+            logs = [PartitionLog(parts[i], self._segment_bytes(topic)) for i in range(count)]
             self.topics[topic] = Topic(topic, topic_id, logs, internal=topic == OFFSETS_TOPIC)
             for path in parts.values():
                 self._write_topic_id(path, topic_id)
+
+    def _segment_bytes(self, topic: str) -> int:
+        return self.offsets_segment_bytes if topic == OFFSETS_TOPIC else self.segment_bytes
 
     @staticmethod
     def _read_topic_id(path):
@@ -124,7 +129,7 @@ class LogDir:
         logs = []
         for i in range(partitions):
             path = os.path.join(self.root, f"{name}-{i}")
-            logs.append(PartitionLog(path, self.segment_bytes))
+            logs.append(PartitionLog(path, self._segment_bytes(name)))
             self._write_topic_id(path, topic_id)
         dir_fd = os.open(self.root, os.O_RDONLY)
         try:
