@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
@@ -58,7 +59,9 @@ def test_bad_options_fail_with_a_message_naming_the_problem(tmp_path, args, need
     assert "Traceback" not in result.stderr
 
 
-def test_kill_9_loses_no_acknowledged_offset_commit(server, tmp_path):
+def test_kill_9_loses_no_acknowledged_commit_or_group_write(server, tmp_path):
+    from kafka.admin import KafkaAdminClient
+
     s = server(topics=[("t", 3)])
     c = KafkaConsumer(bootstrap_servers=s.bootstrap, group_id="durable",
                       enable_auto_commit=False)
@@ -67,21 +70,33 @@ def test_kill_9_loses_no_acknowledged_offset_commit(server, tmp_path):
         tp = TopicPartition("t", i % 3)
         c.commit({tp: OffsetAndMetadata(i * 7, f"m{i}", -1)})  # returns once acknowledged
         acknowledged[("t", i % 3)] = (i * 7, f"m{i}")
-    s.kill()  # SIGKILL straight after the last acknowledgement
+    member = KafkaConsumer(bootstrap_servers=s.bootstrap, group_id="static-durable",
+                           group_instance_id="node-a", session_timeout_ms=30000,
+                           enable_auto_commit=False)
+    assert member.partitions_for_topic("t") == {0, 1, 2}
+    member.subscribe(["t"])
+    deadline = time.monotonic() + 20
+    while len(member.assignment()) < 3:  # joined and synced: the group write was acknowledged
+        assert time.monotonic() < deadline
+        member.poll(timeout_ms=200)
+    s.kill()  # SIGKILL straight after the last acknowledgements
     c.close(autocommit=False)
+    member.close(autocommit=False, timeout_ms=1000)
     s2 = server()
     c = KafkaConsumer(bootstrap_servers=s2.bootstrap, group_id="durable",
                       enable_auto_commit=False)
+    admin = KafkaAdminClient(bootstrap_servers=s2.bootstrap)
     try:
         for (topic, part), (offset, metadata) in acknowledged.items():
             assert c.committed(TopicPartition(topic, part)) == offset
-        from kafka.admin import KafkaAdminClient
-        admin = KafkaAdminClient(bootstrap_servers=s2.bootstrap)
         offsets = admin.list_group_offsets({"durable": None})["durable"]  # OffsetFetch v8
-        admin.close()
         assert {(tp.topic, tp.partition): (om.offset, om.metadata)
                 for tp, om in offsets.items()} == acknowledged
+        described = admin.describe_groups(["static-durable"])["static-durable"]
+        assert described["group_state"] == "Stable"
+        assert [m["group_instance_id"] for m in described["members"]] == ["node-a"]
     finally:
+        admin.close()
         c.close(autocommit=False)
     assert s2.terminate() == 0
     # decode-offsets reads what the server wrote.
