@@ -71,8 +71,10 @@ def _tour(workdir, count, partitions):
         _run(["list", *bootstrap])
         _run(["describe", GROUP, "--offsets", *bootstrap])
 
-        victim = "node-1"
         before = _group(broker)
+        leader = next(m.group_instance_id for m in before.members if m.member_id == before.leader)
+        # A follower: a restarted leader makes kafka-python (JoinGroup < v9, no KIP-814) reassign.
+        victim = next(name for name in sorted(fleet) if name != leader)
         say(f"Rolling restart of {victim}: a static consumer sends no LeaveGroup, and rejoins with the same "
             f"group.instance.id within the session timeout ...")
         fleet[victim].stop()
@@ -84,7 +86,7 @@ def _tour(workdir, count, partitions):
                else "a rebalance happened (unexpected for a static restart)."))
         _run(["describe", GROUP, *bootstrap])
 
-        leaving = f"node-{count - 1}"
+        leaving = next(name for name in sorted(fleet, reverse=True) if name != victim)
         say(f"Scaling down: stopping {leaving} for good. Without kgroup its partitions would sit idle until "
             f"the {SESSION_TIMEOUT_MS} ms session timeout; remove it now instead.")
         fleet.pop(leaving).stop()
@@ -140,15 +142,10 @@ def _group(broker):
 
 
 def _settle(broker, fleet, partitions, timeout=30.0):
-    from kgroup.client.fleet import wait_until
+    from kgroup.client.fleet import wait_settled
     from kgroup.errors import KgroupError
 
-    def settled():
-        g = _group(broker)
-        owned = sorted(p for c in fleet.values() for _, p in c.assignment)
-        return (g is not None and g.state == "Stable" and len(g.members) == len(fleet)
-                and owned == list(range(partitions)))
-    if not wait_until(settled, timeout):
+    if not wait_settled(lambda: _group(broker), fleet.values(), partitions, timeout):
         errors = [f"{name}: {c.error}" for name, c in fleet.items() if c.error]
         raise KgroupError(f"the demo group did not settle within {timeout:g}s"
                           + (f" ({'; '.join(errors)})" if errors else ""))

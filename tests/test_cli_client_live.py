@@ -8,7 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from kgroup.client.fleet import FleetConsumer, stop_all, wait_until
+from kgroup.client.fleet import FleetConsumer, stop_all, wait_settled, wait_until
 from kgroup.commands.cli import cli
 from kgroup.server.harness import ThreadedBroker
 
@@ -55,13 +55,9 @@ class Fleet:
         if dynamic:
             self.settle()
 
-    def settle(self, timeout=12):
-        def settled():
-            g = snapshot(self.b, self.group)
-            owned = sorted(p for c in self.consumers.values() for _, p in c.assignment)
-            return (g is not None and g.state == "Stable" and len(g.members) == len(self.consumers)
-                    and owned == list(range(PARTITIONS)) and all(c.assignment for c in self.consumers.values()))
-        assert wait_until(settled, timeout), f"group did not settle: {snapshot(self.b, self.group)}"
+    def settle(self, timeout=20):
+        assert wait_settled(lambda: snapshot(self.b, self.group), self.consumers.values(), PARTITIONS, timeout), \
+            f"group did not settle: {snapshot(self.b, self.group)}"
 
     def stop(self, *names):
         stop_all([self.consumers.pop(n) for n in names])

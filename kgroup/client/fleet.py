@@ -85,3 +85,27 @@ def stop_all(consumers, timeout: float = 10.0) -> None:
         consumer._stop.set()
     for consumer in consumers:
         consumer.stop(timeout)
+
+
+def wait_settled(group_snapshot, consumers, partitions: int, timeout: float = 30.0, quiet: float = 1.5) -> bool:
+    """Until the group is Stable with every consumer, each owning something and all partitions owned,
+    at one generation for `quiet` seconds.
+
+    The quiet period matters: a kafka-python leader that assigned before its topic metadata arrived
+    rejoins about half a second later, which starts one more rebalance.
+    """
+    consumers = list(consumers)
+    deadline = time.monotonic() + timeout
+    since, generation = None, None
+    while time.monotonic() < deadline:
+        g = group_snapshot()
+        owned = sorted(p for c in consumers for _, p in c.assignment)
+        ok = (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
+              and owned == list(range(partitions))
+              and all(c.assignment for c in consumers[:partitions]))
+        if not ok or g.generation != generation:
+            since, generation = (time.monotonic(), g.generation) if ok else (None, None)
+        elif time.monotonic() - since >= quiet:
+            return True
+        time.sleep(0.05)
+    return False
