@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 import signal
 import subprocess

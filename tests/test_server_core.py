@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import struct
-import time
 
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, \

@@ -7,7 +7,6 @@ import random
 import socket
 import struct
 
-import pytest
 from kafka.protocol.admin import CreateTopicsRequest
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                      ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest)

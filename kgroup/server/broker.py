@@ -14,7 +14,6 @@ import asyncio
 import inspect
 import logging
 import struct
-import time
 
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
@@ -203,7 +202,3 @@ async def serve_until_signalled(broker: Broker, on_ready=None):
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
         await broker.stop()
-
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000.0

@@ -20,7 +20,6 @@ from kgroup.server.storage import OFFSETS_TOPIC
 log = logging.getLogger("kgroup.server.groups")
 
 _KEY_PREFIX = struct.Struct(">hh")
-COORDINATOR_NOT_AVAILABLE = 15
 
 
 def group_of_key(key: bytes) -> str:
@@ -108,7 +107,7 @@ class GroupBridge:
         from kgroup.records.batch import read_batches
 
         entries = []
-        for number, plog in enumerate(self.partitions):
+        for plog in self.partitions:
             for index_entry, raw in plog.iter_batches():
                 where = f"{plog.directory} offset {index_entry.base_offset}"
                 for batch in read_batches(raw, path=where):

@@ -4,7 +4,6 @@ and a raw one-request client. Used by the tests and benchmarks/serve.py."""
 from __future__ import annotations
 
 import asyncio
-import os
 import pathlib
 import signal
 import socket
