@@ -9,8 +9,9 @@ STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Dead"
 
 @click.command("wait", context_settings=CONTEXT_SETTINGS)
 @click.argument("group")
-@click.option("--state", "state", type=click.Choice(STATES, case_sensitive=False), default="Stable",
-              show_default=True, help="State to wait for; Dead also matches a group that does not exist.")
+@click.option("--state", "state", type=click.Choice(STATES, case_sensitive=False), default="Stable", metavar="STATE",
+              show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance or Dead "
+                   "(which also matches a group that does not exist).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
               help="Time between DescribeGroups polls.")
 @cluster_options

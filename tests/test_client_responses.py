@@ -67,6 +67,9 @@ def test_other_protocol_types_show_sizes_not_decoded():
     assert (member.metadata_size, member.assignment_size, member.assignment, member.subscription) == (5, 11, [], None)
     from kgroup.commands.describe import _assignment_text
     assert _assignment_text(member, "connect") == "metadata 5 B, assignment 11 B"
+    assert view.to_json()["members"][0] == {
+        "member_id": "w-1", "group_instance_id": None, "static": False, "client_id": "worker",
+        "client_host": "/10.0.0.2", "assignment": [], "metadata_bytes": 5, "assignment_bytes": 11}
 
 
 def test_undecodable_consumer_assignment_is_reported_not_raised():
@@ -87,6 +90,19 @@ def test_group_error_and_empty_fields():
     view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
     assert view.error == "GROUP_AUTHORIZATION_FAILED"
     assert view.to_json()["coordinator"] == {"id": 1, "host": "broker-1", "port": 9092}
+
+
+def test_transport_failures_become_one_sentence():
+    import kafka.errors as Errors
+    from kgroup.client.wire import ClusterClient
+
+    describe = ClusterClient.describe_failure
+    assert describe(Errors.SaslAuthenticationFailedError("bad password"), "cannot connect to k:9092") == \
+        "cannot connect to k:9092: authentication failed: [Error 58] SaslAuthenticationFailedError: bad password"
+    assert describe(Errors.GroupAuthorizationFailedError(), "DescribeGroups") == \
+        "DescribeGroups: not authorized (GROUP_AUTHORIZATION_FAILED)"
+    assert describe(Errors.KafkaTimeoutError(), "ListGroups on broker 1") == "ListGroups on broker 1: timed out"
+    assert describe(ConnectionRefusedError(111, "refused"), "x") == "x: connection failed ([Errno 111] refused)"
 
 
 def test_error_names():

@@ -25,6 +25,7 @@ class MemberView:
     metadata_size: int = 0
     assignment_size: int = 0
     decode_error: str | None = None
+    decoded: bool = True                                    # False for protocol types other than consumer
     # Only known offline (from a dump): the session timeout and when the member would expire.
     session_timeout_ms: int | None = None
     expires_at_ms: int | None = None
@@ -42,6 +43,9 @@ class MemberView:
                 "assignment": [dict(tp) for tp in self.assignment]}
         if self.decode_error:
             data["decode_error"] = self.decode_error
+        if not self.decoded:  # another protocol: its bytes are opaque, show their sizes
+            data["metadata_bytes"] = self.metadata_size
+            data["assignment_bytes"] = self.assignment_size
         if offline:
             data["session_timeout_ms"] = self.session_timeout_ms
             data["expires_at_ms"] = self.expires_at_ms
@@ -146,6 +150,7 @@ def member_from_bytes(member_id, instance_id, client_id, client_host, metadata, 
     member = MemberView(member_id or "", instance_id, client_id or "", client_host or "",
                         metadata_size=len(meta), assignment_size=len(assigned))
     if protocol_type != CONSUMER_PROTOCOL:
+        member.decoded = False
         return member
     from kgroup.records import RecordDecodeError, decode_assignment, decode_subscription
 
