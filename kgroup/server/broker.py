@@ -24,6 +24,7 @@ from kgroup.server.wire import (FrameError, check_required_fields, decode_reques
 log = logging.getLogger("kgroup.server")
 
 _SIZE = struct.Struct(">i")
+_DRAIN_ABOVE = 1 << 16
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
 
@@ -182,7 +183,8 @@ class Broker:
             if result is None:  # Produce with acks=0
                 continue
             writer.write(encode_response(result, frame.api_version, frame.correlation_id))
-            await writer.drain()
+            if writer.transport.get_write_buffer_size() > _DRAIN_ABOVE:
+                await writer.drain()  # a client that does not read only stalls itself
 
 
 async def serve_until_signalled(broker: Broker, on_ready=None):

@@ -129,7 +129,8 @@ class GroupBridge:
         return entries
 
     # -- requests --------------------------------------------------------------------------
-    def handle(self, request, ctx) -> asyncio.Future:
+    def handle(self, request, ctx):
+        """The response, or a future of it while the request is parked in the coordinator."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         unknown = self._take_unknown_partitions(request) if request.API_KEY == OFFSET_COMMIT else []
@@ -142,6 +143,8 @@ class GroupBridge:
         reply.add_done_callback(lambda r, f=future, u=unknown: self._ready.append((f, r, u)))
         self._flush()
         self._maybe_wake_timer()
+        if future.done() and future.exception() is None:
+            return future.result()  # answered (and persisted) already: no need to await
         return future
 
     def _take_unknown_partitions(self, request):
