@@ -349,3 +349,34 @@ def test_old_broker_instance_ids_clear_error_member_ids_work(old_broker, fleets)
         {"group_instance_id": None, "member_id": dyn_id, "error": None},
         {"group_instance_id": None, "member_id": "nobody", "error": "UNKNOWN_MEMBER_ID"}]
     assert dyn_id not in {m.member_id for m in snapshot(old_broker, "old").members}
+
+
+def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
+    fleet = fleets(broker, "rm-slow", ["s-0", "s-1"])
+    fleet.stop("s-1")
+    # the survivors need a heartbeat interval (400 ms) to learn of the rebalance: 0.1 s cannot be enough
+    result = kg(broker, "remove-members", "rm-slow", "--instance-id", "s-1", "--wait", "--wait-timeout", "0.1",
+                "-o", "json")
+    assert result.exit_code == 3
+    out = json.loads(result.stdout)
+    assert out["results"] == [{"group_instance_id": "s-1", "member_id": None, "error": None}]
+    assert out["wait"]["error"].startswith("group 'rm-slow': timed out after 0.1s waiting for a Stable group at a "
+                                           "new generation (last state: PreparingRebalance")
+    assert result.stderr.startswith("kgroup remove-members: the removal was done, but group 'rm-slow': timed out")
+
+
+def test_csv_and_root_output_option(broker, fleets):
+    fleets(broker, "csvg", ["c-0", "c-1"])
+    members = kg(broker, "describe", "csvg", "-o", "csv").stdout.splitlines()
+    assert members[0] == ("group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,"
+                          "client_id,client_host,assignment")
+    assert [line.split(",")[6:8] for line in members[1:]] == [["c-0", "true"], ["c-1", "true"]]
+    assert members[1].endswith(',true,kgroup-demo-c-0,/127.0.0.1,"orders:0,1,2"')
+    offsets = kg(broker, "describe", "csvg", "--offsets", "-o", "csv").stdout.splitlines()
+    assert offsets[0] == "group,topic,partition,committed,log_end,lag,member_id,group_instance_id"
+    assert len(offsets) == 1 + PARTITIONS
+    dry = kg(broker, "remove-members", "csvg", "--instance-id", "c-1", "--dry-run", "-o", "csv").stdout.splitlines()
+    assert dry == ["group,group_instance_id,member_id,error,status,partitions,moves",
+                   "csvg,c-1,,,static,orders:3 orders:4 orders:5,orders:3->c-0 orders:4->c-0 orders:5->c-0"]
+    rooted = run("-o", "json", "wait", "csvg", "--bootstrap-server", broker.bootstrap)
+    assert json.loads(rooted.stdout)["state"] == "Stable"
