@@ -34,12 +34,11 @@ def remove_members(group, instance_ids, from_file, member_ids, remove_all, reaso
     """Remove members from GROUP with one LeaveGroup request (v3+ batch, KIP-345).
 
     Results are keyed by the id you gave (instance id or member id) and carry Kafka's error name
-    (UNKNOWN_MEMBER_ID for an id the group does not have, FENCED_INSTANCE_ID when a member id does
-    not match its instance id). Stop the consumer process first: a running static consumer
-    rejoins under the same instance id.
+    (UNKNOWN_MEMBER_ID for an id the group does not have). Stop the consumer process first: a
+    running static consumer rejoins under the same instance id.
 
-    Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown),
-    1 nothing done (unreachable broker, unknown group, old broker), 2 usage error.
+    Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown) or
+    --wait timed out, 1 nothing done (unreachable broker, unknown group, old broker), 2 usage error.
     """
     from kgroup.client.removal import build_targets, read_id_file, split_ids
     from kgroup.errors import KgroupError
