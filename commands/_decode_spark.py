@@ -271,7 +271,8 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
     if out is not None:
         from kgroup.spark.session import is_local_master
 
-        direct = is_local_master(spark.sparkContext.master) or out.startswith("file://")
+        on_local_fs = "://" not in out or out.startswith("file://")
+        direct = on_local_fs and (is_local_master(spark.sparkContext.master) or out.startswith("file://"))
         summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output), direct=direct)
         tally.replay(summaries)
         return

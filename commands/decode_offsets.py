@@ -113,6 +113,9 @@ def _run(paths, output, explicit_output, engine, out, common, *, progress, maste
                                    "the local engine writes jsonl, json, csv or table")
         if out is None or common["view"] != "records":
             raise click.UsageError("-o parquet writes records under --out DIR (--view records)")
+    if engine == "spark" and out is not None and common["view"] == "records" and output not in ("parquet", "jsonl"):
+        raise click.UsageError(f"-o {output} --out: the Spark engine writes records as parquet or jsonl part "
+                               f"files (use one of those, or leave out --out to get {output} on stdout)")
     if engine == "spark":
         return spark.decode_spark(paths, output=output, master=master, spark_conf=conf, out=out,
                                   split_bytes=split_bytes, **common)

@@ -422,6 +422,8 @@ def test_usage_errors_for_spark_only_outputs(tmp_path):
         (["--engine", "spark", "-o", "dump-log", path], "-o dump-log runs on the local engine only"),
         (["--split-size", "abc", path], "'abc' is not a size"),
         (["--engine", "spark", "--spark-conf", "novalue", path], "'novalue' is not KEY=VALUE"),
+        (["--engine", "spark", "-o", "csv", "--out", str(tmp_path / "o"), path],
+         "the Spark engine writes records as parquet or jsonl part files"),
     ]
     for args, message in cases:
         result = CliRunner().invoke(cli, ["decode-offsets", "--family", "consumer", *args])
