@@ -289,7 +289,8 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
         elif kind == "p":
             tally.problem(item)
         else:
-            sink.add(item)
+            for payload in item:
+                sink.add(payload)
     sink.close()
 
 

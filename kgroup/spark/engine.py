@@ -44,7 +44,8 @@ def _keep(options: ReadOptions):
 
 
 def _task_items(task, options: ReadOptions, render):
-    """("p", problem) / ("r", payload) / ("e", summary) for one range, in the local engine's order."""
+    """("p", problem) / ("r", [payload, ...]) / ("e", summary) for one range, in the local engine's order
+    (one "r" item per batch: per-row items would cost more to ship than to render)."""
     reader = RangeReader(task, options.until_offset, options.until_time)
     problems = reader.summary.problems
     keep = _keep(options)
@@ -53,13 +54,17 @@ def _task_items(task, options: ReadOptions, render):
         while seen < len(problems):
             yield ("p", problems[seen])
             seen += 1
-        for row in rows:
-            if keep is None or keep(row):
-                yield ("r", render(row))
+        payloads = [render(row) for row in rows if keep is None or keep(row)]
+        if payloads:
+            yield ("r", payloads)
     while seen < len(problems):
         yield ("p", problems[seen])
         seen += 1
     yield ("e", reader.summary)
+
+
+#: Tasks whose rows the driver holds at once when it renders to stdout (x2 with the wave being computed).
+MAX_WAVE = 8
 
 
 def _parallelize(sc, tasks):
@@ -68,10 +73,11 @@ def _parallelize(sc, tasks):
 
 def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = None):
     """Every task's items in task order, computed a wave of tasks at a time (the next wave runs while
-    the driver consumes the current one), so the driver holds at most two waves' rows."""
+    the driver consumes the current one), so the driver holds at most two waves' rows: stdout is one
+    stream anyway, --out is the way to use a whole cluster."""
     sc = spark.sparkContext
     rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, render))
-    wave = wave or max(2, sc.defaultParallelism)
+    wave = wave or max(2, min(sc.defaultParallelism, MAX_WAVE))
     chunks = [list(range(i, min(i + wave, len(tasks)))) for i in range(0, len(tasks), wave)]
     if not chunks:
         return
