@@ -34,7 +34,9 @@ def _topic(value):
                    "log.segment.bytes (repeatable).")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
-@click.option("-v", "--verbose", count=True, help="Log connections and problems to stderr.")
+@click.option("-v", "--verbose", count=True,
+              help="Log to stderr: -v connections, -vv every request and response "
+                   "(problems are always logged).")
 def serve(listen, log_dir, topics, configs, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 

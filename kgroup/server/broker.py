@@ -134,6 +134,7 @@ class Broker:
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         peer_text = f"{peer[0]}:{peer[1]}" if peer else "?"
+        log.info("connection from %s", peer_text)
         try:
             await self._serve(reader, writer, peer_text, peer[0] if peer else "")
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -147,6 +148,7 @@ class Broker:
         finally:
             self._connections.discard(task)
             writer.close()
+            log.info("connection from %s closed", peer_text)
 
     async def _serve(self, reader, writer, peer_text, peer_host):
         max_bytes = self.config.socket_request_max_bytes
