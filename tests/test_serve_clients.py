@@ -108,3 +108,42 @@ def test_aiokafka_group_consumer_consumes_and_commits(broker):
     assert committed(broker, "aio") == {(TOPIC, p): 5 for p in range(PARTITIONS)}
     g = group(broker, "aio")
     assert set(g.static_members) == {"aio-1"}
+
+
+def test_confluent_kafka_rolling_bounce_of_two_static_members(broker):
+    def member(instance):
+        from confluent_kafka import Consumer
+
+        c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "roll",
+                      "group.instance.id": instance, "session.timeout.ms": 6000,
+                      "heartbeat.interval.ms": 300, "enable.auto.commit": False,
+                      "partition.assignment.strategy": "range"})
+        c.subscribe([TOPIC])
+        return c
+
+    def settle(consumers, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for c in consumers.values():
+                c.poll(0.05)
+            g = group(broker, "roll")
+            owned = {name: sorted(tp.partition for tp in c.assignment())
+                     for name, c in consumers.items()}
+            if (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
+                    and sorted(p for ps in owned.values() for p in ps) == list(range(PARTITIONS))
+                    and all(owned.values())):
+                return g, owned
+        raise AssertionError(f"group roll did not settle: {group(broker, 'roll')}")
+
+    consumers = {name: member(name) for name in ("r-a", "r-b")}
+    try:
+        before, owned_before = settle(consumers)
+        for name in ("r-a", "r-b"):
+            consumers[name].close()  # static: no LeaveGroup
+            consumers[name] = member(name)
+            after, owned = settle(consumers)
+            assert after.generation == before.generation
+            assert owned == owned_before
+    finally:
+        for c in consumers.values():
+            c.close()
