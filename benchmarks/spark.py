@@ -138,7 +138,7 @@ def spark_child(path: str, out: str, fmt: str, master: str) -> None:
     """In the child: start the session, then time decode-offsets --engine spark alone."""
     from kgroup.commands._decode_spark import decode_spark
     from kgroup.spark.plan import DEFAULT_SPLIT_BYTES
-    from kgroup.spark.session import get_session
+    from kgroup.spark.session import get_session, jvm_log_file
 
     t0 = time.perf_counter()
     session, _ = get_session(master)
@@ -148,6 +148,7 @@ def spark_child(path: str, out: str, fmt: str, master: str) -> None:
                         out=out, split_bytes=DEFAULT_SPLIT_BYTES)
     t2 = time.perf_counter()
     session.stop()
+    os.remove(jvm_log_file())
     print(json.dumps({"startup": t1 - t0, "job": t2 - t1, "code": code}))
 
 

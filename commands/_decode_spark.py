@@ -20,6 +20,9 @@ from kgroup.records.decoder import ProblemLog, StrictModeStop
 from kgroup.records.dump import STDIN, RowFilter, parse_until_time, resolve_inputs
 
 DEFAULT_THRESHOLD = "1g"
+#: Ranges of at most this size when the rows come back to the driver (stdout): a task's rows are
+#: held whole by the JVM and the driver (JSON text is ~5x the segment bytes).
+STDOUT_SPLIT_BYTES = 4 << 20
 EXTENSIONS = {"jsonl": "jsonl", "json": "json", "csv": "csv", "table": "txt", "dump-log": "txt"}
 
 # ---------------------------------------------------------------------------------- row payloads
@@ -209,6 +212,11 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             spark, created = get_session(master, spark_conf)
         except SparkUnavailable as exc:
             raise KgroupError(str(exc)) from None
+        from kgroup.spark.session import is_local_master
+
+        if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
+            # rows travel through the JVM to the driver: keep each task's share small
+            tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
         try:
             tally = _Tally(problems, tasks)
             try:
@@ -217,11 +225,12 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
                     raise
-                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)} "
+                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}{jvm_log_hint(jvm_log_file())} "
                                   f"(Spark's log: {jvm_log_file()})") from None
         finally:
             if created:
-                spark.stop()
+                with contextlib.suppress(Exception):  # a JVM that died has nothing left to stop
+                    spark.stop()
                 with contextlib.suppress(OSError):
                     os.remove(jvm_log_file())
     except StrictModeStop:
@@ -240,6 +249,19 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
     return EXIT_OK
 
 
+def jvm_log_hint(log: str) -> str:
+    """What the JVM's log says that the Python exception does not (e.g. it ran out of memory)."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    if "java.lang.OutOfMemoryError" in text:
+        return ("; the Spark JVM ran out of memory: give it more (--spark-conf spark.driver.memory=4g, "
+                "spark.executor.memory=4g on a cluster) or use a smaller --split-size")
+    return ""
+
+
 def spark_error_text(exc) -> str:
     """The useful line of a Spark failure: the Python error raised in a task, else the first line."""
     text = str(exc)
@@ -252,6 +274,7 @@ def spark_error_text(exc) -> str:
 def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out):
     from kgroup.records.state import OffsetsState
     from kgroup.spark import engine
+    from kgroup.spark.session import is_local_master
 
     options = engine.ReadOptions(until_offset, until_ms, row_filter)
     if view == "state":
@@ -269,16 +292,29 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
                 run.render_state(state, output, row_filter)
         return
     if out is not None:
-        from kgroup.spark.session import is_local_master
-
         on_local_fs = "://" not in out or out.startswith("file://")
         direct = on_local_fs and (is_local_master(spark.sparkContext.master) or out.startswith("file://"))
         summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output), direct=direct)
         tally.replay(summaries)
         return
     sink = PayloadSink(output)
+    spool = None
+    if is_local_master(spark.sparkContext.master):
+        import tempfile
+
+        spool = tempfile.mkdtemp(prefix="kgroup-spark-rows-")
+    try:
+        _stream(engine.stream_items(spark, tasks, options, PAYLOADS[output], spool=spool), tasks, tally, sink)
+    finally:
+        if spool is not None:
+            import shutil
+
+            shutil.rmtree(spool, ignore_errors=True)
+
+
+def _stream(items, tasks, tally, sink):
     position = 0
-    for kind, item in engine.stream_items(spark, tasks, options, PAYLOADS[output]):
+    for kind, item in items:
         task = tasks[position]
         if kind == "e":
             if not tally.skipped(task):

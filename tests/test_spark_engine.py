@@ -2,6 +2,7 @@
 exit status identical to the local engine for records and state, on generated dumps with transactions
 whose markers fall in other ranges, tombstones, mixed codecs and damage; Parquet and JSONL under --out."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,13 +22,15 @@ SPLIT = "700"  # bytes: dozens of ranges per file, transactions' markers in othe
 
 @pytest.fixture(scope="session")
 def spark():
-    from kgroup.spark.session import get_session
+    from kgroup.spark.session import get_session, jvm_log_file
 
     session, created = get_session("local[2]", {"spark.sql.shuffle.partitions": "2",
                                                  "spark.default.parallelism": "2"})
     yield session
     if created:
         session.stop()
+        with contextlib.suppress(OSError):
+            os.remove(jvm_log_file())
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +216,21 @@ def test_a_failed_job_is_reported_by_its_python_error():
     assert spark_error_text(Exception(trace)) == (
         "PermissionError: [Errno 13] Permission denied: '/data/__consumer_offsets-3/00000000000000000000.log'")
     assert spark_error_text(Exception("Connection refused\nmore")) == "Connection refused"
+
+
+def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_path):
+    """Non-local masters send the rows through the JVM; local ones through spool files: same items."""
+    from kgroup.commands._decode_spark import jsonl_payload
+    from kgroup.records.decoder import ProblemLog
+    from kgroup.records.dump import RowFilter, resolve_inputs
+    from kgroup.spark.engine import ReadOptions, stream_items
+    from kgroup.spark.plan import plan_tasks
+
+    tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 2000)
+    options = ReadOptions(row_filter=RowFilter())
+    via_jvm = list(stream_items(spark, tasks, options, jsonl_payload))
+    via_files = list(stream_items(spark, tasks, options, jsonl_payload, spool=str(tmp_path)))
+    assert via_jvm == via_files
+    assert [kind for kind, _ in via_jvm].count("e") == len(tasks)
+    assert [kind for kind, _ in via_jvm].count("p") == 4
+    assert os.listdir(tmp_path) == []  # every spool file read and removed

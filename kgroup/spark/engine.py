@@ -71,23 +71,65 @@ def _parallelize(sc, tasks):
     return sc.parallelize(tasks, max(1, len(tasks)))
 
 
-def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = None):
+def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = None, spool: str | None = None):
     """Every task's items in task order, computed a wave of tasks at a time (the next wave runs while
-    the driver consumes the current one), so the driver holds at most two waves' rows: stdout is one
-    stream anyway, --out is the way to use a whole cluster."""
+    the driver consumes the current one), so at most two waves' rows are held: stdout is one stream
+    anyway, --out is the way to use a whole cluster.
+
+    spool: a directory the tasks can write and the driver read (local masters). Each task then pickles
+    its items to a file there instead of sending them through the JVM, which would hold a task's
+    whole output in its heap and copy it twice.
+    """
     sc = spark.sparkContext
-    rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, render))
     wave = wave or max(2, min(sc.defaultParallelism, MAX_WAVE))
     chunks = [list(range(i, min(i + wave, len(tasks)))) for i in range(0, len(tasks), wave)]
     if not chunks:
         return
+    if spool is None:
+        rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, render))
+    else:
+        rdd = _parallelize(sc, tasks).map(lambda task: _spool_items(task, options, render, spool))
+
+    def run(chunk):
+        return sc.runJob(rdd, list, chunk)
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgroup-wave") as pool:
-        pending = pool.submit(sc.runJob, rdd, lambda items: list(items), chunks[0])
+        pending = pool.submit(run, chunks[0])
         for index in range(len(chunks)):
             items = pending.result()
             if index + 1 < len(chunks):
-                pending = pool.submit(sc.runJob, rdd, lambda items: list(items), chunks[index + 1])
-            yield from items
+                pending = pool.submit(run, chunks[index + 1])
+            if spool is None:
+                yield from items
+            else:
+                for path in items:
+                    yield from _unspool(path)
+
+
+def _spool_items(task, options: ReadOptions, render, spool: str) -> str:
+    import os
+    import pickle
+
+    final = os.path.join(spool, f"{task.seq:06d}.items")
+    partial = f"{final}.{os.getpid()}.partial"
+    with open(partial, "wb") as f:
+        for item in _task_items(task, options, render):
+            pickle.dump(item, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(partial, final)
+    return final
+
+
+def _unspool(path: str):
+    import os
+    import pickle
+
+    with open(path, "rb") as f:
+        while True:
+            try:
+                yield pickle.load(f)
+            except EOFError:
+                break
+    os.remove(path)
 
 
 def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, render=None, *,
