@@ -21,34 +21,42 @@ from .reader import RangeReader
 
 
 def reduced_rows(reader: RangeReader) -> list:
-    """The state-relevant rows of one range, in log order."""
-    rows = []
+    """The state-relevant rows of one range, in log order.
+
+    One forward pass holding only what is still relevant (memory grows with the distinct keys of the
+    range, not its rows): the latest row per identity for types 2-15, the latest plain commit per
+    decoded key until a later plain commit or tombstone supersedes it, and every other row.
+    """
+    latest_identity: dict = {}  # identity -> (position, row)
+    latest_plain: dict = {}  # (group, topic, partition) -> (position, row)
+    always: list = []  # (position, row): markers, tombstones, transactional commits
+    position = 0
     for batch, batch_rows in reader:
         if not batch.crc_valid:  # reported already; corrupt bytes must not change the state
             continue
-        rows.extend(r for r in batch_rows if r.kind != "error")
-    kept = []
-    later_writes: set = set()
-    later_identities: set = set()
-    for row in reversed(rows):
-        if row.kind == "data":
-            if row.record_type in OFFSET_COMMIT_TYPES:
-                k = row.key.data
-                key = (k["group"], k["topic"], k["partition"])
-                plain = row.value is not None and not (row.transactional and row.producer_id != -1)
-                if plain and key in later_writes:
-                    continue
-                if plain or row.value is None:
-                    later_writes.add(key)
-            else:
-                ident = record_identity(row)
-                if ident in later_identities:
-                    continue
-                later_identities.add(ident)
+        for row in batch_rows:
+            if row.kind == "error":
+                continue
+            position += 1
+            if row.kind != "data":
+                always.append((position, row))
+                continue
             row.key_bytes = row.value_bytes = None  # the state's JSON never shows raw bytes of data rows
-        kept.append(row)
-    kept.reverse()
-    return kept
+            if row.record_type not in OFFSET_COMMIT_TYPES:
+                latest_identity[record_identity(row)] = (position, row)
+                continue
+            k = row.key.data
+            key = (k["group"], k["topic"], k["partition"])
+            if row.value is None:
+                latest_plain.pop(key, None)
+                always.append((position, row))
+            elif row.transactional and row.producer_id != -1:
+                always.append((position, row))
+            else:
+                latest_plain[key] = (position, row)
+    kept = always + list(latest_plain.values()) + list(latest_identity.values())
+    kept.sort(key=lambda pair: pair[0])
+    return [row for _position, row in kept]
 
 
 def replay(ordered_rows) -> PartitionState:
