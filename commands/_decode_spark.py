@@ -200,11 +200,16 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
     if STDIN in paths:
         raise KgroupError("the Spark engine reads files (each task opens its own byte range); "
                           "stdin can't be split: use --engine local for -")
+    if not resolve_inputs(paths, family, ProblemLog()):  # nothing to read: no reason to start Spark
+        return run.decode(paths, output=output, view=view, family=family, groups=groups, topics=topics,
+                          types=types, until_offset=until_offset, until_time=until_time, strict=strict,
+                          progress=False)
     row_filter = RowFilter(groups, topics, run.normalize_types(types, family))
     until_ms = parse_until_time(until_time)
     problems = ProblemLog(strict=strict, report=run._report)  # noqa: SLF001 - the same report format
     if out is not None:
         prepare_out_dir(out)
+    spark_failed = False
     try:
         inputs = resolve_inputs(paths, family, problems)
         tasks = plan_tasks(inputs, split_bytes, until_offset)
@@ -225,14 +230,16 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
                     raise
+                spark_failed = True
                 raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}{jvm_log_hint(jvm_log_file())} "
                                   f"(Spark's log: {jvm_log_file()})") from None
         finally:
             if created:
                 with contextlib.suppress(Exception):  # a JVM that died has nothing left to stop
                     spark.stop()
-                with contextlib.suppress(OSError):
-                    os.remove(jvm_log_file())
+                if not spark_failed:  # kept when the job failed: the error names it
+                    with contextlib.suppress(OSError):
+                        os.remove(jvm_log_file())
     except StrictModeStop:
         sys.stdout.flush()
         click.echo("kgroup: stopped at the first problem (--strict)", err=True)

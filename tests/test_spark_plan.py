@@ -442,3 +442,18 @@ def test_local_engine_writes_under_out(tmp_path):
     assert result.exit_code == 0 and result.stdout == ""
     stdout = CliRunner().invoke(cli, ["decode-offsets", "--family", "consumer", "-o", "jsonl", path]).stdout
     assert (out / "part-00000.jsonl").read_text() == stdout
+
+
+def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+    from kgroup.spark import session
+
+    monkeypatch.setattr(session, "find_java", lambda: None)  # Spark could not start: it is not needed
+    missing = str(tmp_path / "nope")
+    spark = CliRunner().invoke(cli, ["decode-offsets", "--engine", "spark", "-o", "json", missing])
+    local = CliRunner().invoke(cli, ["decode-offsets", "-o", "json", missing])
+    assert (spark.exit_code, spark.stdout, spark.stderr) == (local.exit_code, local.stdout, local.stderr)
+    assert local.exit_code == 1
+    assert local.stderr.startswith(f"kgroup: {missing}: no such file or directory\n")

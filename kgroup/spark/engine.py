@@ -2,8 +2,9 @@
 
 Imports pyspark, so import this module only once Spark is known to be there. Every task opens its own
 file and reads only its range (never Spark's binaryFile source, which loads a whole file into one JVM
-buffer). Problems and counts travel back per task (`RangeSummary`), in band with the rows where the
-driver consumes rows itself, through an accumulator where Spark writes the output.
+buffer). Problems and counts travel back per task (`RangeSummary`): in band with the rows when the
+driver renders them, as the job's result when tasks write their own part files, through an
+accumulator when Spark's writers write the output.
 """
 
 from __future__ import annotations
