@@ -67,6 +67,16 @@ class Fleet:
         self.consumers = {}
 
 
+@pytest.fixture(scope="module")
+def shared(broker):
+    """Group "desc": static d-0, d-1 and one dynamic member, all offsets committed; tests must not change it."""
+    fleet = Fleet(broker, "desc", ["d-0", "d-1"], dynamic=1)
+    assert wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets("desc")))
+                      == PARTITIONS, 15)
+    yield fleet
+    fleet.close()
+
+
 @pytest.fixture
 def fleets():
     made = []
@@ -92,31 +102,27 @@ GROUP_KEYS = {"group", "state", "protocol_type", "protocol", "coordinator", "mem
 OFFSET_KEYS = {"topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id"}
 
 
-def test_list_filters_and_formats(broker, fleets):
-    fleets(broker, "lst-a", ["a-0"])
+def test_list_filters_and_formats(broker, shared):
     result = kg(broker, "list", "-o", "json")
     assert result.exit_code == 0, result.output
     rows = {r["group"]: r for r in json.loads(result.stdout)}
-    assert rows["lst-a"]["state"] == "Stable"
-    assert rows["lst-a"]["protocol_type"] == "consumer"
-    assert rows["lst-a"]["type"] == "classic"
-    assert rows["lst-a"]["coordinator"]["id"] == 0
+    assert rows["desc"]["state"] == "Stable"
+    assert rows["desc"]["protocol_type"] == "consumer"
+    assert rows["desc"]["type"] == "classic"
+    assert rows["desc"]["coordinator"]["id"] == 0
     empty = json.loads(kg(broker, "list", "--state", "Empty", "-o", "json").stdout)
-    assert "lst-a" not in {r["group"] for r in empty}
+    assert "desc" not in {r["group"] for r in empty}
     stable = json.loads(kg(broker, "list", "--state", "stable", "--type", "classic", "-o", "json").stdout)
-    assert "lst-a" in {r["group"] for r in stable}
+    assert "desc" in {r["group"] for r in stable}
     assert json.loads(kg(broker, "list", "--type", "consumer", "-o", "json").stdout) == []
     csv_out = kg(broker, "list", "-o", "csv").stdout.splitlines()
     assert csv_out[0] == "group,state,protocol_type,type,coordinator"
-    assert f"lst-a,Stable,consumer,classic,{broker.bootstrap}" in csv_out
+    assert f"desc,Stable,consumer,classic,{broker.bootstrap}" in csv_out
     bad = kg(broker, "list", "--state", "Sleeping")
     assert bad.exit_code == 2
 
 
-def test_describe_json_schema_members_offsets_and_lag(broker, fleets):
-    fleet = fleets(broker, "desc", ["d-0", "d-1"], dynamic=1)
-    assert wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets("desc")))
-                      == PARTITIONS, 15)
+def test_describe_json_schema_members_offsets_and_lag(broker, shared):
     result = kg(broker, "describe", "desc", "--offsets", "-o", "json")
     assert result.exit_code == 0, result.stderr
     [group] = json.loads(result.stdout)
@@ -152,19 +158,17 @@ def test_describe_json_schema_members_offsets_and_lag(broker, fleets):
     assert "3 (static 2, dynamic 1)" in table
     assert re.search(r"^OWNER\s+TOTAL-LAG$", table, re.M)
     assert re.search(r"^d-0\s+0$", table, re.M) and re.search(r"^d-1\s+0$", table, re.M)
-    fleet.close()
 
 
-def test_describe_unknown_group_is_one_line_exit_1_and_partial_is_3(broker, fleets):
-    fleets(broker, "known", ["k-0"])
+def test_describe_unknown_group_is_one_line_exit_1_and_partial_is_3(broker, shared):
     result = kg(broker, "describe", "no-such-group", "-o", "table")
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
         f"kgroup describe: group 'no-such-group' does not exist (coordinator {broker.bootstrap} (id: 0))"]
-    mixed = kg(broker, "describe", "known", "no-such-group", "-o", "json")
+    mixed = kg(broker, "describe", "desc", "no-such-group", "-o", "json")
     assert mixed.exit_code == 3
     rows = json.loads(mixed.stdout)
-    assert [r["group"] for r in rows] == ["known", "no-such-group"]
+    assert [r["group"] for r in rows] == ["desc", "no-such-group"]
     assert rows[0]["error"] is None and rows[1]["error"].startswith("group 'no-such-group' does not exist")
 
 
@@ -182,11 +186,10 @@ def test_unreachable_broker_and_bad_command_config(tmp_path):
     assert "no bootstrap server" in result.stderr
 
 
-def test_env_var_bootstrap(broker, fleets):
-    fleets(broker, "envgrp", ["e-0"])
+def test_env_var_bootstrap(broker, shared):
     result = run("list", "-o", "json", env={"KGROUP_BOOTSTRAP_SERVER": broker.bootstrap})
     assert result.exit_code == 0
-    assert "envgrp" in {r["group"] for r in json.loads(result.stdout)}
+    assert "desc" in {r["group"] for r in json.loads(result.stdout)}
 
 
 def test_remove_partial_failure_exit_3_others_removed(broker, fleets):
@@ -301,16 +304,15 @@ def test_remove_all_explicit(broker, fleets):
                                          "dynamic": 0}
 
 
-def test_wait_reaches_stable_and_times_out(broker, fleets):
-    fleets(broker, "wt", ["t-0"])
-    ok = kg(broker, "wait", "wt", "--state", "Stable", "-o", "table")
+def test_wait_reaches_stable_and_times_out(broker, shared):
+    ok = kg(broker, "wait", "desc", "--state", "Stable", "-o", "table")
     assert ok.exit_code == 0
-    assert ok.stdout == "group wt is Stable with 1 member(s) (1 static, 0 dynamic)\n"
-    late = run("wait", "wt", "--state", "Empty", "--bootstrap-server", broker.bootstrap, "--timeout", "1",
+    assert ok.stdout == "group desc is Stable with 3 member(s) (2 static, 1 dynamic)\n"
+    late = run("wait", "desc", "--state", "Empty", "--bootstrap-server", broker.bootstrap, "--timeout", "1",
                "--interval", "0.2")
     assert late.exit_code == 1
-    assert late.stderr.startswith("kgroup wait: group 'wt': timed out after 1s waiting for state Empty "
-                                  "(last state: Stable, 1 member(s))")
+    assert late.stderr.startswith("kgroup wait: group 'desc': timed out after 1s waiting for state Empty "
+                                  "(last state: Stable, 3 member(s))")
     gone = run("wait", "never-there", "--state", "Dead", "--bootstrap-server", broker.bootstrap, "-o", "json")
     assert gone.exit_code == 0 and json.loads(gone.stdout)["state"] == "Dead"
 
@@ -365,18 +367,20 @@ def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
     assert result.stderr.startswith("kgroup remove-members: the removal was done, but group 'rm-slow': timed out")
 
 
-def test_csv_and_root_output_option(broker, fleets):
-    fleets(broker, "csvg", ["c-0", "c-1"])
-    members = kg(broker, "describe", "csvg", "-o", "csv").stdout.splitlines()
+def test_csv_and_root_output_option(broker, shared):
+    dyn_id = next(m.member_id for m in snapshot(broker, "desc").members if m.group_instance_id is None)
+    members = kg(broker, "describe", "desc", "-o", "csv").stdout.splitlines()
     assert members[0] == ("group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,"
                           "client_id,client_host,assignment")
-    assert [line.split(",")[6:8] for line in members[1:]] == [["c-0", "true"], ["c-1", "true"]]
-    assert members[1].endswith(',true,kgroup-demo-c-0,/127.0.0.1,"orders:0,1,2"')
-    offsets = kg(broker, "describe", "csvg", "--offsets", "-o", "csv").stdout.splitlines()
+    assert [line.split(",")[5:8] for line in members[1:]] == [
+        [members[1].split(",")[5], "d-0", "true"], [members[2].split(",")[5], "d-1", "true"], [dyn_id, "", "false"]]
+    assert members[1].endswith(',true,kgroup-demo-d-0,/127.0.0.1,"orders:0,1"')
+    offsets = kg(broker, "describe", "desc", "--offsets", "-o", "csv").stdout.splitlines()
     assert offsets[0] == "group,topic,partition,committed,log_end,lag,member_id,group_instance_id"
     assert len(offsets) == 1 + PARTITIONS
-    dry = kg(broker, "remove-members", "csvg", "--instance-id", "c-1", "--dry-run", "-o", "csv").stdout.splitlines()
+    dry = kg(broker, "remove-members", "desc", "--instance-id", "d-1", "--dry-run", "-o", "csv").stdout.splitlines()
+    # range over d-0, d-1, dynamic: 0,1 / 2,3 / 4,5; without d-1: d-0 0,1,2 and the dynamic member 3,4,5
     assert dry == ["group,group_instance_id,member_id,error,status,partitions,moves",
-                   "csvg,c-1,,,static,orders:3 orders:4 orders:5,orders:3->c-0 orders:4->c-0 orders:5->c-0"]
-    rooted = run("-o", "json", "wait", "csvg", "--bootstrap-server", broker.bootstrap)
+                   f"desc,d-1,,,static,orders:2 orders:3,orders:2->d-0 orders:3->{dyn_id}"]
+    rooted = run("-o", "json", "wait", "desc", "--bootstrap-server", broker.bootstrap)
     assert json.loads(rooted.stdout)["state"] == "Stable"

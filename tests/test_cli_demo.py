@@ -14,9 +14,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MINE = ["list", "describe", "remove-members", "wait", "demo"]
 
 
-def test_demo_runs_the_tour_and_cleans_up(tmp_path):
-    keep = tmp_path / "kept"
-    result = CliRunner().invoke(cli, ["demo", "--consumers", "3", "--log-dir", str(keep)], catch_exceptions=False)
+def test_demo_runs_the_tour_and_cleans_up(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = CliRunner().invoke(cli, ["demo", "--consumers", "3"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     out = result.stdout
     commands = re.findall(r"^\$ kgroup (\S+(?: \S+)?)", out, re.M)
@@ -29,16 +31,7 @@ def test_demo_runs_the_tour_and_cleans_up(tmp_path):
     restarted = re.search(r"Rolling restart of (node-\d)", out).group(1)
     # the restarted instance, seen in the log with a second member id
     assert re.search(rf"^{restarted}\s+1\s+no\s+/127.0.0.1$", out, re.M)
-    assert (keep / "logs").is_dir()  # --log-dir keeps the broker's files
-
-
-def test_demo_default_removes_its_temporary_directory(tmp_path, monkeypatch):
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    result = CliRunner().invoke(cli, ["demo", "--consumers", "2", "--partitions", "2"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # the temporary log directory is gone
 
 
 @pytest.mark.parametrize("name", MINE)

@@ -2,9 +2,11 @@
 
 A KafkaConsumer must be driven by poll() to join and rebalance, and is not thread-safe, so each
 consumer lives entirely on one thread. Stopping a static consumer sends no LeaveGroup (KIP-345),
-which is what makes a rolling restart invisible to the group. Polls are long (1 s by default):
-with kafka-python 3.0.12 a poll that times out while a JoinGroup/SyncGroup is in flight was seen
-to lose the join completion now and then (no heartbeats afterwards, so the member expired).
+which is what makes a rolling restart invisible to the group. Polls are long (3 s by default):
+in kafka-python 3.0.12 a poll that times out while its JoinGroup/SyncGroup task is in flight can
+lose the join completion (BaseCoordinator.join_group_async returns on the timer and, if the task
+then succeeds, the next poll no longer sees need_rejoin(), so heartbeats are never re-enabled and
+the member expires). A poll longer than any join keeps that from happening.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ class FleetConsumer:
 
     def __init__(self, bootstrap: str, group: str, topics, instance_id: str | None = None,
                  session_timeout_ms: int = 6000, client_id: str | None = None,
-                 poll_timeout_ms: int = 1000, **settings):
+                 poll_timeout_ms: int = 3000, **settings):
         self.instance_id = instance_id
         self.poll_timeout_ms = poll_timeout_ms
         self.assignment: frozenset = frozenset()
@@ -87,7 +89,7 @@ def stop_all(consumers, timeout: float = 10.0) -> None:
         consumer.stop(timeout)
 
 
-def wait_settled(group_snapshot, consumers, partitions: int, timeout: float = 30.0, quiet: float = 1.5) -> bool:
+def wait_settled(group_snapshot, consumers, partitions: int, timeout: float = 30.0, quiet: float = 1.2) -> bool:
     """Until the group is Stable with every consumer, each owning something and all partitions owned,
     at one generation for `quiet` seconds.
 
