@@ -60,3 +60,11 @@ def test_ignored_keys_and_missing_file(tmp_path):
     assert load_properties(str(path)) == {"client_id": "a"}
     with pytest.raises(KgroupError, match=r"nope.properties: no such file"):
         load_properties(str(tmp_path / "nope.properties"))
+
+
+def test_bootstrap_server_must_be_host_port():
+    from kgroup.client.wire import ClusterClient
+
+    for bad in ("kafka-1", "kafka-1:notaport", "kafka-1:9092,:9093", "kafka-1:70000"):
+        with pytest.raises(KgroupError, match="bad bootstrap server .*: expected HOST:PORT"):
+            ClusterClient(bad)

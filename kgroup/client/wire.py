@@ -51,6 +51,10 @@ class ClusterClient:
         if not bootstrap:
             raise KgroupError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
                               "KGROUP_BOOTSTRAP_SERVER")
+        for entry in bootstrap.split(","):
+            host, sep, port = entry.strip().rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise KgroupError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
         self.bootstrap = bootstrap
         self.timeout_s = timeout_s
         self._admin = None
