@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 
 import click
 
@@ -166,6 +168,7 @@ class _Tally:
         self.tasks = tasks
         self.stopped_inputs: set = set()
         self.batches = 0
+        self.spool: str | None = None  # where local tasks leave rows for the driver
 
     def skipped(self, task) -> bool:
         return task.input_index in self.stopped_inputs
@@ -222,8 +225,8 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
         if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
             # rows travel through the JVM to the driver: keep each task's share small
             tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
+        tally = _Tally(problems, tasks)
         try:
-            tally = _Tally(problems, tasks)
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
                           until_offset=until_offset, until_ms=until_ms, out=out)
@@ -237,6 +240,8 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             if created:
                 with contextlib.suppress(Exception):  # a JVM that died has nothing left to stop
                     spark.stop()
+                if tally.spool is not None:  # tasks cancelled early may have written on after the cleanup
+                    shutil.rmtree(tally.spool, ignore_errors=True)
                 if not spark_failed:  # kept when the job failed: the error names it
                     with contextlib.suppress(OSError):
                         os.remove(jvm_log_file())
@@ -307,15 +312,11 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
     sink = PayloadSink(output)
     spool = None
     if is_local_master(spark.sparkContext.master):
-        import tempfile
-
-        spool = tempfile.mkdtemp(prefix="kgroup-spark-rows-")
+        spool = tally.spool = tempfile.mkdtemp(prefix="kgroup-spark-rows-")
     try:
         _stream(engine.stream_items(spark, tasks, options, PAYLOADS[output], spool=spool), tasks, tally, sink)
     finally:
         if spool is not None:
-            import shutil
-
             shutil.rmtree(spool, ignore_errors=True)
 
 

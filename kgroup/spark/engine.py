@@ -96,15 +96,19 @@ def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = 
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgroup-wave") as pool:
         pending = pool.submit(run, chunks[0])
-        for index in range(len(chunks)):
-            items = pending.result()
-            if index + 1 < len(chunks):
-                pending = pool.submit(run, chunks[index + 1])
-            if spool is None:
-                yield from items
-            else:
-                for path in items:
-                    yield from _unspool(path)
+        try:
+            for index in range(len(chunks)):
+                items = pending.result()
+                if index + 1 < len(chunks):
+                    pending = pool.submit(run, chunks[index + 1])
+                if spool is None:
+                    yield from items
+                else:
+                    for path in items:
+                        yield from _unspool(path)
+        finally:
+            if not pending.done():  # the reader stopped early (--strict, a closed pipe): stop the next wave
+                sc.cancelAllJobs()
 
 
 def _spool_items(task, options: ReadOptions, render, spool: str) -> str:
@@ -113,6 +117,8 @@ def _spool_items(task, options: ReadOptions, render, spool: str) -> str:
 
     final = os.path.join(spool, f"{task.seq:06d}.items")
     partial = f"{final}.{os.getpid()}.partial"
+    if not os.path.isdir(spool):  # the driver has finished (stopped early) and cleaned up
+        return final
     with open(partial, "wb") as f:
         for item in _task_items(task, options, render):
             pickle.dump(item, f, protocol=pickle.HIGHEST_PROTOCOL)
