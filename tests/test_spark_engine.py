@@ -234,3 +234,11 @@ def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_p
     assert [kind for kind, _ in via_jvm].count("e") == len(tasks)
     assert [kind for kind, _ in via_jvm].count("p") == 4
     assert os.listdir(tmp_path) == []  # every spool file read and removed
+
+
+def test_state_under_out_is_the_local_state(spark, dumps, tmp_path):
+    out = tmp_path / "state"
+    result = run("--engine", "spark", "--split-size", SPLIT, "--view", "state", "--out", str(out), dumps["clean"])
+    assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
+    assert os.listdir(out) == ["state.jsonl"]
+    assert (out / "state.jsonl").read_text() == run("--view", "state", "-o", "jsonl", dumps["clean"]).stdout
