@@ -37,6 +37,9 @@ def demo(consumers, partitions, log_dir):
     except KgroupError as exc:
         click.echo(f"kgroup demo: {exc}", err=True)
         raise SystemExit(1)
+    except OSError as exc:  # e.g. no free port or an unwritable temporary directory
+        click.echo(f"kgroup demo: cannot run the embedded broker: {exc}", err=True)
+        raise SystemExit(1)
     finally:
         if log_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -45,7 +48,7 @@ def demo(consumers, partitions, log_dir):
 def _tour(workdir, count, partitions):
     import os
 
-    from kgroup.client.fleet import FleetConsumer
+    from kgroup.client.fleet import stop_all
     from kgroup.errors import KgroupError
     from kgroup.records.partitioning import partition_for
     from kgroup.server.harness import ThreadedBroker
@@ -95,8 +98,7 @@ def _tour(workdir, count, partitions):
               "--wait", "--wait-timeout", "30", *bootstrap])
         _run(["describe", GROUP, *bootstrap])
     finally:
-        for consumer in fleet.values():
-            consumer.stop()
+        stop_all(fleet.values())
         broker.stop()
     offsets_dir = os.path.join(workdir, "logs", f"__consumer_offsets-{partition_for(GROUP, 50)}")
     if not os.path.isdir(offsets_dir):
