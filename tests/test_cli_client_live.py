@@ -355,14 +355,16 @@ def test_old_broker_instance_ids_clear_error_member_ids_work(old_broker, fleets)
 
 def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
     fleet = fleets(broker, "rm-slow", ["s-0", "s-1"])
-    fleet.stop("s-1")
-    # the survivors need a heartbeat interval (400 ms) to learn of the rebalance: 0.1 s cannot be enough
-    result = kg(broker, "remove-members", "rm-slow", "--instance-id", "s-1", "--wait", "--wait-timeout", "0.1",
+    # Both stop without LeaveGroup (static). The removal of s-1 starts a rebalance that waits for s-0 to
+    # rejoin, which it never does: the group stays in PreparingRebalance until s-0's session timeout (4 s),
+    # far past the 0.5 s wait. (With s-0 running, its next heartbeat could settle the group in time.)
+    fleet.stop("s-0", "s-1")
+    result = kg(broker, "remove-members", "rm-slow", "--instance-id", "s-1", "--wait", "--wait-timeout", "0.5",
                 "-o", "json")
     assert result.exit_code == 3
     out = json.loads(result.stdout)
     assert out["results"] == [{"group_instance_id": "s-1", "member_id": None, "error": None}]
-    assert out["wait"]["error"].startswith("group 'rm-slow': timed out after 0.1s waiting for a Stable group at a "
+    assert out["wait"]["error"].startswith("group 'rm-slow': timed out after 0.5s waiting for a Stable group at a "
                                            "new generation (last state: PreparingRebalance")
     assert result.stderr.startswith("kgroup remove-members: the removal was done, but group 'rm-slow': timed out")
 
