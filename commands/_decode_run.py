@@ -10,7 +10,7 @@ import click
 from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, Progress, dumps, iso_ms, table
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
 from kgroup.records import key_to_json, record_type_name, value_to_json
-from kgroup.records.decoder import ProblemLog, StrictModeStop
+from kgroup.records.decoder import ProblemLog, StrictModeStop, resolve_family
 from kgroup.records.dump import RowFilter, iter_input, parse_until_time, resolve_inputs
 from kgroup.records.dumplog import batch_lines, header_lines, trailing_bytes_line
 from kgroup.records.state import OffsetsState
@@ -19,7 +19,7 @@ RECORD_COLUMNS = ["file", "partition", "offset", "timestamp", "type", "key_versi
                   "producer_id", "transactional", "group", "topic", "topic_partition", "member_id",
                   "key", "value", "marker", "coordinatorEpoch", "error", "key_hex", "value_hex"]
 STATE_COLUMNS = ["status", "producer_id", "group", "topic", "partition", "offset", "leaderEpoch", "metadata",
-                 "commitTimestamp", "expireTimestamp", "value_version", "record_offset"]
+                 "commitTimestamp", "expireTimestamp", "value_version", "record_offset", "type", "key", "value"]
 
 
 def known_type_names() -> dict[str, str]:
@@ -268,6 +268,10 @@ def render_state(state, output, row_filter):
         for txn in doc["open_transactions"]:
             for c in txn["offsets"]:
                 writer.write({"status": "pending", "producer_id": txn["producer_id"], **c})
+        for r in doc["records"]:  # latest record per key, types 2-15 (key and value as JSON)
+            writer.write({"status": "record", "group": r["key"].get("group", r["key"].get("groupId")),
+                          "value_version": r["value_version"], "record_offset": r["offset"], "type": r["type"],
+                          "key": r["key"], "value": r["value"]})
     else:
         render_state_table(doc)
 
@@ -355,20 +359,45 @@ def value_summary(row) -> str:
         static = sum(1 for m in members if m.get("groupInstanceId") is not None)
         return (f"{v.get('protocolType') or '-'}/{v.get('protocol') or '-'} gen={v.get('generation')} "
                 f"leader={v.get('leader') or '-'} members={len(members)} static={static}")
-    return _short(dumps(value_to_json(row.record_type, row.value)))
+    return _short(dumps(value_to_json(row.record_type, row.value, row.key.family)))
 
 
 # ---------------------------------------------------------------------------------------------- run
 
-def _report(problem) -> None:
+def _report(problem, meter=None) -> None:
+    if meter is not None:
+        meter.clear()  # the message must not land on the progress line
     click.echo(f"kgroup: {problem}", err=True)
+
+
+def family_overrides(inputs, family) -> list[str]:
+    """A note when paths name the other family than an explicit --family (which wins)."""
+    if not family:
+        return []
+    clashing = [inp.shown_path for inp in inputs if resolve_family(inp.segment, None) not in (None, family)]
+    if not clashing:
+        return []
+    topic = "__consumer_offsets" if family == "connect" else "__worker_offsets"
+    extra = len(clashing) - 1
+    more = f" (and {extra} more file{'s' if extra > 1 else ''})" if extra else ""
+    return [f"{clashing[0]}{more}: the path names {topic} but --family {family} was given; "
+            f"decoding as {family} records"]
+
+
+def default_progress(view: str) -> bool:
+    """Progress by default only when stderr is a terminal, and not when records stream to that
+    terminal too (the meter's line would end up inside the printed records)."""
+    return sys.stderr.isatty() and not (view == "records" and sys.stdout.isatty())
 
 
 def decode(paths, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
            progress) -> int:
     row_filter = RowFilter(groups, topics, normalize_types(types, family))
     until_ms = parse_until_time(until_time)
-    problems = ProblemLog(strict=strict, report=_report)
+    if progress is None:
+        progress = default_progress(view)
+    meter = None
+    problems = ProblemLog(strict=strict, report=lambda problem: _report(problem, meter))
     if view == "state":
         sink = StateSink(output, row_filter)
     elif output == "dump-log":
@@ -378,6 +407,8 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
     batches_read = 0
     try:
         inputs = resolve_inputs(paths, family, problems)
+        for note in family_overrides(inputs, family):
+            click.echo(f"kgroup: note: {note}", err=True)
         meter = Progress(sum(i.size for i in inputs), "decoding", enabled=progress)
         done = 0
         for inp in inputs:

@@ -34,7 +34,8 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
 @click.option("--strict", is_flag=True, help="Stop at the first problem (exit 1).")
 @click.option("--progress/--no-progress", default=None,
-              help="Progress on stderr (default: only when stderr is a terminal; local engine).")
+              help="Progress on stderr (default: only when stderr is a terminal and records are not "
+                   "being printed to it; local engine).")
 @click.option("--engine", type=click.Choice(["local", "spark", "auto"]), default="local", show_default=True,
               help="local: this process. spark: Apache Spark (pyspark + Java), each task decoding one "
                    "byte range of a file. auto: Spark when the input is at least --spark-threshold and "
@@ -71,6 +72,13 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     if output == "dump-log" and (view != "records" or groups or topics or types or until_offset is not None
                                  or until_time is not None):
         raise click.UsageError("-o dump-log reproduces kafka-dump-log: it takes no --view, filters or --until")
+    if until_time is not None:
+        from kgroup.records.dump import parse_until_time
+
+        try:
+            parse_until_time(until_time)
+        except KgroupError as exc:
+            raise click.BadParameter(str(exc).removeprefix("--until-time: "), param_hint="--until-time") from None
     explicit_output = click.get_current_context().get_parameter_source("output") is ParameterSource.COMMANDLINE
     try:
         code = _run(paths, output, explicit_output, engine, out,

@@ -116,14 +116,20 @@ def iso_ms(ms) -> str:
 
 
 class Progress:
-    """A one-line progress meter on stderr, shown only when stderr is a terminal."""
+    """A one-line progress meter on stderr, shown only when stderr is a terminal.
+
+    A total of 0 means the size is unknown (stdin): bytes and records are shown without a percentage.
+    Call clear() before writing anything else to the terminal, so no text lands on the meter's line.
+    """
 
     def __init__(self, total_bytes: int, label: str, enabled: bool | None = None):
+        self.known = total_bytes > 0
         self.total = max(total_bytes, 1)
         self.label = label
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.start = time.monotonic()
         self.last = 0.0
+        self.shown = False
         self.done = 0
 
     def update(self, done_bytes: int, records: int = 0) -> None:
@@ -135,13 +141,22 @@ class Progress:
         self.last = now
         self.done = done_bytes
         elapsed = max(now - self.start, 1e-6)
-        pct = min(100.0, 100.0 * done_bytes / self.total)
         rate = done_bytes / elapsed / 1e6
-        sys.stderr.write(f"\r{self.label}: {pct:5.1f}%  {done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB  "
-                         f"{rate:,.1f} MB/s  {records:,} records")
+        if self.known:
+            pct = min(100.0, 100.0 * done_bytes / self.total)
+            where = f"{pct:5.1f}%  {done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"
+        else:
+            where = f"{done_bytes / 1e6:,.1f} MB"
+        sys.stderr.write(f"\r\033[K{self.label}: {where}  {rate:,.1f} MB/s  {records:,} records")
         sys.stderr.flush()
+        self.shown = True
 
-    def close(self) -> None:
-        if self.enabled and self.last:
+    def clear(self) -> None:
+        """Erase the meter's line (it is drawn again at the next update)."""
+        if self.enabled and self.shown:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+            self.shown = False
+
+    def close(self) -> None:
+        self.clear()

@@ -294,3 +294,116 @@ def test_unknown_type_zero_length_value_and_bad_version_are_reported_not_skipped
     dump = run("decode-offsets", "-o", "dump-log", str(path)).stdout.splitlines()
     assert dump[3].endswith("key: Unknown record type 32767 at offset 0, skipping.")
     assert "key: Error at offset 1, skipping. Could not read version from value's buffer." in dump[4]
+
+
+def _connect_records():
+    from kgroup.records import encode_key, encode_value
+
+    return [(encode_key(3, {"groupId": "workers"}, "connect"), encode_value(3, 0, {"epoch": 4}, "connect")),
+            (encode_key(8, {"groupId": "workers"}, "connect"),
+             encode_value(8, 0, {"configurations": [{"name": "k", "value": "v"}]}, "connect"))]
+
+
+def test_table_shows_connect_values_with_the_connect_schema(tmp_path):
+    path = tmp_path / "__worker_offsets-0" / "00000000000000000000.log"
+    _write_log(path, _connect_records())
+    result = run("decode-offsets", "-o", "table", str(path))
+    assert result.exit_code == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if "connect_worker_group_configuration" in x)
+    assert line.endswith('{"configurations":[{"name":"k","value":"v"}]}')
+
+
+def test_a_log_dir_reads_only_the_coordinator_topics(partition_dirs, tmp_path):
+    other = tmp_path / "orders-0"
+    other.mkdir()
+    (other / "00000000000000000000.log").write_bytes(b"application data, not a coordinator log")
+    result = run("decode-offsets", "-o", "jsonl", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    files = {json.loads(x)["file"] for x in result.stdout.splitlines()}
+    assert files == {str(partition_dirs[n] / "00000000000000000000.log") for n in ("A", "B")}
+
+
+def test_bad_until_time_is_a_usage_error(partition_dirs):
+    result = run("decode-offsets", "--until-time", "yesterday", str(partition_dirs["A"]))
+    assert result.exit_code == 2
+    assert "--until-time" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_family_that_contradicts_the_path_wins_with_a_note(tmp_path):
+    path = tmp_path / "__worker_offsets-0" / "00000000000000000000.log"
+    _write_log(path, _connect_records())
+    result = run("decode-offsets", "-o", "jsonl", "--family", "consumer", str(path))
+    assert "the path names __worker_offsets but --family consumer was given" in result.stderr
+    assert json.loads(result.stdout.splitlines()[0])["type"] == "consumer_group_metadata"
+    same = run("decode-offsets", "-o", "jsonl", "--family", "connect", str(path))
+    assert same.exit_code == 0 and "note" not in same.stderr
+
+
+class _Tty:
+    def __init__(self, tty):
+        self.tty = tty
+        self.text = []
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_progress_default_and_clearing(monkeypatch):
+    import sys
+
+    from kgroup.commands import _decode_run
+    from kgroup.commands.output import Progress
+
+    for out_tty, err_tty, view, expected in [(False, True, "records", True), (True, True, "records", False),
+                                             (True, True, "state", True), (False, False, "state", False)]:
+        monkeypatch.setattr(sys, "stdout", _Tty(out_tty))
+        monkeypatch.setattr(sys, "stderr", _Tty(err_tty))
+        assert _decode_run.default_progress(view) is expected
+    err = _Tty(True)
+    monkeypatch.setattr(sys, "stderr", err)
+    meter = Progress(0, "decoding")  # stdin: size unknown, so no percentage
+    meter.update(2_000_000, 10)
+    assert "%" not in err.text[-1] and "2.0 MB" in err.text[-1]
+    meter.clear()
+    assert err.text[-1] == "\r\033[K" and not meter.shown
+    meter.clear()  # nothing shown: nothing written
+    assert len(err.text) == 2
+
+
+def test_problem_reports_clear_the_progress_line(tmp_path, monkeypatch):
+    from kgroup.commands import _decode_run
+
+    path = _damaged_copy(tmp_path, "A", lambda b: b.__setitem__(171 + 100, b[171 + 100] ^ 0x01))
+    events = []
+    real_clear = _decode_run.Progress.clear
+
+    def clear(self):
+        events.append("clear")
+        real_clear(self)
+
+    monkeypatch.setattr(_decode_run.Progress, "clear", clear)
+    monkeypatch.setattr(_decode_run, "click", type("C", (), {
+        "echo": staticmethod(lambda text="", err=False, **kw: events.append(("err" if err else "out", text)))}))
+    code = _decode_run.decode([str(path)], output="jsonl", view="records", family=None, groups=[], topics=[],
+                              types=[], until_offset=None, until_time=None, strict=False, progress=True)
+    assert code == 3
+    crc = next(i for i, e in enumerate(events) if isinstance(e, tuple) and "CRC-32C" in e[1])
+    assert events[crc - 1] == "clear"
+
+
+def test_state_csv_carries_the_latest_records_too(partition_dirs):
+    import csv
+    import io
+
+    text = run("decode-offsets", "--view", "state", "-o", "csv", str(partition_dirs["A"])).stdout
+    rows = list(csv.DictReader(io.StringIO(text)))
+    records = [r for r in rows if r["status"] == "record"]
+    assert [(r["type"], r["group"], r["record_offset"]) for r in records] == [("group_metadata", "my-group", "2")]
+    assert json.loads(records[0]["value"])["members"][0]["memberId"] == "m1"
+    assert sum(r["status"] == "committed" for r in rows) == 17

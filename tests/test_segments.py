@@ -75,10 +75,18 @@ def test_log_dir_sorted_by_topic_then_partition(tmp_path):
     (tmp_path / "meta.properties").write_text("version=1\n")
     (tmp_path / "empty-7").mkdir()
     segs = find_segments(tmp_path)
+    # a broker's other topics (orders-1) are not coordinator logs: only the internal topics are read
     assert [(s.topic, s.partition) for s in segs] == [
-        ("__consumer_offsets", 2), ("__consumer_offsets", 10), ("__worker_offsets", 0),
-        ("orders", 1)]
-    assert [family_for_topic(s.topic) for s in segs] == ["consumer", "consumer", "connect", None]
+        ("__consumer_offsets", 2), ("__consumer_offsets", 10), ("__worker_offsets", 0)]
+    assert [family_for_topic(s.topic) for s in segs] == ["consumer", "consumer", "connect"]
+
+
+def test_dir_of_other_partition_dirs_is_read_whole(tmp_path):
+    """Without any __consumer_offsets-N / __worker_offsets-N inside, every <topic>-<N> is a copy to read."""
+    for name in ["copy-3", "copy-1", "orders.abc-delete"]:
+        _segment(tmp_path / name, 0)
+    segs = find_segments(tmp_path)
+    assert [(s.topic, s.partition) for s in segs] == [("copy", 1), ("copy", 3)]
 
 
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path):

@@ -85,8 +85,11 @@ def _logs_in(directory: str) -> list[SegmentFile]:
 def find_segments(path) -> list[SegmentFile]:
     """The segment files under a .log file, a partition directory, or a log directory.
 
-    Partition directories come sorted by topic then partition number; segments within one
-    by base offset. Raises SegmentPathError naming the path when nothing is found.
+    In a log directory only the __consumer_offsets-N / __worker_offsets-N partition directories
+    are read when there are any (a broker's other topics are not coordinator logs); otherwise
+    every <topic>-<N> directory is. Partition directories come sorted by topic then partition
+    number; segments within one by base offset. Raises SegmentPathError naming the path when
+    nothing is found.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -108,6 +111,11 @@ def find_segments(path) -> list[SegmentFile]:
         tp = _partition_of(name)
         if tp and os.path.isdir(full):
             partitions.append((tp[0], tp[1], full))
+    # A broker's log directory holds every topic; only the coordinator topics hold these records.
+    # A directory of other partition directories (e.g. renamed copies) is read whole.
+    internal = [p for p in partitions if p[0] in FAMILIES]
+    if internal:
+        partitions = internal
     partitions.sort()
     found = [seg for _topic, _partition, full in partitions for seg in _logs_in(full)]
     if not found:
