@@ -15,10 +15,36 @@ def _listen(value):
 
 
 def _topic(value):
+    from kgroup.server.handlers_meta import MAX_PARTITIONS
+    from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
+
     name, sep, count = value.rpartition(":")
     if not sep or not name or not count.isdigit() or int(count) < 1:
         raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+    if name == OFFSETS_TOPIC:
+        raise click.BadParameter(f"{value!r}: {OFFSETS_TOPIC} is created by the server; "
+                                 f"size it with --config offsets.topic.num.partitions=N")
+    try:
+        validate_topic_name(name)
+    except TopicError as exc:
+        raise click.BadParameter(f"{value!r}: {exc}") from None
+    if int(count) > MAX_PARTITIONS:
+        raise click.BadParameter(f"{value!r}: at most {MAX_PARTITIONS} partitions per topic")
     return name, int(count)
+
+
+def _raise_open_file_limit():
+    """Every connection and every segment is an open file: lift the soft limit to the hard one
+    (as the JVM does for Kafka), so a few hundred clients do not hit a 1024 default."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+        if soft != resource.RLIM_INFINITY and soft < target:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ImportError, ValueError, OSError):
+        pass
 
 
 @click.command("serve", context_settings=CONTEXT_SETTINGS)
@@ -29,9 +55,10 @@ def _topic(value):
 @click.option("--topic", "topics", multiple=True, metavar="NAME:PARTITIONS",
               help="Create this topic at start-up if it does not exist (repeatable).")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
-              help="A Kafka broker setting: group.*, offsets.*, num.partitions, "
-                   "auto.create.topics.enable, socket.request.max.bytes, message.max.bytes, "
-                   "log.segment.bytes (repeatable).")
+              help="A Kafka broker setting: group.*, offsets.*, offset.metadata.max.bytes, "
+                   "num.partitions, auto.create.topics.enable, socket.request.max.bytes, "
+                   "message.max.bytes, log.segment.bytes, ... (repeatable; an unknown key or "
+                   "bad value exits 2).")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
 @click.option("-v", "--verbose", count=True,
@@ -54,6 +81,7 @@ def serve(listen, log_dir, topics, configs, advertised_host, verbose):
 
     host, port = _listen(listen)
     topic_list = [_topic(t) for t in topics]
+    _raise_open_file_limit()
     logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
                         else logging.DEBUG, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -63,7 +91,8 @@ def serve(listen, log_dir, topics, configs, advertised_host, verbose):
                         advertised_host=advertised_host)
 
         def ready(address):
-            click.echo(f"listening on {address[0]}:{address[1]}")
+            shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT
+            click.echo(f"listening on {shown}:{address[1]}")
             sys.stdout.flush()
 
         asyncio.run(serve_until_signalled(broker, on_ready=ready))

@@ -128,3 +128,46 @@ def test_offset_commit_to_unknown_topic_or_partition_is_refused(broker):
     assert commit([("nope", [2])]) == [("nope", 2, 3)]
     committed = broker.run(lambda: broker.broker.groups.coord.committed_offsets("standalone"))
     assert {tp: om.offset for tp, om in committed.items()} == {("src", 0): 7, ("src", 1): 7}
+
+
+def test_produced_minus_consumed_is_the_lag_kgroup_describe_reports(broker):
+    import json
+    import subprocess
+    import sys
+
+    from kafka import KafkaProducer
+    from kgroup.server.harness import ROOT
+
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)  # idempotent by default
+    for i in range(30):
+        producer.send("src", value=b"%d" % i, partition=i % 2)
+    producer.flush()
+    producer.close()
+    c = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="lagging",
+                      group_instance_id="lag-1", auto_offset_reset="earliest",
+                      enable_auto_commit=False, max_poll_records=4, session_timeout_ms=6000)
+    try:
+        assert c.partitions_for_topic("src") == {0, 1}
+        c.subscribe(["src"])
+        consumed = []
+        deadline = time.monotonic() + 15
+        while len(consumed) < 11 and time.monotonic() < deadline:
+            consumed += [m for ms in c.poll(timeout_ms=100, max_records=4).values() for m in ms]
+        assert 11 <= len(consumed) < 30
+        c.commit()  # every assigned partition's position
+        tps = [TopicPartition("src", p) for p in (0, 1)]
+        end = c.end_offsets(tps)
+        assert end == {tps[0]: 15, tps[1]: 15}
+        expected = {tp.partition: 15 - c.position(tp) for tp in tps}
+        assert {tp.partition: end[tp] - c.committed(tp) for tp in tps} == expected
+        assert sum(expected.values()) == 30 - len(consumed)
+        result = subprocess.run(
+            [sys.executable, "-m", "kgroup.commands.cli", "describe", "lagging", "--offsets",
+             "-o", "json", "--bootstrap-server", broker.bootstrap],
+            capture_output=True, text=True, timeout=30, cwd=str(ROOT))
+        assert result.returncode == 0, result.stderr
+        (view,) = json.loads(result.stdout)
+        assert {o["partition"]: (o["log_end"], o["lag"], o["group_instance_id"])
+                for o in view["offsets"]} == {p: (15, lag, "lag-1") for p, lag in expected.items()}
+    finally:
+        c.close(autocommit=False)

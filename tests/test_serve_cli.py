@@ -48,14 +48,33 @@ def test_first_line_names_the_bound_port_and_sigterm_exits_cleanly(server):
     (["--config", "bogus.key=1"], "bogus.key"),
     (["--config", "num.partitions=zero"], "num.partitions"),
     (["--config", "group.min.session.timeout.ms=abc"], "group.min.session.timeout.ms"),
+    (["--config", "group.bogus.ms=1"], "group.bogus.ms"),
+    (["--config", "offsets.retention.minuts=5"], "offsets.retention.minuts"),
+    (["--config", "group.max.session.timeout.ms=100"], "group.max.session.timeout.ms"),
+    (["--config", "offset.metadata.max.bytes=-1"], "offset.metadata.max.bytes"),
     (["--topic", "t"], "NAME:PARTITIONS"),
+    (["--topic", "t:0"], "NAME:PARTITIONS"),
+    (["--topic", "bad/name:2"], "bad/name"),
+    (["--topic", "__consumer_offsets:5"], "offsets.topic.num.partitions"),
     (["--listen", "nohost"], "HOST:PORT"),
 ])
-def test_bad_options_fail_with_a_message_naming_the_problem(tmp_path, args, needle):
-    result = run_cli("serve", "--listen", "127.0.0.1:0", "--log-dir", str(tmp_path / "d"), *args)
-    assert result.returncode in (1, 2)
+def test_bad_options_are_usage_errors_naming_the_problem(tmp_path, args, needle):
+    log_dir = tmp_path / "d"
+    result = run_cli("serve", "--listen", "127.0.0.1:0", "--log-dir", str(log_dir), *args)
+    assert result.returncode == 2, result.stderr
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
+    assert not log_dir.exists()  # refused before anything is created
+
+
+def test_every_coordinator_setting_is_accepted(tmp_path):
+    from kgroup.coordinator.config import SETTINGS
+    from kgroup.server.config import ServerConfig
+
+    cfg = ServerConfig.from_pairs([f"{key}={default}" for key, (default, _lo, _hi)
+                                   in SETTINGS.items()])
+    assert set(cfg.coordinator) == set(SETTINGS)
+    assert cfg.coordinator["offset.metadata.max.bytes"] == 4096
 
 
 def test_kill_9_loses_no_acknowledged_commit_or_group_write(server, tmp_path):
@@ -121,3 +140,59 @@ def test_man_page_is_in_step_with_help():
     for section in (".SH DURABILITY", ".SH SIGNALS", "socket.request.max.bytes",
                     "offsets.topic.num.partitions"):
         assert section in man
+
+
+def test_kill_9_mid_stream_keeps_every_acknowledged_commit(server):
+    """Commits stream in over one connection while the server is SIGKILLed: the offset found after
+    the restart is the last acknowledged one, or the one in flight at the kill, never older."""
+    import socket
+    import threading
+
+    from kafka.protocol.consumer import (OffsetCommitRequest, OffsetCommitResponse,
+                                         OffsetFetchRequest, OffsetFetchResponse)
+    from kgroup.server.harness import raw_request, read_frame
+
+    C = OffsetCommitRequest.OffsetCommitRequestTopic
+    s = server(topics=[("t", 2)])
+    acked = {"offset": None}
+
+    def commits():
+        with socket.create_connection(s.address, timeout=10) as sock:
+            for offset in range(1, 10 ** 6):
+                req = OffsetCommitRequest(
+                    version=8, group_id="stream", generation_id_or_member_epoch=-1, member_id="",
+                    group_instance_id=None, topics=[C(name="t", partitions=[
+                        C.OffsetCommitRequestPartition(partition_index=p, committed_offset=offset,
+                                                       committed_leader_epoch=-1,
+                                                       committed_metadata="")
+                        for p in (0, 1)])])
+                req.with_header(correlation_id=offset, client_id="stream")
+                try:
+                    sock.sendall(bytes(req.encode(header=True, framed=True)))
+                    raw = read_frame(sock)
+                except OSError:
+                    return
+                if raw is None:
+                    return
+                resp = OffsetCommitResponse.decode(raw, version=8, header=True)
+                assert all(p.error_code == 0 for t in resp.topics for p in t.partitions)
+                acked["offset"] = offset
+
+    thread = threading.Thread(target=commits, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while (acked["offset"] or 0) < 50:
+        assert time.monotonic() < deadline and thread.is_alive()
+        time.sleep(0.01)
+    s.kill()
+    thread.join(10)
+    last = acked["offset"]
+    s2 = server()
+    req = OffsetFetchRequest(version=8, groups=[OffsetFetchRequest.OffsetFetchRequestGroup(
+        group_id="stream", topics=None)], require_stable=True)
+    resp = OffsetFetchResponse.decode(raw_request(s2.address, req), version=8, header=True)
+    found = {p.partition_index: p.committed_offset
+             for t in resp.groups[0].topics for p in t.partitions}
+    assert set(found) == {0, 1}
+    assert all(offset in (last, last + 1) for offset in found.values()), (last, found)
+    assert s2.terminate() == 0

@@ -147,3 +147,46 @@ def test_confluent_kafka_rolling_bounce_of_two_static_members(broker):
     finally:
         for c in consumers.values():
             c.close()
+
+
+def test_aiokafka_static_rolling_bounce_keeps_generation_and_partitions(broker):
+    from aiokafka import AIOKafkaConsumer
+
+    def member(instance):
+        return AIOKafkaConsumer(TOPIC, bootstrap_servers=broker.bootstrap, group_id="aio-roll",
+                                group_instance_id=instance, session_timeout_ms=6000,
+                                heartbeat_interval_ms=300, enable_auto_commit=False)
+
+    async def settle(consumers, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            g = group(broker, "aio-roll")
+            owned = {name: sorted(tp.partition for tp in c.assignment())
+                     for name, c in consumers.items()}
+            if (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
+                    and sorted(p for ps in owned.values() for p in ps) == list(range(PARTITIONS))
+                    and all(owned.values())):
+                return g, owned
+        raise AssertionError(f"group aio-roll did not settle: {group(broker, 'aio-roll')}")
+
+    async def scenario():
+        consumers = {name: member(name) for name in ("x-a", "x-b")}
+        for c in consumers.values():
+            await c.start()
+        try:
+            before, owned_before = await settle(consumers)
+            for name in ("x-a", "x-b"):
+                await consumers[name].stop()  # static: aiokafka sends no LeaveGroup
+                assert name in group(broker, "aio-roll").static_members
+                consumers[name] = member(name)
+                await consumers[name].start()
+                after, owned = await settle(consumers)
+                assert after.generation == before.generation  # no rebalance
+                assert owned == owned_before                 # same partitions
+                assert after.static_members[name] != before.static_members[name]
+        finally:
+            for c in consumers.values():
+                await c.stop()
+
+    asyncio.run(scenario())

@@ -197,6 +197,12 @@ def test_kafka_python_produce_fetch_list_offsets_and_restart(tmp_path):
 
 
 def test_500_concurrent_connections(broker):
+    import resource
+
+    # Client and server share this process: 1,000 sockets plus the segments.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 4096:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
     request = ApiVersionsRequest(version=0)
     request.with_header(correlation_id=1, client_id="many")
     frame = bytes(request.encode(header=True, framed=True))
@@ -260,3 +266,106 @@ def test_legacy_or_damaged_segments_stop_start_up_untouched(tmp_path, segments_d
     with pytest.raises(LogCorruptError, match=r"old-0/00000000000000000000.log: byte 0: magic [01]"):
         asyncio.run(Broker(str(tmp_path / "logs")).start())
     assert legacy.read_bytes() == before
+
+
+def _response_class(request_class):
+    import kafka.protocol.admin as admin
+    import kafka.protocol.consumer as consumer
+    import kafka.protocol.metadata as metadata
+    import kafka.protocol.producer as producer
+
+    name = request_class.__name__.replace("Request", "Response")
+    return next(getattr(m, name) for m in (admin, consumer, metadata, producer) if hasattr(m, name))
+
+
+def test_every_advertised_version_is_answered_and_the_next_one_refused(broker):
+    overrides = {0: {"acks": -1}, 18: {"client_software_name": "sweep",
+                                       "client_software_version": "1.0"}}
+    answered = 0
+    for key, (request_class, lo, hi, _fn) in sorted(build_api_table().items()):
+        for version in range(lo, hi + 1):
+            fields = {k: v for k, v in overrides.get(key, {}).items()
+                      if version >= 3 or key != 18}
+            request = request_class(version=version, **fields)
+            raw = raw_request(broker.address, request, correlation_id=1000 + version)
+            assert raw is not None, f"{request_class.__name__} v{version} closed the connection"
+            response = _response_class(request_class).decode(raw, version=version, header=True)
+            assert response.header.correlation_id == 1000 + version
+            answered += 1
+        if key != 18:  # just outside the advertised range: Kafka closes the connection
+            for outside in {hi + 1, lo - 1} - {-1}:
+                header = struct.pack(">hhih", key, outside, 2, -1)
+                assert _send_raw(broker.address, header + b"\x00" * 16) is None, (key, outside)
+    assert answered == sum(hi - lo + 1 for _c, lo, hi, _f in build_api_table().values())
+
+
+def test_api_versions_v3_with_an_invalid_software_name_is_invalid_request(broker):
+    with socket.create_connection(broker.address, timeout=5) as sock:
+        bad = ApiVersionsRequest(version=3, client_software_name="-bad name",
+                                 client_software_version="1")
+        bad.with_header(correlation_id=4, client_id="t")
+        sock.sendall(bytes(bad.encode(header=True, framed=True)))
+        raw = read_frame(sock)
+        # Kafka answers at the request's version: error 42, no API list; the connection stays up.
+        assert raw == struct.pack(">ihBiB", 4, 42, 1, 0, 0)
+        good = ApiVersionsRequest(version=3, client_software_name="ok-name",
+                                  client_software_version="1.2.3")
+        good.with_header(correlation_id=5, client_id="t")
+        sock.sendall(bytes(good.encode(header=True, framed=True)))
+        resp = ApiVersionsResponse.decode(read_frame(sock), version=3, header=True)
+        assert resp.error_code == 0 and len(resp.api_keys) == len(EXPECTED_VERSIONS)
+
+
+def test_a_topic_that_cannot_be_created_whole_leaves_nothing_behind(broker, tmp_path, monkeypatch):
+    import errno
+
+    from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
+    from kgroup.server import storage
+
+    real = storage.PartitionLog
+    opened = []
+
+    def flaky(path, *args):
+        if len(opened) == 3:
+            raise OSError(errno.EMFILE, "Too many open files")
+        opened.append(path)
+        return real(path, *args)
+
+    monkeypatch.setattr(storage, "PartitionLog", flaky)
+    req = CreateTopicsRequest(version=7, topics=[CreateTopicsRequest.CreatableTopic(
+        name="big", num_partitions=8, replication_factor=-1, assignments=[], configs=[])],
+        timeout_ms=1000, validate_only=False)
+    resp = CreateTopicsResponse.decode(raw_request(broker.address, req), version=7, header=True)
+    (result,) = resp.topics
+    assert (result.name, result.error_code) == ("big", 56)  # KAFKA_STORAGE_ERROR
+    assert "Too many open files" in result.error_message
+    assert not list((tmp_path / "logs").glob("big-*"))
+    assert broker.run(lambda: "big" in broker.broker.logdir.topics) is False
+    monkeypatch.setattr(storage, "PartitionLog", real)
+    resp = CreateTopicsResponse.decode(raw_request(broker.address, req), version=7, header=True)
+    assert resp.topics[0].error_code == 0
+    assert len(list((tmp_path / "logs").glob("big-*"))) == 8
+
+
+def test_produce_acks_0_is_silent_but_an_error_closes_the_connection(broker):
+    from kgroup.records.writer import encode_batch
+
+    P = ProduceRequest.TopicProduceData
+
+    def produce(sock, topic, correlation_id):
+        req = ProduceRequest(version=9, transactional_id=None, acks=0, timeout_ms=1000,
+                             topic_data=[P(name=topic, partition_data=[P.PartitionProduceData(
+                                 index=0, records=encode_batch([(None, b"v", 1000)]))])])
+        req.with_header(correlation_id=correlation_id, client_id="acks0")
+        sock.sendall(bytes(req.encode(header=True, framed=True)))
+
+    with socket.create_connection(broker.address, timeout=5) as sock:
+        produce(sock, "t", 1)  # no response ...
+        ping = ApiVersionsRequest(version=0)
+        ping.with_header(correlation_id=2, client_id="acks0")
+        sock.sendall(bytes(ping.encode(header=True, framed=True)))
+        raw = read_frame(sock)  # ... so the next answer is the ApiVersions one
+        assert ApiVersionsResponse.decode(raw, version=0, header=True).header.correlation_id == 2
+        produce(sock, "no-such-topic", 3)  # Kafka closes the connection on an acks=0 error
+        assert read_frame(sock) is None
+    assert broker.run(lambda: broker.broker.logdir.partition("t", 0).next_offset) == 1

@@ -17,7 +17,7 @@ import struct
 
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
-from kgroup.server.storage import OFFSETS_TOPIC, LogDir
+from kgroup.server.storage import INVALID_TOPIC_EXCEPTION, OFFSETS_TOPIC, LogDir, TopicError
 from kgroup.server.wire import (FrameError, check_required_fields, decode_request,
                                 encode_response, peek_header)
 
@@ -68,12 +68,15 @@ class Broker:
 
         self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes,
                              self.config.offsets_topic_segment_bytes)
-        for name, partitions in self.initial_topics:
-            if name not in self.logdir.topics:
-                self.create_topic(name, partitions)
         if OFFSETS_TOPIC not in self.logdir.topics:
             self.logdir.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
                                      internal=True)
+        for name, partitions in self.initial_topics:
+            if name == OFFSETS_TOPIC:
+                raise TopicError(f"{OFFSETS_TOPIC} is created by the server (size it with "
+                                 f"offsets.topic.num.partitions)", INVALID_TOPIC_EXCEPTION)
+            if name not in self.logdir.topics:
+                self.create_topic(name, partitions)
         from kgroup.server.producers import ProducerIdBlocks
 
         self.producer_ids = ProducerIdBlocks(self.log_dir)

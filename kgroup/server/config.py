@@ -1,7 +1,9 @@
 """Broker settings for `kgroup serve`, named like Kafka's broker configs.
 
-Keys the server itself uses are parsed here; `group.*` and `offsets.*` keys are handed to the
-group coordinator, which validates them (an unknown or bad one is reported with its name).
+Keys the server itself uses are parsed here; `group.*` and `offsets.*` keys, and the other keys the
+coordinator knows (`offset.metadata.max.bytes`, `transactional.id.expiration.ms`), are handed to the
+group coordinator. All of them are validated when the configuration is built, before anything is
+created on disk: an unknown key or a bad value is a ServerConfigError (exit status 2) naming the key.
 """
 
 from __future__ import annotations
@@ -51,8 +53,32 @@ _BROKER_KEYS = {
                                     lambda k, v: _int(k, v, 14), 104857600),
 }
 
-# Prefixes passed through to the coordinator untouched.
+# Prefixes passed through to the coordinator (which refuses the names it does not know).
 _COORDINATOR_PREFIXES = ("group.", "offsets.")
+
+
+def _coordinator_settings():
+    """Every key the coordinator accepts (some, like offset.metadata.max.bytes, have no prefix)."""
+    try:
+        from kgroup.coordinator.config import SETTINGS
+    except ImportError:  # pragma: no cover - the coordinator always defines it
+        return frozenset()
+    return frozenset(SETTINGS)
+
+
+def _validate_coordinator(values):
+    """Build the coordinator's config now, so a bad group.* entry is a usage error up front."""
+    from kgroup.coordinator.config import CoordinatorConfig
+
+    try:
+        CoordinatorConfig(values)
+    except ValueError as exc:  # CoordinatorConfigError; its message names the key
+        text = str(exc)
+        key = next((k for k in values if k in text), None)
+        prefix = "" if key is None or text.startswith(key) else f"config {key}: "
+        raise ServerConfigError(f"{prefix}{text}") from None
+
+
 # Broker keys the coordinator also knows: parsed here and passed on too.
 _SHARED = {"offsets.topic.num.partitions", "offsets.topic.segment.bytes"}
 
@@ -85,6 +111,7 @@ class ServerConfig:
     def from_pairs(cls, pairs):
         """Build from ("key", "value") pairs or "key=value" strings; last one wins."""
         cfg = cls()
+        coordinator_keys = _coordinator_settings()
         for pair in pairs:
             if isinstance(pair, str):
                 if "=" not in pair:
@@ -98,11 +125,12 @@ class ServerConfig:
                 setattr(cfg, attr, parse(key, value))
                 if key in _SHARED:
                     cfg.coordinator[key] = getattr(cfg, attr)
-            elif key.startswith(_COORDINATOR_PREFIXES):
+            elif key.startswith(_COORDINATOR_PREFIXES) or key in coordinator_keys:
                 cfg.coordinator[key] = _coordinator_value(value)
             else:
                 known = ", ".join(sorted(_BROKER_KEYS))
                 raise ServerConfigError(
                     f"config {key}: not a setting kgroup serve uses (broker keys: {known}; "
                     f"group.* and offsets.* go to the group coordinator)")
+        _validate_coordinator(cfg.coordinator)
         return cfg

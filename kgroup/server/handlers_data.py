@@ -112,6 +112,15 @@ def handle_produce(broker, request, ctx):
     if touched:
         broker.notify_append()
     if request.acks == 0:
+        failed = [f"{t.name}-{p.index}: error {p.error_code}" for t in responses
+                  for p in t.partition_responses if p.error_code != NONE]
+        if failed:
+            # As Kafka: no response for acks=0, but an error closes the connection so the client
+            # notices (it then refreshes its metadata).
+            from kgroup.server.wire import FrameError
+
+            raise FrameError(f"Produce with acks=0 failed ({'; '.join(failed[:3])}); "
+                             f"closing the connection as Kafka does")
         return None
     return ProduceResponse(version=version, responses=responses, throttle_time_ms=0)
 

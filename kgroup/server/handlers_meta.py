@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from kafka.protocol.admin import CreateTopicsResponse
@@ -38,7 +39,17 @@ def api_versions_response(api_table, version: int, error_code: int = NONE):
                                throttle_time_ms=0)
 
 
+# Kafka's ApiVersionsRequest.isValid(): v3+ client software name and version must match this.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
 def handle_api_versions(broker, request, ctx):
+    if request.version >= 3 and not all(
+            isinstance(text, str) and _SOFTWARE.fullmatch(text)
+            for text in (request.client_software_name, request.client_software_version)):
+        # As Kafka: INVALID_REQUEST and no API list (the connection stays open).
+        return ApiVersionsResponse(version=request.version, error_code=INVALID_REQUEST,
+                                   api_keys=[], throttle_time_ms=0)
     return api_versions_response(broker.api_table, request.version)
 
 

@@ -78,7 +78,7 @@ class SubprocessBroker:
             raise RuntimeError(f"kgroup serve did not start: {line!r} {self.proc.stderr.read()}")
         self.bootstrap = line.split()[-1]
         host, port = self.bootstrap.rsplit(":", 1)
-        self.address = (host, int(port))
+        self.address = (host.strip("[]"), int(port))
 
     def kill(self):
         if self.proc.poll() is None:

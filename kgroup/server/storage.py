@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import shutil
 import uuid
 
 from kgroup.server.partition_log import PartitionLog
@@ -19,6 +20,7 @@ _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 INVALID_TOPIC_EXCEPTION = 17
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
+KAFKA_STORAGE_ERROR = 56
 
 
 class TopicError(ValueError):
@@ -127,15 +129,25 @@ class LogDir:
                              f"got {partitions}", INVALID_PARTITIONS)
         topic_id = uuid.uuid4()
         logs = []
-        for i in range(partitions):
-            path = os.path.join(self.root, f"{name}-{i}")
-            logs.append(PartitionLog(path, self._segment_bytes(name)))
-            self._write_topic_id(path, topic_id)
-        dir_fd = os.open(self.root, os.O_RDONLY)
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            for i in range(partitions):
+                path = os.path.join(self.root, f"{name}-{i}")
+                logs.append(PartitionLog(path, self._segment_bytes(name)))
+                self._write_topic_id(path, topic_id)
+            dir_fd = os.open(self.root, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            # Out of file descriptors or disk space: leave no half-created topic behind (a restart
+            # would load it with fewer partitions, or not start at all).
+            for log in logs:
+                log.close()
+            for i in range(partitions):
+                shutil.rmtree(os.path.join(self.root, f"{name}-{i}"), ignore_errors=True)
+            raise TopicError(f"topic {name}: could not create its partitions: {exc}",
+                             KAFKA_STORAGE_ERROR) from None
         topic = Topic(name, topic_id, logs, internal=internal)
         self.topics[name] = topic
         return topic
