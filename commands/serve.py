@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS
+from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
 
 def _listen(value):
@@ -47,7 +47,14 @@ def _raise_open_file_limit():
         pass
 
 
+def _event(obj):
+    import json
+
+    click.echo(json.dumps(obj))
+
+
 @click.command("serve", context_settings=CONTEXT_SETTINGS)
+@output_option(["table", "json"], default_pipe="table")
 @click.option("--listen", "listen", default="127.0.0.1:9092", show_default=True, metavar="HOST:PORT",
               help="Address to listen on; port 0 picks a free port.")
 @click.option("--log-dir", "log_dir", required=True, type=click.Path(file_okay=False),
@@ -64,15 +71,17 @@ def _raise_open_file_limit():
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
-def serve(listen, log_dir, topics, configs, advertised_host, verbose):
+def serve(output, listen, log_dir, topics, configs, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
-    The first line on stdout is `listening on HOST:PORT`. SIGTERM or SIGINT stops the server
-    cleanly. Offset commits, group changes and produced batches are fsynced before they are
+    The first line on stdout is `listening on HOST:PORT` (with -o json, one JSON object a line:
+    {"event": "listening", "host", "port", "bootstrap", "log_dir"} first, {"event": "stopped"} at
+    a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and produced batches are fsynced before they are
     acknowledged. See man kgroup-serve.
     """
     import asyncio
     import logging
+    import os
     import sys
 
     from kgroup.errors import KgroupError
@@ -92,10 +101,16 @@ def serve(listen, log_dir, topics, configs, advertised_host, verbose):
 
         def ready(address):
             shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT
-            click.echo(f"listening on {shown}:{address[1]}")
+            if output == "json":
+                _event({"event": "listening", "host": address[0], "port": address[1],
+                        "bootstrap": f"{shown}:{address[1]}", "log_dir": os.path.abspath(log_dir)})
+            else:
+                click.echo(f"listening on {shown}:{address[1]}")
             sys.stdout.flush()
 
         asyncio.run(serve_until_signalled(broker, on_ready=ready))
+        if output == "json":
+            _event({"event": "stopped"})
     except KgroupError as exc:
         click.echo(f"kgroup serve: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -196,3 +196,21 @@ def test_kill_9_mid_stream_keeps_every_acknowledged_commit(server):
     assert set(found) == {0, 1}
     assert all(offset in (last, last + 1) for offset in found.values()), (last, found)
     assert s2.terminate() == 0
+
+
+def test_json_output_is_one_event_per_line(tmp_path):
+    """-o json: a listening event a script can parse, then a stopped event at a clean stop."""
+    proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "serve", "-o", "json",
+                             "--listen", "127.0.0.1:0", "--log-dir", str(tmp_path / "logs")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        first = json.loads(proc.stdout.readline())
+        assert first["event"] == "listening" and first["host"] == "127.0.0.1" and first["port"] > 0
+        assert first["bootstrap"] == f"127.0.0.1:{first['port']}"
+        assert first["log_dir"] == str(tmp_path / "logs")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert [json.loads(line) for line in out.splitlines()] == [{"event": "stopped"}]
