@@ -46,9 +46,30 @@ def test_describe_v6_reports_missing_group_as_not_found():
         GROUP_ID_NOT_FOUND, "Dead", "Group missing not found.")
 
 
-def test_describe_empty_group_id_is_invalid():
-    g = Harness().describe("").response.groups[0]
-    assert g.error_code == INVALID_GROUP_ID
+def test_describe_empty_group_id_is_described_like_any_group():
+    # Kafka (GroupCoordinatorService.describeGroups) refuses only a null id; "" is a group name
+    h = Harness()
+    g = h.describe("").response.groups[0]
+    assert (g.group_id, g.error_code, g.group_state, g.members) == ("", NONE, "Dead", [])
+    from kafka.protocol.admin.groups import DescribeGroupsRequest
+    null = h.coord.handle(DescribeGroupsRequest(version=5, groups=[None])).response.groups[0]
+    assert null.error_code == INVALID_GROUP_ID
+
+
+def test_empty_group_id_can_be_described_and_deleted_once_it_exists():
+    from kafka.protocol.consumer.group import OffsetCommitRequest
+    h = Harness()
+    commit = OffsetCommitRequest(version=8, group_id="", generation_id_or_member_epoch=-1,
+                                 member_id="", group_instance_id=None, topics=[
+                                     OffsetCommitRequest.OffsetCommitRequestTopic(
+                                         name="t", partitions=[
+                                             OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                                                 partition_index=0, committed_offset=1,
+                                                 committed_leader_epoch=-1, committed_metadata="")])])
+    assert h.handle(commit).response.topics[0].partitions[0].error_code == NONE
+    assert h.describe("").response.groups[0].group_state == "Empty"
+    assert [(x.group_id, x.error_code) for x in h.delete("").response.results] == [("", NONE)]
+    assert h.coord.group("") is None and h.coord.committed_offsets("") == {}
 
 
 @pytest.mark.parametrize("version", range(7))
@@ -89,10 +110,10 @@ def test_delete_groups():
     h, ids, _ = in_state("Stable")
     h.join(group="empty-one")      # created Empty with a pending id
     before = len(h.coord.records)
-    r = h.delete("g", "empty-one", "missing", "")
+    r = h.delete("g", "empty-one", "missing", "", None)
     assert [(x.group_id, x.error_code) for x in r.response.results] == [
         ("g", NON_EMPTY_GROUP), ("empty-one", NONE), ("missing", GROUP_ID_NOT_FOUND),
-        ("", INVALID_GROUP_ID)]
+        ("", GROUP_ID_NOT_FOUND), ("", INVALID_GROUP_ID)]
     assert h.coord.groups() == ["g"]
     key, value = h.coord.records[-1]
     assert len(h.coord.records) == before + 1

@@ -142,6 +142,23 @@ def test_dead_group_is_coordinator_not_available():
     assert (r.response.error_code, r.response.members) == (COORDINATOR_NOT_AVAILABLE, [])
 
 
+def test_reason_is_only_logged_and_defaults_to_not_provided(caplog):
+    from kafka.protocol.consumer.group import LeaveGroupRequest
+    h, ids, _ = in_state("Stable")
+    caplog.set_level("INFO", logger="kgroup.coordinator")
+    h.handle(LeaveGroupRequest(version=5, group_id="g", members=[
+        LeaveGroupRequest.MemberIdentity(member_id=ids["i0"], group_instance_id="i0", reason="bye"),
+        LeaveGroupRequest.MemberIdentity(member_id=ids["i1"], group_instance_id="i1", reason=None)]))
+    reasons = [r.getMessage().rsplit("reason: ", 1)[1] for r in caplog.records if "leaves" in r.getMessage()]
+    assert reasons == ["bye", "not provided"]
+    # below v5 there is no reason field on the wire
+    h2, ids2, _ = in_state("Stable")
+    caplog.clear()
+    h2.leave([(ids2["i0"], "i0")], version=4)
+    assert [r.getMessage().rsplit("reason: ", 1)[1] for r in caplog.records if "leaves" in r.getMessage()] \
+        == ["not provided"]
+
+
 @pytest.mark.parametrize("version", range(6))
 def test_every_version_encodes(version):
     h, ids, _ = in_state("Stable")

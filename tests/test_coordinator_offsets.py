@@ -536,6 +536,22 @@ def test_delete_groups_tombstones_offsets_including_pending_only_partitions():
     assert not coord.offsets.has_offsets("g")
 
 
+def test_deleted_group_with_an_open_transaction_is_not_found():
+    """Spec c.3: a missing group is not found even if an open transaction still names it."""
+    from kafka.protocol.admin.groups import DeleteGroupsRequest
+    coord = make_coord()
+    call(coord, txn_commit_request("g", {("t", 0): 2}, producer_id=11))
+    assert coord.handle(DeleteGroupsRequest(version=2, groups_names=["g"])).response.results[0].error_code == 0
+    assert coord.group("g") is None and coord.offsets.has_offsets("g")
+    for version, code in ((8, 22), (9, 69)):
+        resp = call(coord, commit_request("g", {("t", 0): 5}, version=version, generation=3, member_id="m"))
+        assert errors(resp) == {("t", 0): code}
+    resp = call(coord, txn_commit_request("g", {("t", 0): 5}, producer_id=12, generation=3, member_id="m"))
+    assert errors(resp) == {("t", 0): 22}
+    assert call(coord, delete_request("g", {"t": [0]})).error_code == 69
+    assert coord.group("g") is None
+
+
 # ---------------------------------------------------------------- retention
 def group_tombstones(coord):
     out = []

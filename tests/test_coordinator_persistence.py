@@ -37,8 +37,34 @@ def test_new_group_writes_an_empty_group_record_first():
 
 def test_pending_only_join_still_creates_the_group_record():
     h = Harness()
+    h.advance(123)
     h.join()
     assert len(h.coord.records) == 1 and h.group().state == "Empty"
+    # no state transition happened: Kafka's new group has no state timestamp yet (-1 on disk)
+    [(_, _, value)] = decoded(h.coord.records)
+    assert value.data["currentStateTimestamp"] == -1
+    assert h.group().current_state_timestamp is None
+
+
+@pytest.mark.parametrize("kwargs", [{"protocol_type": ""}, {"protocols": ()}])
+def test_join_refused_on_a_new_group_still_persists_it(kwargs):
+    h = Harness()
+    r = h.join(**kwargs)
+    assert r.response.error_code == 23
+    [(rtype, key, value)] = decoded(h.coord.records)
+    assert (rtype, key, value.data["members"], value.data["currentStateTimestamp"]) == (
+        2, {"group": "g"}, [], -1)
+
+
+def test_record_without_leader_replays_with_the_first_member_leading():
+    from kgroup.coordinator.persistence import group_metadata_record
+    h, ids, _ = in_state("Stable")
+    group = h.coord.get_classic_group("g")
+    group.leader_id = None
+    record = group_metadata_record(group)
+    assert decode_value(2, record[1]).data["leader"] is None
+    restored = GroupCoordinator.from_records([record], config=CONFIG)
+    assert restored.group("g").leader == ids["i0"]
 
 
 def test_nothing_written_on_entering_preparing_or_completing_rebalance():
@@ -255,3 +281,26 @@ def test_group_record_from_cached_member_bytes_equals_the_schema_encoding():
         assert [m["assignment"] for m in data["members"]] == [m[7] for m in members]
 
     check()
+
+
+def test_record_cache_follows_every_member_change():
+    """The cached member encodings (one re-encoded member per static restart) never go stale."""
+    from kgroup.coordinator.persistence import group_metadata_record
+    h, ids, _ = in_state("Stable")
+    g = h.coord.get_classic_group("g")
+
+    def same():
+        assert group_metadata_record(g) == group_metadata_record(g, cached=False)
+
+    same()                                                  # warm the cache
+    h.join(instance="i1")                                   # static restart in Stable: record written
+    same()
+    h.join(member_id=ids["i0"], instance="i0", protocols=(("range", b"new"),), session=20_000)
+    same()                                                  # update_member during the rebalance
+    h.join(instance="i0", protocols=(("range", b"again"),))  # replacement in PreparingRebalance
+    same()
+    h.leave([("", "i1")])                                   # everybody left has joined: completes
+    assert g.state == "CompletingRebalance"
+    same()
+    h.join(instance="late")                                 # a new member: CompletingRebalance -> rebalance
+    same()

@@ -10,6 +10,7 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
                                            SyncGroupRequest)
 
 from kgroup.coordinator import GroupCoordinator
+from kgroup.coordinator.persistence import group_metadata_record
 
 CONFIG = {"group.min.session.timeout.ms": 10, "group.initial.rebalance.delay.ms": 300}
 GROUPS = ("g1", "g2")
@@ -135,6 +136,8 @@ def check_invariants(coord, max_generation):
         else:
             assert g.leader_id is None
         assert g.num_awaiting_join == sum(m.join_reply is not None for m in g.members.values())
+        # the GroupMetadata record cache never serves a stale member encoding
+        assert group_metadata_record(g) == group_metadata_record(g, cached=False)
 
 
 def described(snapshot):

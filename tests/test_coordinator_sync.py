@@ -77,6 +77,22 @@ def test_stable_sync_ignores_leader_assignments():
     assert h.group().members[0].assignment == b"A-i0"
 
 
+def test_stable_sync_does_not_refresh_the_session_but_a_propagated_assignment_does():
+    h, ids, _ = in_state("CompletingRebalance")
+    key = f"heartbeat-g-{ids['i1']}"
+    h.advance(1000)
+    follower = h.sync(ids["i1"], 1, instance="i1")
+    h.advance(500)
+    h.sync(ids["i0"], 1, instance="i0", assignments={ids["i1"]: b"F"})
+    assert follower.done
+    # propagation reschedules the parked member's session from the completion time
+    assert h.coord._timers.deadline(key) == h.coord.now_ms + 10_000
+    deadline = h.coord._timers.deadline(key)
+    h.advance(700)
+    assert h.sync(ids["i1"], 1, instance="i1").response.error_code == NONE
+    assert h.coord._timers.deadline(key) == deadline     # c.1 step 9: Stable sync, no refresh
+
+
 @pytest.mark.parametrize("version", range(6))
 def test_sync_every_version_encodes(version):
     h, ids, _ = in_state("CompletingRebalance")

@@ -28,7 +28,8 @@ def handle_describe_groups(coord, request, client_id: str, client_host: str):
 def _describe(coord, version: int, group_id: str | None):
     described = {"group_id": group_id or "", "error_code": codes.NONE, "group_state": "",
                  "protocol_type": "", "protocol_data": "", "members": []}
-    if not group_id:
+    if group_id is None:
+        # Kafka refuses only a null id; "" is described like any other group (backwards compatibility)
         described["error_code"] = codes.INVALID_GROUP_ID
         return _Described(**described)
     group = coord.get_classic_group(group_id)
@@ -78,7 +79,8 @@ def handle_delete_groups(coord, request, client_id: str, client_host: str):
 
 
 def _delete(coord, group_id: str | None) -> int:
-    if not group_id:
+    if group_id is None:
+        # as for DescribeGroups, only a null id is invalid: "" is an ordinary (usually unknown) group
         return codes.INVALID_GROUP_ID
     group = coord.get_classic_group(group_id)
     if group is None or group.state == DEAD:

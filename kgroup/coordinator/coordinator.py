@@ -15,7 +15,8 @@ from .codes import CoordinatorReplayError, UnsupportedRequest
 from .config import CoordinatorConfig
 from .group import ClassicGroup, GroupSnapshot
 from .log import LogEntry, Reply
-from .persistence import GROUP_METADATA, group_from_value, group_metadata_record, group_tombstone
+from .persistence import (GROUP_METADATA, empty_group_metadata_record, group_from_value,
+                          group_tombstone)
 from .rebalance import heartbeat_key, join_key, prepare_rebalance, reschedule_member, sync_key
 from .timers import TimerQueue
 
@@ -142,15 +143,18 @@ class GroupCoordinator:
     def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
         """The group, created Empty if unknown.
 
-        A JoinGroup persists the new group at once (an empty GroupMetadata record); a "simple"
-        group created by an offset commit is not persisted: replaying its offsets recreates it.
+        A new group has no state timestamp until its first transition (Kafka's ClassicGroup).
+        With ``persist`` the empty GroupMetadata record is written at once; JoinGroup writes it
+        itself after the join ran (Kafka appends it only then, with the timestamp the join left).
+        A "simple" group created by an offset commit is not persisted: replaying its offsets
+        recreates it.
         """
         group = self._groups.get(group_id)
         if group is None:
-            group = ClassicGroup(group_id, self.now_ms)
+            group = ClassicGroup(group_id)
             self._groups[group_id] = group
             if persist:
-                self.append_records([group_metadata_record(group)])
+                self.append_records([empty_group_metadata_record(group_id)])
         return group
 
     def refresh_session(self, group: ClassicGroup, member_id: str) -> None:

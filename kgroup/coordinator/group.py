@@ -79,7 +79,8 @@ class ClassicGroup:
     __slots__ = ("group_id", "state", "previous_state", "generation_id", "protocol_type",
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
-                 "num_awaiting_join", "protocol_counts")
+                 "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
+                 "record_dirty")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
@@ -97,6 +98,13 @@ class ClassicGroup:
         self.new_member_added = False
         self.num_awaiting_join = 0
         self.protocol_counts: dict[str, int] = {}
+        # GroupMetadata record cache (persistence.group_metadata_record): each member's encoding,
+        # in self.members order, for protocol record_protocol; ids in record_dirty are re-encoded
+        # on the next write. Every change of a persisted member field must go through
+        # touch_record() or drop_record_cache().
+        self.record_cache: dict[str, bytes] | None = None
+        self.record_protocol = None
+        self.record_dirty: set[str] = set()
 
     # ---- state ---------------------------------------------------------------------------
     def transition_to(self, target: str, now_ms: int) -> None:
@@ -117,11 +125,29 @@ class ClassicGroup:
     def leader(self) -> str | None:
         return self.leader_id
 
+    # ---- record cache --------------------------------------------------------------------
+    def touch_record(self, member_id: str) -> None:
+        """The member's persisted fields changed (or it was just appended to self.members)."""
+        cache = self.record_cache
+        if cache is not None:
+            cache[member_id] = b""      # keeps an existing position, appends a new member
+            self.record_dirty.add(member_id)
+
+    def forget_record(self, member_id: str) -> None:
+        if self.record_cache is not None:
+            self.record_cache.pop(member_id, None)
+            self.record_dirty.discard(member_id)
+
+    def drop_record_cache(self) -> None:
+        self.record_cache = None
+        self.record_dirty.clear()
+
     # ---- membership ----------------------------------------------------------------------
     def add(self, member: Member, join_reply=None, join_version: int = 0) -> None:
         if not self.members:
             self.protocol_type = member.protocol_type
         self.members[member.member_id] = member
+        self.touch_record(member.member_id)
         self._count_protocols(member, 1)
         if join_reply is not None:
             member.join_reply = join_reply
@@ -137,6 +163,7 @@ class ClassicGroup:
         """Drop a member (or pending id) without answering its parked requests."""
         member = self.members.pop(member_id, None)
         if member is not None:
+            self.forget_record(member_id)
             self._count_protocols(member, -1)
             if member.join_reply is not None:
                 self.num_awaiting_join -= 1
@@ -157,6 +184,7 @@ class ClassicGroup:
         self._count_protocols(member, 1)
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
+        self.touch_record(member.member_id)
         if join_reply is not None and member.join_reply is None:
             self.num_awaiting_join += 1
         elif join_reply is None and member.join_reply is not None:

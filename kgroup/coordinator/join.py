@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import codes
 from .group import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup,
                     Member)
-from .persistence import group_metadata_record
+from .persistence import empty_group_metadata_record, group_metadata_record
 from .rebalance import (add_member_then_rebalance, maybe_complete_join_phase,
                         maybe_prepare_rebalance_or_complete_join, prepare_rebalance,
                         reschedule_heartbeat, reschedule_member)
@@ -30,20 +30,32 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
         return done(join_error(version, codes.INVALID_SESSION_TIMEOUT, member_id))
     if not isinstance(rebalance_timeout, int):
         rebalance_timeout = session_timeout
-
-    group = coord.get_classic_group(group_id)
-    if group is None:
-        if member_id:
-            return done(join_error(version, codes.UNKNOWN_MEMBER_ID, member_id))
-        group = coord.get_or_create_classic_group(group_id)
-
-    if not _accept_joining_member(group, member_id, config.group_max_size):
-        group.remove(member_id)
-        return done(join_error(version, codes.GROUP_MAX_SIZE_REACHED, ""))
-
     protocol_type = request.protocol_type or ""
     protocols = [(p.name or "", wire_bytes(p.metadata, f"JoinGroup group {group_id!r} protocols[{k}].metadata"))
                  for k, p in enumerate(request.protocols or ())]
+    join = (version, member_id, instance_id, session_timeout, rebalance_timeout, protocol_type,
+            protocols, client_id, client_host)
+
+    group = coord.get_classic_group(group_id)
+    if group is not None:
+        return _join_group(coord, group, *join)
+    if member_id:
+        return done(join_error(version, codes.UNKNOWN_MEMBER_ID, member_id))
+    group = coord.get_or_create_classic_group(group_id, persist=False)
+    log_size = len(coord.log)
+    reply = _join_group(coord, group, *join)
+    if len(coord.log) == log_size:
+        # a join that created the group and wrote nothing persists it with an empty record,
+        # after the join: its timestamp is the PreparingRebalance transition's, or -1 if none
+        coord.append_records([empty_group_metadata_record(group_id, group.current_state_timestamp)])
+    return reply
+
+
+def _join_group(coord, group: ClassicGroup, version, member_id, instance_id, session_timeout,
+                rebalance_timeout, protocol_type, protocols, client_id, client_host):
+    if not _accept_joining_member(group, member_id, coord.config.group_max_size):
+        group.remove(member_id)
+        return coord.done_reply(join_error(version, codes.GROUP_MAX_SIZE_REACHED, ""))
     join = _Join(coord, group, version, member_id, instance_id, session_timeout,
                  rebalance_timeout, protocol_type, protocols, client_id, client_host)
     if not member_id:
@@ -197,6 +209,7 @@ class _Join:
 def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_id: str) -> Member:
     """Kafka's replaceStaticMember: fence the old incarnation, copy it under the new id."""
     old = group.members.pop(old_id)
+    group.forget_record(old_id)
     join_reply = old.join_reply
     if join_reply is not None:
         old.join_reply = None
@@ -210,6 +223,7 @@ def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_
                  old.rebalance_timeout_ms, old.session_timeout_ms, old.protocol_type,
                  old.protocols, old.assignment)
     group.members[new_id] = new      # protocol counts carry over unchanged
+    group.touch_record(new_id)
     if group.leader_id == old_id:
         group.leader_id = new_id
     group.static_members[instance_id] = new_id

@@ -15,8 +15,8 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
   UNKNOWN_TOPIC_ID (100), and a fetch-all at v10 lists only topics whose id is known.
 * Metadata length is compared in UTF-16 code units, like Java's String.length().
 * A group that has offsets in the log but no GroupMetadata record (a "simple" group, e.g.
-  loaded from a real broker's log) is treated as an Empty group without protocol type; trunk
-  creates such a group during replay, we do not (replay must not append records).
+  loaded from a real broker's log) is recreated by replay as an Empty group without protocol
+  type, as trunk does (without appending a record).
 * A TxnOffsetCommit whose producer epoch is below the last epoch seen for that producer id is
   refused with INVALID_PRODUCER_EPOCH (47), as the log's producer-state check does.
 * DeleteGroups and OffsetDelete also write tombstones for partitions that only open
@@ -153,9 +153,8 @@ class OffsetManager:
             return group, wire.NONE
         if generation < 0:
             return self._coord.get_or_create_classic_group(group_id, persist=False), wire.NONE
-        if self._store.has_committed(group_id) or self._store.has_open_transactions(group_id):
-            # A simple group known only from its offsets: no member can match (spec c.3).
-            return None, wire.UNKNOWN_MEMBER_ID
+        # Spec c.3: a missing group is "not found" even if offsets of it remain (an open
+        # transaction of a deleted group); replay recreates the group of any replayed offset.
         return None, not_found_error
 
     @staticmethod
@@ -336,15 +335,12 @@ class OffsetManager:
         if group_id == "":
             return wire.delete_response(request, wire.INVALID_GROUP_ID, [])
         group = self._coord.get_classic_group(group_id)
-        if group is None and not self.has_offsets(group_id):
+        if group is None or group.state == "Dead":
+            # trunk validateOffsetDelete: the group itself must exist
             return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
-        known_topics: set[str] | None = set()
-        if group is not None:
-            if group.state == "Dead":
-                return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
-            if group.state != "Empty" and group.protocol_type != "consumer":
-                return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
-            known_topics = subscribed_topics(group)
+        if group.state != "Empty" and group.protocol_type != "consumer":
+            return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
+        known_topics = subscribed_topics(group)
         topics, items = [], []
         for topic in request.topics:
             out = []

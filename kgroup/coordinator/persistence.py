@@ -6,6 +6,8 @@ coordinator stays importable (and fast to import) on its own.
 
 from __future__ import annotations
 
+from itertools import chain
+
 from .group import EMPTY, STABLE, ClassicGroup, Member
 
 GROUP_METADATA = 2
@@ -21,20 +23,22 @@ def group_key(group_id: str) -> bytes:
     return _records().encode_key(GROUP_METADATA, {"group": group_id})
 
 
-def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | None = None
-                          ) -> tuple[bytes, bytes]:
+def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | None = None,
+                          *, cached: bool = True) -> tuple[bytes, bytes]:
     """Kafka's newGroupMetadataRecord: every member with its selected-protocol metadata.
 
     ``assignments`` overrides the members' current assignments (the leader's SyncGroup
-    writes the new assignment before it is installed).
+    writes the new assignment before it is installed). Without it, the members' encodings
+    come from the group's record cache (see ClassicGroup.touch_record), so a static restart
+    in a large Stable group re-encodes one member, not all; ``cached=False`` bypasses it.
     """
     protocol = group.protocol_name
-    members = []
-    for member in group.members.values():
-        assignment = member.assignment if assignments is None else assignments.get(member.member_id, b"")
-        members.append(_member_bytes((
-            member.member_id, member.group_instance_id, member.client_id, member.client_host,
-            member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol), assignment)))
+    if assignments is None and cached:
+        body = _cached_members(group, protocol)
+    else:
+        body = [_encode_member(member, protocol, member.assignment if assignments is None
+                               else assignments.get(member.member_id, b""))
+                for member in group.members.values()]
     head = _records().encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {
         "protocolType": group.protocol_type or "",
         "generation": group.generation_id,
@@ -45,8 +49,32 @@ def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | N
         "members": [],
     })
     # v3 is not flexible: the value ends with the members array (int32 count, then each member).
-    value = head[:-4] + len(members).to_bytes(4, "big", signed=True) + b"".join(members)
+    # One join: a large group's value is copied once.
+    value = b"".join(chain((head[:-4], len(group.members).to_bytes(4, "big", signed=True)), body))
     return group_key(group.group_id), value
+
+
+def _encode_member(member: Member, protocol: str | None, assignment: bytes) -> bytes:
+    return _member_bytes((
+        member.member_id, member.group_instance_id, member.client_id, member.client_host,
+        member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol), assignment))
+
+
+def _cached_members(group: ClassicGroup, protocol: str | None):
+    """The members' encodings in member order (a view of the group's record cache)."""
+    cache, members, dirty = group.record_cache, group.members, group.record_dirty
+    if (cache is None or group.record_protocol != protocol or len(cache) != len(members)
+            or any(member_id not in members for member_id in dirty)):
+        cache = {member_id: _encode_member(member, protocol, member.assignment)
+                 for member_id, member in members.items()}
+        group.record_cache, group.record_protocol = cache, protocol
+        dirty.clear()
+    elif dirty:
+        for member_id in dirty:
+            member = members[member_id]
+            cache[member_id] = _encode_member(member, protocol, member.assignment)
+        dirty.clear()
+    return cache.values()
 
 
 # A static restart rewrites the whole group (Kafka does too) but changes one member: members'
@@ -77,9 +105,12 @@ def _member_bytes(fields: tuple) -> bytes:
     return encoded
 
 
-def empty_group_metadata_record(group_id: str) -> tuple[bytes, bytes]:
-    """The record Kafka writes for a group a JoinGroup created (generation 0, no members)."""
-    return group_metadata_record(ClassicGroup(group_id))
+def empty_group_metadata_record(group_id: str, current_state_timestamp: int | None = None
+                                ) -> tuple[bytes, bytes]:
+    """The record Kafka writes for a group a JoinGroup created (newEmptyGroupMetadataRecord):
+    generation 0, protocol type "", no protocol, leader or members, whatever the join did; only
+    the state timestamp is the group's (-1 unless the join moved it to PreparingRebalance)."""
+    return group_metadata_record(ClassicGroup(group_id, current_state_timestamp))
 
 
 def group_tombstone(group_id: str) -> tuple[bytes, None]:
@@ -106,5 +137,8 @@ def group_from_value(group_id: str, data: dict) -> ClassicGroup:
             assignment=bytes(raw.get("assignment") or b""))
         group.add(member)
     group.protocol_type = data.get("protocolType") or None   # add() set it from the first member
-    group.leader_id = data.get("leader")
+    if data.get("leader") is not None:
+        # Kafka sets the stored leader first and add() only fills an absent one: a record without
+        # a leader leaves the first member leading
+        group.leader_id = data["leader"]
     return group

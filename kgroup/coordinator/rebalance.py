@@ -237,6 +237,7 @@ def remove_pending_sync(coord, group: ClassicGroup, member_id: str) -> None:
 def reset_and_propagate_assignment_with_error(coord, group: ClassicGroup, error: int) -> None:
     for member in group.members.values():
         member.assignment = b""
+    group.drop_record_cache()
     propagate_assignment(coord, group, error)
 
 

@@ -58,6 +58,7 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
         if group.state == COMPLETING_REBALANCE:
             for member_entry in group.members.values():
                 member_entry.assignment = assignments.get(member_entry.member_id, b"")
+            group.drop_record_cache()
             propagate_assignment(coord, group, codes.NONE)
             group.transition_to(STABLE, coord.now_ms)
     return reply
