@@ -304,3 +304,44 @@ def test_record_cache_follows_every_member_change():
     same()
     h.join(instance="late")                                 # a new member: CompletingRebalance -> rebalance
     same()
+
+
+def test_keep_log_false_hands_entries_over_once_and_holds_nothing():
+    """What `serve` relies on: take_log() returns each entry once, memory holds none of them,
+    and the taken entries still replay to the same groups and offsets."""
+    from kafka.protocol.consumer.group import OffsetCommitRequest
+
+    counter = iter(range(10**6))
+    coord = GroupCoordinator(config=CONFIG, now_ms=0, uuid_source=lambda: f"u{next(counter)}",
+                             keep_log=False)
+    h = Harness()
+    h.coord = coord
+    member = h.stable(instances=("i0",))["i0"]
+    taken = coord.take_log()
+    T = OffsetCommitRequest.OffsetCommitRequestTopic
+    P = T.OffsetCommitRequestPartition
+    for n in range(5):
+        commit = OffsetCommitRequest(version=8, group_id="g", generation_id_or_member_epoch=1,
+                                     member_id=member, group_instance_id="i0", topics=[
+                                         T(name="t", partitions=[P(partition_index=0, committed_offset=n,
+                                                                  committed_leader_epoch=-1,
+                                                                  committed_metadata="")])])
+        assert h.handle(commit).response.topics[0].partitions[0].error_code == NONE
+        assert coord.log == [] or len(coord.log) == 1
+        taken += coord.take_log()
+    assert coord.records == [] and coord.log == [] and coord.take_log() == []
+    assert coord.entries_appended == len(taken) and coord.log_end_offset == sum(len(e.records) for e in taken)
+    restored = GroupCoordinator.from_records(taken, config=CONFIG, now_ms=coord.now_ms)
+    assert restored.committed_offsets("g") == coord.committed_offsets("g")
+    assert restored.group("g").static_members == coord.group("g").static_members == {"i0": member}
+    assert restored.log_end_offset == coord.log_end_offset
+
+
+def test_keep_log_true_take_log_returns_only_new_entries():
+    h = Harness()
+    h.stable(dynamic=2)
+    first = h.coord.take_log()
+    assert first == h.coord.log and h.coord.take_log() == []
+    h.advance(60_000)  # sessions expire: the group record changes
+    new = h.coord.take_log()
+    assert new and h.coord.log == first + new and len(h.coord.records) == sum(len(e.records) for e in h.coord.log)

@@ -49,7 +49,10 @@ def _load_offset_manager():
 
 class GroupCoordinator:
     def __init__(self, config: dict | None = None, now_ms: int = 0,
-                 uuid_source: Callable[[], str] | None = None):
+                 uuid_source: Callable[[], str] | None = None, keep_log: bool = True):
+        """``keep_log=False`` is for long-running hosts (``kgroup serve``, large simulations): the
+        log is handed over by ``take_log()`` and forgotten, and ``records`` stays empty, so memory
+        does not grow with the number of commits and rebalances."""
         self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
         self.now_ms = int(now_ms)
         self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
@@ -58,8 +61,12 @@ class GroupCoordinator:
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
         self._suppress_appends = False
+        self.keep_log = keep_log
         self.log: list[LogEntry] = []
         self.records: list[tuple[bytes, bytes | None]] = []
+        self.entries_appended = 0     # LogEntry appends ever made (take_log() does not reset it)
+        self.log_end_offset = 0       # next log offset: a record or a marker takes one each
+        self._taken = 0               # how much of self.log take_log() has handed over
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
 
@@ -184,8 +191,25 @@ class GroupCoordinator:
             return
         entry.timestamp_ms = self.now_ms
         self.log.append(entry)
+        self.entries_appended += 1
         if entry.control is None:
-            self.records.extend(entry.records)
+            self.log_end_offset += len(entry.records)
+            if self.keep_log:
+                self.records.extend(entry.records)
+        else:
+            self.log_end_offset += 1
+
+    def take_log(self) -> list[LogEntry]:
+        """The entries appended since the last call, in order (what a host must persist).
+
+        With ``keep_log=False`` they are dropped from ``log`` here; otherwise ``log`` keeps them all.
+        """
+        if self.keep_log:
+            new = self.log[self._taken:]
+            self._taken = len(self.log)
+            return new
+        new, self.log = self.log, []
+        return new
 
     def append_records(self, records: list[tuple[bytes, bytes | None]]) -> None:
         self.append(LogEntry(records=records))
@@ -205,16 +229,17 @@ class GroupCoordinator:
     # ---- failover ----------------------------------------------------------------------
     @classmethod
     def from_records(cls, records: Iterable, config: dict | None = None, now_ms: int = 0,
-                     uuid_source: Callable[[], str] | None = None) -> "GroupCoordinator":
+                     uuid_source: Callable[[], str] | None = None,
+                     keep_log: bool = True) -> "GroupCoordinator":
         """Rebuild groups (static member maps included) and offsets from a partition's records.
 
         ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry.
         The new coordinator's own log starts empty: the replayed records are already stored.
         """
-        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source)
+        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log)
         coord._suppress_appends = True
         try:
-            coord._replay(records)
+            coord.log_end_offset = coord._replay(records)
         finally:
             coord._suppress_appends = False
         coord._on_loaded()
@@ -239,6 +264,7 @@ class GroupCoordinator:
                 record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
                 self._replay_record(key, value, offset, record_entry, decode_key, decode_value)
                 offset += 1
+        return offset
 
     def _replay_record(self, key, value, offset, entry, decode_key, decode_value) -> None:
         if not isinstance(key, (bytes, bytearray)) or len(key) < 2:

@@ -42,9 +42,9 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
     if member_id:
         return done(join_error(version, codes.UNKNOWN_MEMBER_ID, member_id))
     group = coord.get_or_create_classic_group(group_id, persist=False)
-    log_size = len(coord.log)
+    log_size = coord.entries_appended
     reply = _join_group(coord, group, *join)
-    if len(coord.log) == log_size:
+    if coord.entries_appended == log_size:
         # a join that created the group and wrote nothing persists it with an empty record,
         # after the join: its timestamp is the PreparingRebalance transition's, or -1 if none
         coord.append_records([empty_group_metadata_record(group_id, group.current_state_timestamp)])

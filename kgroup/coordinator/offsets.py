@@ -56,8 +56,6 @@ class OffsetManager:
         self._coord = coord
         self._store = OffsetStore()
         self._producer_epochs: dict[int, int] = {}
-        self._counted_entries = 0      # how many coord.log entries _log_end has counted
-        self._log_end = 0              # next log offset (records and markers each take one)
         self.topic_ids: dict[str, object] = {}
         self._key_cache: dict[tuple[str, str, int], bytes] = {}
         # The facade calls start() only after a failover load; a fresh coordinator needs the
@@ -81,12 +79,7 @@ class OffsetManager:
 
     # ------------------------------------------------------------------ log plumbing
     def _next_log_offset(self) -> int:
-        log = self._coord.log
-        for i in range(self._counted_entries, len(log)):
-            entry = log[i]
-            self._log_end += 1 if entry.control else len(entry.records)
-        self._counted_entries = len(log)
-        return self._log_end
+        return self._coord.log_end_offset
 
     def _append(self, records: list, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
                 control: str | None = None, coordinator_epoch: int = 0) -> int:
@@ -135,11 +128,9 @@ class OffsetManager:
         self._apply(data["group"], tp, offset_value, log_offset, entry.producer_id)
         if entry.producer_id != NO_PRODUCER_ID:
             self._note_epoch(entry.producer_id, entry.producer_epoch)
-        self._log_end = max(self._log_end, log_offset + 1)
 
     def replay_end_transaction(self, producer_id: int, commit: bool, log_offset: int) -> None:
         self._store.end_transaction(producer_id, commit)
-        self._log_end = max(self._log_end, log_offset + 1)
 
     def _note_epoch(self, producer_id: int, epoch: int) -> None:
         if epoch > self._producer_epochs.get(producer_id, -1):
@@ -273,10 +264,9 @@ class OffsetManager:
                 f"end_transaction: producer id {producer_id} epoch {producer_epoch} is older than "
                 f"the last epoch {known} seen for it; the marker is rejected")
         self._note_epoch(producer_id, producer_epoch)
-        offset = self._append([], producer_id, producer_epoch,
-                              "COMMIT" if commit else "ABORT", coordinator_epoch)
+        self._append([], producer_id, producer_epoch, "COMMIT" if commit else "ABORT",
+                     coordinator_epoch)
         self._store.end_transaction(producer_id, commit)
-        self._log_end = max(self._log_end, offset + 1)
 
     # ------------------------------------------------------------------ OffsetFetch
     def handle_offset_fetch(self, request, client_id: str = "", client_host: str = ""):

@@ -61,7 +61,7 @@ class GroupBridge:
         self.broker = broker
         self.partitions = broker.logdir.topics[OFFSETS_TOPIC].partitions
         self.coord = None
-        self._persisted = 0
+        self._backlog: list = []  # entries a failed write left unwritten, retried first
         self._ready: list = []
         self._timer_task: asyncio.Task | None = None
         self._wake: asyncio.Future | None = None
@@ -86,12 +86,13 @@ class GroupBridge:
         config = dict(self.broker.config.coordinator)
         entries = self._load_entries()
         now = self.now_ms()
+        # keep_log=False: each entry is handed over by take_log() once written, so a long-running
+        # server's memory does not grow with every commit and rebalance.
         if entries:
-            self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now)
+            self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now, keep_log=False)
         else:
-            self.coord = GroupCoordinator(config=config, now_ms=now)
-        # Whatever the coordinator holds now came from disk; only later entries are written.
-        self._persisted = len(self.coord.log)
+            self.coord = GroupCoordinator(config=config, now_ms=now, keep_log=False)
+        self.coord.take_log()  # whatever it holds now came from disk; only later entries are written
         self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
 
     async def stop(self):
@@ -185,16 +186,24 @@ class GroupBridge:
                 future.set_result(_add_unknown_partitions(reply.response, unknown))
 
     def _persist(self):
-        entries = self.coord.log
-        if self._persisted >= len(entries):
+        entries = self._backlog + self.coord.take_log()
+        self._backlog = []
+        if not entries:
             return
+        try:
+            self._write(entries)
+        except OSError:
+            self._backlog = entries  # retried at the next write (the clients were told it failed)
+            raise
+
+    def _write(self, entries):
         from kgroup.records import partition_for
         from kgroup.records.writer import encode_batch, encode_control_batch
 
         touched = {}
         n = len(self.partitions)
         pending_markers = []
-        for entry in entries[self._persisted:]:
+        for entry in entries:
             if entry.control is not None:
                 pending_markers.append(entry)
                 continue
@@ -220,7 +229,6 @@ class GroupBridge:
                                            timestamp=entry.timestamp_ms)
                 self._append(plog, raw)
                 touched[number] = plog
-        self._persisted = len(entries)
         for plog in touched.values():
             plog.flush()
         if touched:
