@@ -109,6 +109,12 @@ def simulate(scenario, output, members, topics, membership, assignor, restart_ms
         initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
         concurrency=concurrency, count=count, remove_members=remove_members,
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats)
+    if plot_path:
+        from kgroup.sim.plot import PlotUnavailable, check_target
+        try:
+            check_target(plot_path)
+        except PlotUnavailable as exc:
+            raise click.ClickException(str(exc)) from exc
     try:
         results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
     except ParameterError as exc:

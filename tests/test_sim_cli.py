@@ -79,6 +79,17 @@ def test_plot_without_matplotlib_exits_1_with_a_clear_message(tmp_path, monkeypa
     assert result.exit_code == 1
     assert "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'" in result.output
     assert not (tmp_path / "x.png").exists()
+    assert result.stdout == ""      # refused before simulating, not after
+
+
+def test_plot_target_is_checked_before_the_simulation_runs(tmp_path, monkeypatch):
+    import kgroup.sim.scenarios as scenarios
+
+    def boom(*a, **kw):
+        raise AssertionError("the simulation ran before the --plot target was checked")
+    monkeypatch.setattr(scenarios, "run_scenario", boom)
+    result = invoke("rolling-bounce", "--plot", str(tmp_path / "x.pdf"))
+    assert result.exit_code == 1 and "must end in .png or .svg" in result.output
 
 
 def test_plot_rejects_other_file_types(tmp_path):

@@ -152,6 +152,45 @@ def test_short_circuited_heartbeats_give_the_same_run_as_heartbeat_requests(scen
     assert fast.as_dict() == wire.as_dict()
 
 
+# Heartbeats of a quiet member are coalesced (the member sleeps until the session would
+# expire, or until the engine wakes it); these runs hit the edge cases: a change at the very
+# millisecond of a sleeper's heartbeat slot (from a timer, a restart scheduled long before, a
+# response), restarts around the session timeout, a twin fencing a sleeper, admin removal.
+@pytest.mark.parametrize("scenario,kw", [
+    ("crash", dict(members=12, restart_ms=60_000, concurrency=3, seed=98, order="leader-first",
+                   topics=(("t", 40),))),
+    ("downgrade", dict(members=12, restart_ms=44_000, heartbeat_interval_ms=1_000, seed=72)),
+    ("rolling-bounce", dict(members=12, membership="static", assignor="cooperative-sticky",
+                            restart_ms=46_000, session_timeout_ms=10_000,
+                            heartbeat_interval_ms=1_000, concurrency=2, seed=63)),
+    ("upgrade", dict(members=30, assignor="roundrobin", restart_ms=10_000,
+                     heartbeat_interval_ms=1_000, concurrency=3, seed=57, topics=(("t", 3),))),
+    ("duplicate-instance", dict(members=12, seed=5)),
+    ("scale-down", dict(members=12, count=3, remove_members=True, seed=9)),
+    ("rolling-bounce", dict(members=30, membership="dynamic", restart_ms=3_000, seed=4)),
+])
+def test_coalesced_heartbeats_give_the_same_run_as_heartbeat_requests(scenario, kw):
+    fast = run(scenario, **kw)
+    wire = run(scenario, wire_heartbeats=True, **kw)
+    assert fast.as_dict() == wire.as_dict()
+
+
+def test_quiet_members_sleep_through_heartbeats(monkeypatch):
+    from kgroup.coordinator import GroupCoordinator
+
+    refreshes = []
+    original = GroupCoordinator.refresh_session
+    monkeypatch.setattr(GroupCoordinator, "refresh_session",
+                        lambda self, group, member_id: (refreshes.append(member_id),
+                                                        original(self, group, member_id))[1])
+    r = run("rolling-bounce", membership="static", members=10, restart_ms=10_000,
+            session_timeout_ms=45_000, heartbeat_interval_ms=3_000)
+    assert (r.rebalances, r.partitions_moved) == (0, 0)
+    # 10 members x 100 s of virtual time at one heartbeat per 3 s would be over 300 refreshes;
+    # a sleeper refreshes once per 42 s (the last slot before its 45 s session expires).
+    assert 0 < len(refreshes) < 60
+
+
 def test_same_seed_same_run_other_seed_other_phases():
     a = run("rolling-bounce", membership="dynamic", seed=7)
     b = run("rolling-bounce", membership="dynamic", seed=7)

@@ -16,6 +16,8 @@ from functools import partial
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
+from kgroup.coordinator.rebalance import reschedule_heartbeat
+
 from .assignors import MemberInfo, get_assignor
 
 NONE = 0
@@ -79,6 +81,12 @@ class SimConsumer:
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
         self._heartbeat_token = 0
         self._beat = None                # the scheduled heartbeat call, reused while quiet
+        self._slot_ms = 0                # a heartbeat slot: slots are _slot_ms + k * interval
+        self._refreshed_ms = 0           # when the coordinator last refreshed the session
+        # Asleep, a quiet member next heartbeats this long after its last one: the last slot
+        # before the session would expire (the engine wakes it earlier when needed).
+        interval, session = config.heartbeat_interval_ms, config.session_timeout_ms
+        self._sleep_ms = max(1, (session - 1) // interval) * interval if interval < session else interval
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -97,6 +105,8 @@ class SimConsumer:
         """Close (LeaveGroup only for a dynamic member), or crash: vanish without a word."""
         if not self.running:
             return
+        if self.state == "stable" and not self.config.wire_heartbeats:
+            self._settle_session()
         if not crash and self.instance_id is None and self.member_id:
             request = LeaveGroupRequest(version=5, group_id=self.group_id, members=[
                 Identity(member_id=self.member_id, group_instance_id=None, reason="consumer close")])
@@ -106,6 +116,47 @@ class SimConsumer:
         self.state = "stopped"
         self.incarnation += 1
         self._heartbeat_token += 1
+
+    def _settle_session(self) -> None:
+        """Leaving the stable state: the session deadline the skipped heartbeats would have set.
+
+        While asleep the coordinator only saw the first quiet heartbeat; a process that now
+        stops must expire one session timeout after its last heartbeat slot, as it would have.
+        """
+        engine = self.engine
+        self.engine.unsleep(self)
+        now = engine.coordinator.now_ms
+        if now < self._slot_ms:
+            return                        # no heartbeat since the SyncGroup
+        interval = self.config.heartbeat_interval_ms
+        last = self._slot_ms + (now - self._slot_ms) // interval * interval
+        if last <= self._refreshed_ms:
+            return
+        group = engine.group()
+        if group is None or self.member_id not in group.members:
+            return
+        reschedule_heartbeat(engine.coordinator, group, self.member_id,
+                             last + self.config.session_timeout_ms - now)
+        self._refreshed_ms = last
+
+    def wake(self, now: int, born: int) -> None:
+        """The engine's call when a heartbeat may no longer be quiet: beat at the next slot.
+
+        A slot at ``now`` itself is still to come when the change was scheduled (``born``)
+        before that heartbeat would have been, one interval ago.
+        """
+        if self.state != "stable":
+            return
+        interval = self.config.heartbeat_interval_ms
+        elapsed = now - self._slot_ms
+        slots = elapsed // interval + 1
+        if elapsed > 0 and elapsed % interval == 0 and born < now - interval:
+            slots -= 1
+        at = self._slot_ms + slots * interval
+        if at >= self._slot_ms + self._sleep_ms:
+            return                        # the pending wake-up is that very slot
+        self._heartbeat_token += 1
+        self.engine.at(at, partial(self._heartbeat, self._heartbeat_token))
 
     def _lose_all(self, why: str) -> None:
         now = self.engine.now
@@ -118,6 +169,7 @@ class SimConsumer:
     def _fail(self, code: int, during: str) -> None:
         self.error = f"{self.name}: {during} failed with {error_name(code)} ({code})"
         self.state = "fenced" if code == FENCED_INSTANCE_ID else "failed"
+        self.engine.unsleep(self)
         now = self.engine.now
         if self.owned:
             self.ledger.release(now, self.name, self.owned, 0)
@@ -149,6 +201,7 @@ class SimConsumer:
     def _join(self) -> None:
         """onJoinPrepare, then JoinGroup: eager protocols give up every partition first."""
         self._heartbeat_token += 1
+        self.engine.unsleep(self)
         if not self.assignor.cooperative and self.owned:
             self.ledger.release(self.engine.now, self.name, self.owned, 0)
             self.owned = []
@@ -270,14 +323,17 @@ class SimConsumer:
         self._heartbeat_token += 1
         token = self._heartbeat_token
         delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
+        self._slot_ms = self.engine.now + delay
         self.engine.after(delay, lambda: self._heartbeat(token))
 
     def _heartbeat(self, token: int) -> bool | None:
         """Returns True when nothing observable happened (the engine's quiet event)."""
         if token != self._heartbeat_token or self.state != "stable":
             return True
+        engine = self.engine
+        now = engine.coordinator.now_ms
+        self._slot_ms = self._refreshed_ms = now
         if not self.config.wire_heartbeats:
-            engine = self.engine
             group = engine.group()
             if (group is not None and group.state == "Stable"
                     and group.generation_id == self.generation
@@ -285,12 +341,14 @@ class SimConsumer:
                     and (self.instance_id is None
                          or group.static_members.get(self.instance_id) == self.member_id)):
                 # The coordinator can only answer NONE here and refresh the session timer
-                # (spec c.2 step 6); do just that, without building request and response.
+                # (spec c.2 step 6); do just that, without building request and response,
+                # and sleep through the heartbeats that would only do the same again.
                 engine.coordinator.refresh_session(group, self.member_id)
                 beat = self._beat
                 if beat is None or beat.args[0] != token:
                     beat = self._beat = partial(self._heartbeat, token)
-                engine.at(engine.coordinator.now_ms + self.config.heartbeat_interval_ms, beat)
+                engine.at(now + self._sleep_ms, beat)
+                engine.sleep(self)
                 return True
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,

@@ -3,6 +3,15 @@
 Responses are delivered as events at the current virtual time instead of inside the
 coordinator's callback, so a thousand members answering one another never nest calls.
 At equal times the coordinator's timers fire before client events.
+
+Quiet heartbeats are coalesced. A member of a Stable group whose heartbeat could only be
+answered NONE "sleeps": it refreshes its session once and next wakes shortly before the
+session would expire, instead of every heartbeat.interval.ms. The engine wakes sleepers as
+soon as a heartbeat might get another answer (the group leaves Stable or changes
+generation, or a JoinGroup/LeaveGroup names a sleeper's instance or member id), and each
+woken member heartbeats at its next slot on its own phase, exactly when it would have. A
+sleeper that stops has its session deadline moved back to its last heartbeat slot. A run
+with coalesced heartbeats equals one with every heartbeat sent (``--wire-heartbeats``).
 """
 
 from __future__ import annotations
@@ -16,10 +25,15 @@ class Engine:
         self.coordinator = coordinator
         self.group_id = group_id
         self._groups = coordinator.classic_groups()     # the live map: one lookup per use
-        self._events: list[tuple[int, int, Callable[[], None]]] = []
+        # (time, sequence, call, time it was scheduled at)
+        self._events: list[tuple[int, int, Callable[[], None], int]] = []
         self._seq = 0
         self.observer = observer       # observer(group or None, now) after every step
         self.steps = 0
+        self._sleepers: dict = {}           # member id -> sleeping consumer
+        self._sleeping_instances: dict = {}  # group.instance.id -> sleeping consumer
+        self._sleep_generation = None
+        self._born = 0                       # when the running event was scheduled
 
     @property
     def now(self) -> int:
@@ -28,7 +42,7 @@ class Engine:
     def at(self, time_ms: int, fn: Callable[[], None]) -> None:
         self._seq += 1
         now = self.coordinator.now_ms
-        heapq.heappush(self._events, (time_ms if time_ms > now else now, self._seq, fn))
+        heapq.heappush(self._events, (time_ms if time_ms > now else now, self._seq, fn, now))
 
     def after(self, delay_ms: int, fn: Callable[[], None]) -> None:
         self.at(self.now + delay_ms, fn)
@@ -39,12 +53,77 @@ class Engine:
     def handle(self, request, client_id: str, on_response: Callable | None = None):
         """Send one request; ``on_response(response)`` runs as an event once it is answered."""
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
+        if self._sleepers:
+            self._check_sleepers(request, self._born)
         if on_response is not None:
             reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
         return reply
 
     def group(self):
         return self._groups.get(self.group_id)
+
+    # ---- coalesced heartbeats -------------------------------------------------------------
+    def sleep(self, consumer) -> None:
+        """``consumer`` heartbeats quietly until woken (``consumer.wake(now, born)``)."""
+        generation = consumer.generation
+        if self._sleepers and generation != self._sleep_generation:
+            self.wake_all(self.coordinator.now_ms)
+        self._sleep_generation = generation
+        self._sleepers[consumer.member_id] = consumer
+        if consumer.instance_id is not None:
+            self._sleeping_instances[consumer.instance_id] = consumer
+
+    def unsleep(self, consumer) -> None:
+        if self._sleepers.get(consumer.member_id) is consumer:
+            del self._sleepers[consumer.member_id]
+        if (consumer.instance_id is not None
+                and self._sleeping_instances.get(consumer.instance_id) is consumer):
+            del self._sleeping_instances[consumer.instance_id]
+
+    def wake_all(self, born: int) -> None:
+        sleepers = list(self._sleepers.values())
+        self._sleepers.clear()
+        self._sleeping_instances.clear()
+        now = self.coordinator.now_ms
+        for consumer in sleepers:
+            consumer.wake(now, born)
+
+    def _wake(self, consumer, born: int) -> None:
+        self.unsleep(consumer)
+        consumer.wake(self.coordinator.now_ms, born)
+
+    def _check_sleepers(self, request, born: int) -> None:
+        """Wake every sleeper whose next heartbeat could be answered other than NONE.
+
+        ``born`` is when the work that changed the group was scheduled (-1 for a coordinator
+        timer): a heartbeat due this very millisecond was scheduled one interval ago, and
+        runs after the change only if the change was scheduled earlier still.
+        """
+        group = self._groups.get(self.group_id)
+        if group is None or group.state != "Stable" or group.generation_id != self._sleep_generation:
+            self.wake_all(born)
+            return
+        if request is None:
+            return
+        api_key = request.API_KEY
+        if api_key == 11:        # JoinGroup: a static member may have replaced a sleeper
+            instance = request.group_instance_id
+            consumer = self._sleeping_instances.get(instance) if instance is not None else None
+            if consumer is not None and group.static_members.get(instance) != consumer.member_id:
+                self._wake(consumer, born)
+        elif api_key == 13:      # LeaveGroup (an admin's, or a consumer's): who was removed
+            members = getattr(request, "members", None)
+            identities = ([(m.member_id, m.group_instance_id) for m in members] if members
+                          else [(request.member_id, None)])
+            for member_id, instance in identities:
+                for consumer in (self._sleepers.get(member_id),
+                                 self._sleeping_instances.get(instance) if instance else None):
+                    if consumer is not None and (
+                            consumer.member_id not in group.members
+                            or (consumer.instance_id is not None
+                                and group.static_members.get(consumer.instance_id)
+                                != consumer.member_id)):
+                        self._wake(consumer, born)
 
     def step(self, limit_ms: int) -> bool:
         """Run due work up to ``limit_ms`` until something may have changed; False if none is due.
@@ -66,11 +145,17 @@ class Engine:
                 return False
             if target > coordinator.now_ms or timer_due:
                 coordinator.advance(max(target - coordinator.now_ms, 0))
+                if timer_due and self._sleepers:
+                    # Timers fire before client events: a heartbeat due at this very
+                    # millisecond has not run yet and sees the change.
+                    self._check_sleepers(None, -1)
             quiet = not timer_due
             now = coordinator.now_ms
             while events and events[0][0] <= now:
-                if not pop(events)[2]():
+                _, _, call, self._born = pop(events)
+                if not call():
                     quiet = False
+            self._born = now           # between steps, everything due now has run
             self.steps += 1
             if not quiet:
                 if self.observer is not None:

@@ -16,6 +16,17 @@ FORMATS = (".png", ".svg")
 MAX_ROWS = 60      # beyond this, rows are sampled evenly so the figure stays readable
 
 
+def check_target(path: str) -> None:
+    """Fail before a long simulation, not after it: a usable file type and matplotlib installed."""
+    import importlib.util
+
+    if Path(path).suffix.lower() not in FORMATS:
+        raise PlotUnavailable(f"--plot {path}: the file name must end in .png or .svg")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise PlotUnavailable(
+            "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'")
+
+
 def plot_timeline(results, path: str) -> None:
     """Write one panel per result (variants of --compare stacked) to a PNG or SVG file."""
     suffix = Path(path).suffix.lower()
