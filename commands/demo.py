@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS
+from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
 GROUP = "demo-app"
 TOPIC = "orders"
@@ -10,19 +10,24 @@ SESSION_TIMEOUT_MS = 6000
 
 
 @click.command("demo", context_settings=CONTEXT_SETTINGS)
+@output_option(["table", "json"], default_pipe="table")
 @click.option("--consumers", type=click.IntRange(2, 8), default=3, show_default=True,
               help="Static consumers to start (group.instance.id node-0, node-1, ...).")
 @click.option("--partitions", type=click.IntRange(1, 64), default=6, show_default=True,
               help=f"Partitions of the demo topic {TOPIC!r}.")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the broker's log directory here (default: a temporary directory, removed at the end).")
-def demo(consumers, partitions, log_dir):
+def demo(output, consumers, partitions, log_dir):
     """Run kgroup against an embedded broker and real kafka-python static consumers.
 
     Starts `kgroup serve` in-process on a free port, starts static consumers, then runs list,
     describe, a rolling restart of one consumer (no rebalance), remove-members of another,
     describe again, and decode-offsets / describe --from-dump of the resulting __consumer_offsets,
     printing each kgroup command line before its output. Takes well under a minute and cleans up.
+
+    With -o json nothing is printed until the end, then one JSON object:
+    {"ok", "steps": [{"note"} | {"command": [...], "exit_code", "output": the command's own -o json
+    document}], "error"}.
 
     Exit status: 0 the tour ran, 1 something failed (the message says what).
     """
@@ -32,20 +37,27 @@ def demo(consumers, partitions, log_dir):
     from kgroup.errors import KgroupError
 
     workdir = log_dir or tempfile.mkdtemp(prefix="kgroup-demo-")
+    tour = Narrator(json_mode=output == "json")
+    error = None
     try:
-        _tour(workdir, consumers, partitions)
+        _tour(workdir, consumers, partitions, tour)
     except KgroupError as exc:
-        click.echo(f"kgroup demo: {exc}", err=True)
-        raise SystemExit(1)
+        error = str(exc)
     except OSError as exc:  # e.g. no free port or an unwritable temporary directory
-        click.echo(f"kgroup demo: cannot run the embedded broker: {exc}", err=True)
-        raise SystemExit(1)
+        error = f"cannot run the embedded broker: {exc}"
     finally:
         if log_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    if tour.json_mode:
+        import json
+
+        click.echo(json.dumps({"ok": error is None, "steps": tour.steps, "error": error}, indent=2))
+    if error is not None:
+        click.echo(f"kgroup demo: {error}", err=True)
+        raise SystemExit(1)
 
 
-def _tour(workdir, count, partitions):
+def _tour(workdir, count, partitions, tour):
     import os
 
     from kgroup.client.fleet import stop_all
@@ -53,7 +65,7 @@ def _tour(workdir, count, partitions):
     from kgroup.records.partitioning import partition_for
     from kgroup.server.harness import ThreadedBroker
 
-    say = _say
+    say = tour.say
     say(f"Starting an embedded Kafka broker (kgroup serve) with topic {TOPIC!r} ({partitions} partitions) ...")
     broker = ThreadedBroker(os.path.join(workdir, "logs"), topics=[(TOPIC, partitions)],
                             config={"group.initial.rebalance.delay.ms": "0",
@@ -71,8 +83,8 @@ def _tour(workdir, count, partitions):
         _await_commits(broker, partitions)
         bootstrap = ["--bootstrap-server", broker.bootstrap]
 
-        _run(["list", *bootstrap])
-        _run(["describe", GROUP, "--offsets", *bootstrap])
+        tour.run(["list", *bootstrap])
+        tour.run(["describe", GROUP, "--offsets", *bootstrap])
 
         before = _group(broker)
         leader = next(m.group_instance_id for m in before.members if m.member_id == before.leader)
@@ -87,16 +99,16 @@ def _tour(workdir, count, partitions):
         say(f"Generation before {before.generation}, after {after.generation}: "
             + ("no rebalance; the other consumers never stopped." if after.generation == before.generation
                else "a rebalance happened (unexpected for a static restart)."))
-        _run(["describe", GROUP, *bootstrap])
+        tour.run(["describe", GROUP, *bootstrap])
 
         leaving = next(name for name in sorted(fleet, reverse=True) if name != victim)
         say(f"Scaling down: stopping {leaving} for good. Without kgroup its partitions would sit idle until "
             f"the {SESSION_TIMEOUT_MS} ms session timeout; remove it now instead.")
         fleet.pop(leaving).stop()
-        _run(["remove-members", GROUP, "--instance-id", leaving, "--dry-run", *bootstrap])
-        _run(["remove-members", GROUP, "--instance-id", leaving, "--reason", "kgroup demo scale-down",
+        tour.run(["remove-members", GROUP, "--instance-id", leaving, "--dry-run", *bootstrap])
+        tour.run(["remove-members", GROUP, "--instance-id", leaving, "--reason", "kgroup demo scale-down",
               "--wait", "--wait-timeout", "30", *bootstrap])
-        _run(["describe", GROUP, *bootstrap])
+        tour.run(["describe", GROUP, *bootstrap])
     finally:
         stop_all(fleet.values())
         broker.stop()
@@ -104,32 +116,55 @@ def _tour(workdir, count, partitions):
     if not os.path.isdir(offsets_dir):
         raise KgroupError(f"the broker wrote no {offsets_dir}")
     say("The broker is stopped. Everything above is in its __consumer_offsets log; read it offline:")
-    _run(["decode-offsets", offsets_dir, "--view", "state", "--group", GROUP])
-    _run(["describe", "--from-dump", offsets_dir, GROUP])
+    tour.run(["decode-offsets", offsets_dir, "--view", "state", "--group", GROUP])
+    tour.run(["describe", "--from-dump", offsets_dir, GROUP])
 
 
-def _say(text):
-    click.echo(click.style(f"# {text}", fg="cyan"))
+class Narrator:
+    """Prints each step for a person (table), or collects the steps into one JSON document."""
 
+    def __init__(self, json_mode: bool):
+        self.json_mode = json_mode
+        self.steps: list[dict] = []
 
-def _run(args):
-    """Print the command line, then run it in this process with table output."""
-    import shlex
-    import sys
+    def say(self, text):
+        if self.json_mode:
+            self.steps.append({"note": text})
+        else:
+            click.echo(click.style(f"# {text}", fg="cyan"))
 
-    from kgroup.commands.cli import cli
+    def run(self, args):
+        """Print the command line, then run it in this process (table output, or captured JSON)."""
+        import contextlib
+        import io
+        import json
+        import shlex
+        import sys
 
-    args = [args[0], "-o", "table", *args[1:]]
-    click.echo(click.style("$ kgroup " + " ".join(shlex.quote(a) for a in args), bold=True))
-    try:
-        cli.main(args=args, prog_name="kgroup", standalone_mode=False)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    sys.stdout.flush()
-    if code not in (0, None):
-        click.echo(f"(exit status {code})")
-    click.echo("")
+        from kgroup.commands.cli import cli
+
+        args = [args[0], "-o", "json" if self.json_mode else "table", *args[1:]]
+        captured = io.StringIO()
+        if not self.json_mode:
+            click.echo(click.style("$ kgroup " + " ".join(shlex.quote(a) for a in args), bold=True))
+        with contextlib.redirect_stdout(captured) if self.json_mode else contextlib.nullcontext():
+            try:
+                cli.main(args=args, prog_name="kgroup", standalone_mode=False)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code or 0
+        sys.stdout.flush()
+        if self.json_mode:
+            text = captured.getvalue()
+            try:
+                output = json.loads(text)
+            except ValueError:
+                output = text
+            self.steps.append({"command": ["kgroup", *args], "exit_code": code, "output": output})
+            return
+        if code not in (0, None):
+            click.echo(f"(exit status {code})")
+        click.echo("")
 
 
 def _consumer(broker, instance):

@@ -14,6 +14,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MINE = ["list", "describe", "remove-members", "wait", "demo"]
 
 
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_is_in_the_index_page_and_has_json(name):
+    index = (ROOT / "man" / "kgroup.1").read_text()
+    assert f".B {name}\n" in index and f"kgroup-{name} (1)" in index
+    assert (ROOT / "man" / f"kgroup-{name}.1").is_file()
+    help_text = CliRunner().invoke(cli, [name, "--help"]).stdout
+    assert re.search(r"-o, --output \[[^\]]*json", help_text), f"{name} has no -o json"
+
+
 def test_demo_runs_the_tour_and_cleans_up(tmp_path, monkeypatch):
     import tempfile
 
@@ -32,6 +41,27 @@ def test_demo_runs_the_tour_and_cleans_up(tmp_path, monkeypatch):
     # the restarted instance, seen in the log with a second member id
     assert re.search(rf"^{restarted}\s+1\s+no\s+/127.0.0.1$", out, re.M)
     assert list(tmp_path.iterdir()) == []  # the temporary log directory is gone
+
+
+def test_demo_json_is_one_document_of_the_steps_and_their_own_json(tmp_path, monkeypatch):
+    import json
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = CliRunner().invoke(cli, ["demo", "-o", "json", "--consumers", "2"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)  # nothing but the one document on stdout
+    assert doc["ok"] is True and doc["error"] is None
+    runs = [s for s in doc["steps"] if "command" in s]
+    assert [r["command"][1] for r in runs] == ["list", "describe", "describe", "remove-members", "remove-members",
+                                               "describe", "decode-offsets", "describe"]
+    assert all(r["exit_code"] == 0 and r["command"][2:4] == ["-o", "json"] for r in runs)
+    removal = runs[4]["output"]
+    assert removal["dry_run"] is False and removal["removed"] == 1 and removal["failed"] == 0
+    [final] = runs[5]["output"]
+    assert final["state"] == "Stable" and len(final["members"]) == 1 and final["members"][0]["static"] is True
+    assert any("no rebalance" in s.get("note", "") for s in doc["steps"])
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("name", MINE)
