@@ -118,6 +118,11 @@ def _render(report, output):
         table(rows, ["ID", "GIVEN-AS", "STATUS", "OWNS", "WOULD-MOVE-TO"],
               title=f"Dry run for group {report.group} (state {report.before.state}, protocol "
                     f"{report.before.protocol or '-'}); nothing was changed.")
+        if report.other_moves:
+            click.echo("")
+            table([[t, p, old or "-", new or "-"] for t, p, old, new in report.other_moves],
+                  ["TOPIC", "PARTITION", "FROM", "TO"],
+                  title="The assignor would also move these partitions of members that stay:")
         if report.prediction_note:
             click.echo(report.prediction_note)
         return

@@ -265,8 +265,10 @@ def test_dry_run_reports_status_partitions_and_prediction(broker, fleets):
     # range over 6 partitions, members ordered r-0, r-1, r-2, then the dynamic one: 2,2,1,1
     assert [p["partition"] for p in r2["partitions"]] == [4]
     assert [p["partition"] for p in dyn["partitions"]] == [5]
-    # After removing r-2 and the dynamic member, range gives r-0 0,1 / r-1 2,3 ... : 4 -> r-2 gone.
+    # After removing r-2 and the dynamic member, range gives r-0 0,1,2 / r-1 3,4,5: 4 and 5 go to
+    # r-1, and partition 2 of r-1, which stays, moves to r-0 as well.
     assert {(m["partition"], m["to"]) for m in r2["moves"] + dyn["moves"]} == {(4, "r-1"), (5, "r-1")}
+    assert out["other_moves"] == [{"topic": TOPIC, "partition": 2, "from": "r-1", "to": "r-0"}]
     assert snapshot(broker, "rm-dry").generation == snap.generation  # nothing changed
     assert len(snapshot(broker, "rm-dry").members) == 4
 

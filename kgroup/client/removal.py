@@ -61,6 +61,8 @@ class RemovalReport:
     before: GroupView | None = None
     after: GroupView | None = None
     prediction_note: str | None = None
+    # dry run: partitions of the members that stay which the assignor would also move
+    other_moves: list[tuple[str, int, str | None, str | None]] = field(default_factory=list)
     leave_version: int | None = None
     wait_error: str | None = None
 
@@ -76,8 +78,11 @@ class RemovalReport:
         data = {"group": self.group, "dry_run": self.dry_run,
                 "results": [r.to_json(self.dry_run) for r in self.results],
                 "removed": self.removed, "failed": self.failed}
-        if self.dry_run and self.prediction_note:
-            data["prediction_note"] = self.prediction_note
+        if self.dry_run:
+            data["other_moves"] = [{"topic": t, "partition": p, "from": old, "to": new}
+                                   for t, p, old, new in self.other_moves]
+            if self.prediction_note:
+                data["prediction_note"] = self.prediction_note
         if self.after is not None:
             data["wait"] = before_after(self.before, self.after)
         elif self.wait_error:
@@ -276,6 +281,9 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
         return f"no prediction: {exc}"
     for r, mid in zip(known, removed_ids):
         r.moves = [(t, p, owner_label.get(new) if new else None) for t, p, new in prediction.moved_from(mid)]
+    gone = set(removed_ids)
+    report.other_moves = [(t, p, owner_label.get(old) if old else None, owner_label.get(new) if new else None)
+                          for t, p, old, new in prediction.moves if old not in gone]
     return None
 
 
