@@ -94,9 +94,10 @@ def simulate(scenario, output, members, topics, membership, assignor, restart_ms
 
     Simulated consumers speak the classic group protocol to kgroup's coordinator: the group
     forms first (not measured), then the scenario runs until the group settles. Reported:
-    rebalances (entries into PreparingRebalance), generations, partitions that changed owner,
-    partition-seconds without an owner, the longest stop of a member, time to Stable, and an
-    event log (JSON, or --events).
+    rebalances (entries into PreparingRebalance), generations, partitions moved (those that
+    went to another process than their owner at the start at some point, even if they came
+    back), partition-seconds without an owner, the longest stop of a member, time to Stable,
+    and an event log (JSON, or --events).
 
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """

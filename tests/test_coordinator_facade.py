@@ -134,3 +134,23 @@ def test_bad_bytes_field_is_a_clear_error_naming_the_field():
                                protocols=[P(name="r", metadata=12)])
     with pytest.raises(ValueError, match=r"protocols\[0\]\.metadata: expected bytes, got int"):
         coord.handle(request)
+
+
+def test_on_group_transition_sees_every_state_change_as_it_happens():
+    """Stable -> PreparingRebalance -> Empty happens inside one LeaveGroup call; the hook sees both,
+    also for groups that existed before it was set and for groups rebuilt by from_records."""
+    from kafka.protocol.consumer.group import LeaveGroupRequest
+
+    from test_coordinator_harness import Harness
+
+    h = Harness()
+    ids = h.stable(instances=(), dynamic=1)
+    seen = []
+    h.coord.on_group_transition = lambda g, prev, now: seen.append((g.group_id, prev, g.state, now))
+    h.advance(5)
+    reply = h.handle(LeaveGroupRequest(version=0, group_id="g", member_id=ids["d0"]))
+    assert reply.response.error_code == 0
+    now = h.coord.now_ms
+    assert seen == [("g", "Stable", "PreparingRebalance", now), ("g", "PreparingRebalance", "Empty", now)]
+    restored = type(h.coord).from_records(h.coord.records, config={"group.min.session.timeout.ms": 10})
+    assert restored.on_group_transition is None

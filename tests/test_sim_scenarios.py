@@ -248,3 +248,45 @@ def test_result_document_has_the_issue_fields():
                 "unowned_partition_seconds", "time_to_stable_ms", "events"):
         assert key in doc
     assert doc["events"][0] == {"t_ms": 0, "event": "stop", "member": "c0"}
+
+
+# ---- every rebalance is seen, every member's stop measured alike -----------------------------
+def _entries(result):
+    return [e["t_ms"] for e in result.events
+            if e["event"] == "group-state" and e["state"] == "PreparingRebalance"]
+
+
+def test_a_rebalance_that_completes_within_one_step_is_still_logged_and_marked():
+    # Scale-up of one static member: the newcomer's JoinGroup (outside any step) starts the
+    # round, and the leader's rejoin, the join completion and the syncs all happen at one
+    # millisecond. Watching the group between steps missed the round entirely.
+    r = run("scale-up", membership="static", members=1, assignor="cooperative-sticky")
+    assert r.rebalances == 2
+    assert r.rebalance_times == _entries(r) and len(_entries(r)) == 2
+    assert r.rebalance_times[0] == 0
+    # The last member leaving: Stable -> PreparingRebalance -> Empty inside one LeaveGroup.
+    r = run("rolling-bounce", membership="dynamic", members=1)
+    assert r.rebalances == 2 and r.rebalance_times == _entries(r) == [0, 10_000]
+    states = [(e["t_ms"], e["state"]) for e in r.events if e["event"] == "group-state"]
+    assert states[:2] == [(0, "PreparingRebalance"), (0, "Empty")]
+
+
+def test_rebalance_markers_match_the_count_across_scenarios():
+    for scenario, kw in [("rolling-bounce", dict(membership="dynamic", concurrency=5)),
+                         ("upgrade", dict(members=1)), ("leader-bounce", dict(members=1,
+                                                                                membership="dynamic")),
+                         ("scale-up", dict(members=1)), ("downgrade", {}),
+                         ("duplicate-instance", dict(membership="dynamic",
+                                                     assignor="cooperative-sticky"))]:
+        r = run(scenario, **kw)
+        assert len(r.rebalance_times) == len(_entries(r)) == r.rebalances, (scenario, kw)
+
+
+@pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
+def test_a_new_process_is_not_consuming_until_its_first_sync_whatever_the_protocol(assignor):
+    # The longest stop of a scale-up was the eager newcomer's wait for its first SyncGroup,
+    # but 0 for a cooperative newcomer: a cooperative process was never marked as stopped.
+    r = run("scale-up", membership="dynamic", members=3, assignor=assignor)
+    first_sync = next(e["t_ms"] for e in r.events if e["event"] == "synced" and e["member"] == "c3")
+    assert first_sync > 0
+    assert r.longest_stop_ms == first_sync

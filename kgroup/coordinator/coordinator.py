@@ -67,8 +67,22 @@ class GroupCoordinator:
         self.entries_appended = 0     # LogEntry appends ever made (take_log() does not reset it)
         self.log_end_offset = 0       # next log offset: a record or a marker takes one each
         self._taken = 0               # how much of self.log take_log() has handed over
+        self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
+
+    @property
+    def on_group_transition(self) -> Callable | None:
+        """``fn(group, previous_state, now_ms)``, called at every state change of every classic group
+        as it happens, inside the operation that made it (simulate draws its rebalance markers from
+        it: looking between requests misses Stable -> PreparingRebalance -> Empty in one call)."""
+        return self._on_group_transition
+
+    @on_group_transition.setter
+    def on_group_transition(self, fn: Callable | None) -> None:
+        self._on_group_transition = fn
+        for group in self._groups.values():
+            group.listener = fn
 
     # ---- requests ----------------------------------------------------------------------
     def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
@@ -159,6 +173,7 @@ class GroupCoordinator:
         group = self._groups.get(group_id)
         if group is None:
             group = ClassicGroup(group_id)
+            group.listener = self.on_group_transition
             self._groups[group_id] = group
             if persist:
                 self.append_records([empty_group_metadata_record(group_id)])
@@ -284,7 +299,9 @@ class GroupCoordinator:
             if old is not None:
                 self._cancel_group_timers(old)
             if decoded_value is not None:
-                self._groups[group_id] = group_from_value(group_id, decoded_value.data)
+                group = group_from_value(group_id, decoded_value.data)
+                group.listener = self._on_group_transition
+                self._groups[group_id] = group
         elif self.offsets is not None:
             if decoded_value is not None and decoded_key.data["group"] not in self._groups:
                 # Offsets of a group that never joined: Kafka's loader recreates the simple group.

@@ -80,12 +80,13 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty")
+                 "record_dirty", "listener")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
         self.state = state
         self.previous_state: str | None = None
+        self.listener = None  # the coordinator's on_group_transition, if any
         self.generation_id = 0
         self.protocol_type: str | None = None
         self.protocol_name: str | None = None
@@ -114,6 +115,8 @@ class ClassicGroup:
         self.previous_state = self.state
         self.state = target
         self.current_state_timestamp = now_ms
+        if self.listener is not None:
+            self.listener(self, self.previous_state, now_ms)
 
     def can_rebalance(self) -> bool:
         return self.state in (STABLE, COMPLETING_REBALANCE, EMPTY)

@@ -99,6 +99,9 @@ class SimConsumer:
         self.member_id, self.generation, self.owned, self.previous = "", -1, [], []
         self.error = None
         self._event("start", static=self.instance_id is not None)
+        # Not consuming until the first SyncGroup, whatever the protocol (eager members mark
+        # this in _join too; a cooperative newcomer must not count as consuming meanwhile).
+        self.ledger.consuming(self.engine.now, self.name, False)
         self._join()
 
     def stop(self, crash: bool = False) -> None:
@@ -110,8 +113,8 @@ class SimConsumer:
         if not crash and self.instance_id is None and self.member_id:
             request = LeaveGroupRequest(version=5, group_id=self.group_id, members=[
                 Identity(member_id=self.member_id, group_instance_id=None, reason="consumer close")])
-            self.engine.handle(request, self.name)
             self._event("leave", member_id=self.member_id)
+            self.engine.handle(request, self.name)
         self._lose_all("crash" if crash else "stop")
         self.state = "stopped"
         self.incarnation += 1

@@ -21,10 +21,18 @@ from typing import Callable
 
 
 class Engine:
-    def __init__(self, coordinator, group_id: str, observer: Callable | None = None):
+    def __init__(self, coordinator, group_id: str, observer: Callable | None = None,
+                 on_transition: Callable | None = None):
         self.coordinator = coordinator
         self.group_id = group_id
         self._groups = coordinator.classic_groups()     # the live map: one lookup per use
+        if on_transition is not None:
+            # on_transition(group, previous state, now) on every state change of this group, as
+            # it happens: watching between steps would miss transitions made within one call
+            def hook(group, previous, now_ms):
+                if group.group_id == group_id:
+                    on_transition(group, previous, now_ms)
+            coordinator.on_group_transition = hook
         # (time, sequence, call, time it was scheduled at)
         self._events: list[tuple[int, int, Callable[[], None], int]] = []
         self._seq = 0

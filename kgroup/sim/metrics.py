@@ -27,8 +27,6 @@ class Ledger:
     recording: bool = False
     _held_since: dict = field(default_factory=dict)    # name -> (time, count) of open interval
     _last_ms: int = 0
-    _last_state: str | None = None
-    _last_state_ts: int | None = None
 
     # ---- recording window ---------------------------------------------------------------
     def begin(self, now_ms: int) -> None:
@@ -103,18 +101,12 @@ class Ledger:
             self.stopped_since.setdefault(name, now_ms)
 
     # ---- group watch --------------------------------------------------------------------
-    def observe(self, group, now_ms: int) -> None:
-        if group is None:
-            return
-        stamp = group.current_state_timestamp
-        state = group.state
-        if stamp != self._last_state_ts or state != self._last_state:
-            if state == PREPARING and self.recording:
-                self.rebalance_times.append(stamp - self.start_ms)
-            if self.recording:
-                self.event(stamp if stamp is not None else now_ms, "group-state", state=state,
-                           generation=group.generation_id)
-            self._last_state, self._last_state_ts = state, stamp
+    def transition(self, group, previous: str | None, now_ms: int) -> None:
+        """The group changed state (called by the group itself, for every transition)."""
+        if self.recording:
+            if group.state == PREPARING:
+                self.rebalance_times.append(now_ms - self.start_ms)
+            self.event(now_ms, "group-state", state=group.state, generation=group.generation_id)
 
     def close(self, now_ms: int) -> None:
         self._tick(now_ms)

@@ -132,7 +132,7 @@ class Run:
             uuid_source=lambda: f"{next(counter):08d}")
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
-        self.engine = Engine(self.coordinator, GROUP, self.ledger.observe)
+        self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._names = itertools.count()
@@ -289,7 +289,6 @@ class Run:
 def _begin(run: Run) -> tuple[int, int]:
     start = run.engine.now
     run.ledger.begin(start)
-    run.ledger.observe(run.engine.group(), start)
     return start, run.engine.group().generation_id
 
 
@@ -344,9 +343,9 @@ def _scale_down(run: Run) -> None:
             LeaveGroupRequest.MemberIdentity(member_id="", group_instance_id=instance,
                                              reason="kgroup remove-members")
             for _, instance in admin])
-        run.engine.handle(request, "kgroup-admin")
         run.ledger.event(run.engine.now, "remove-members", None,
                          instances=[instance for _, instance in admin])
+        run.engine.handle(request, "kgroup-admin")
 
 
 # ---- comparisons ----------------------------------------------------------------------------
