@@ -228,15 +228,7 @@ class SimConsumer:
             self.member_id = response.member_id
             self._join()
             return
-        if code == UNKNOWN_MEMBER_ID:
-            self.member_id, self.generation = "", -1
-            self._join()
-            return
-        if code in RETRIABLE:
-            self.engine.after(RETRY_BACKOFF_MS, self._retry(incarnation, self._join))
-            return
-        if code != NONE:
-            self._fail(code, "JoinGroup")
+        if self._rejoin_or_fail(code, incarnation, "JoinGroup"):
             return
         self.member_id = response.member_id
         self.generation = response.generation_id
@@ -252,6 +244,19 @@ class SimConsumer:
             member_id=self.member_id, group_instance_id=self.instance_id, protocol_type="consumer",
             protocol_name=response.protocol_name, assignments=assignments)
         self.engine.handle(request, self.name, lambda r: self._on_sync(incarnation, r))
+
+    def _rejoin_or_fail(self, code: int, incarnation: int, api: str) -> bool:
+        """The client's answer to a JoinGroup/SyncGroup error; False for NONE (go on)."""
+        if code == NONE:
+            return False
+        if code == UNKNOWN_MEMBER_ID:
+            self.member_id, self.generation = "", -1
+            self._join()
+        elif code in RETRIABLE:
+            self.engine.after(RETRY_BACKOFF_MS, self._retry(incarnation, self._join))
+        else:
+            self._fail(code, api)
+        return True
 
     def _retry(self, incarnation, fn):
         def again():
@@ -283,15 +288,7 @@ class SimConsumer:
         if code in (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION):
             self._join()
             return
-        if code == UNKNOWN_MEMBER_ID:
-            self.member_id, self.generation = "", -1
-            self._join()
-            return
-        if code in RETRIABLE:
-            self.engine.after(RETRY_BACKOFF_MS, self._retry(incarnation, self._join))
-            return
-        if code != NONE:
-            self._fail(code, "SyncGroup")
+        if self._rejoin_or_fail(code, incarnation, "SyncGroup"):
             return
         from kgroup.records import decode_assignment
 
