@@ -38,6 +38,8 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
     if bool(groups) == bool(all_groups):
         raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if dumps:
+        _check_no_dump_paths_as_groups(groups)
     try:
         views = _offline(dumps, groups) if dumps else _live(cluster, groups, all_groups, with_offsets)
     except KgroupError as exc:
@@ -51,6 +53,19 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         click.echo(f"kgroup describe: {view.error}", err=True)
     if failed:
         raise SystemExit(1 if len(failed) == len(views) else 3)
+
+
+def _check_no_dump_paths_as_groups(groups):
+    """`--from-dump DIR/__consumer_offsets-*` gives the first path to --from-dump and the rest as
+    GROUP names: say so, rather than report dozens of groups "not in the dump"."""
+    import os
+
+    for group in groups:
+        name = os.path.basename(os.path.normpath(group))
+        if os.path.exists(group) and (name.startswith("__consumer_offsets") or name.endswith(".log")):
+            raise click.UsageError(f"GROUP {group!r} is a dump path: give each path its own --from-dump "
+                                   f"(--from-dump takes one PATH; a directory holding the partitions "
+                                   f"reads them all)")
 
 
 def _live(cluster, groups, all_groups, with_offsets):

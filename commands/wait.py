@@ -19,7 +19,8 @@ STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Dead"
 def wait(group, state, interval, cluster, output):
     """Poll GROUP until it is in STATE; prints the state and member counts reached.
 
-    --timeout bounds the whole wait (and each request in it).
+    --timeout bounds the whole wait (and each request in it); requests that get no answer (the
+    coordinator restarting) are retried until then.
 
     Exit status: 0 state reached, 1 timed out or the broker could not be asked.
     """

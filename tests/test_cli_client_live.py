@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -120,6 +123,29 @@ def test_list_filters_and_formats(broker, shared):
     assert f"desc,Stable,consumer,classic,{broker.bootstrap}" in csv_out
     bad = kg(broker, "list", "--state", "Sleeping")
     assert bad.exit_code == 2
+
+
+def test_list_sends_kafkas_state_spelling_to_case_sensitive_brokers(broker, shared):
+    # Kafka before 3.8 keeps a group only if its state is *exactly* in ListGroups' StatesFilter
+    # (GroupCoordinator.handleListGroups: states.contains(g.summary.state)). This broker does the same.
+    cls, lo, hi, handler = broker.broker.api_table[16]
+    seen = []
+
+    def exact_case(b, request, ctx):
+        seen.append(list(request.states_filter or ()))
+        response = handler(b, request, ctx)
+        response.groups = [g for g in response.groups
+                           if not request.states_filter or g.group_state in request.states_filter]
+        return response
+
+    broker.broker.api_table[16] = (cls, lo, hi, exact_case)
+    try:
+        result = kg(broker, "list", "--state", "stable", "--state", "EMPTY", "-o", "json")
+    finally:
+        broker.broker.api_table[16] = (cls, lo, hi, handler)
+    assert result.exit_code == 0, result.stderr
+    assert seen == [["Empty", "Stable"]]
+    assert "desc" in {r["group"] for r in json.loads(result.stdout)}
 
 
 def test_describe_json_schema_members_offsets_and_lag(broker, shared):
@@ -304,6 +330,11 @@ def test_remove_all_explicit(broker, fleets):
     assert waited.exit_code == 0
     assert json.loads(waited.stdout) == {"group": "rm-all", "state": "Empty", "members": 0, "static": 0,
                                          "dynamic": 0}
+    # Nobody left: the same answer with and without --dry-run (not a usage error asking for --all).
+    for extra in ((), ("--dry-run",)):
+        again = kg(broker, "remove-members", "rm-all", "--all", *extra)
+        assert again.exit_code == 1, extra
+        assert again.stderr == "kgroup remove-members: group 'rm-all' has no members to remove (state Empty)\n"
 
 
 def test_wait_reaches_stable_and_times_out(broker, shared):
@@ -317,6 +348,52 @@ def test_wait_reaches_stable_and_times_out(broker, shared):
                                   "(last state: Stable, 3 member(s))")
     gone = run("wait", "never-there", "--state", "Dead", "--bootstrap-server", broker.bootstrap, "-o", "json")
     assert gone.exit_code == 0 and json.loads(gone.stdout)["state"] == "Dead"
+
+
+def test_wait_rides_out_a_coordinator_restart(tmp_path):
+    # A runbook gate must not fail on the first refused connection while the coordinator restarts:
+    # --timeout bounds the wait, and requests that get no answer are retried until then.
+    logs = tmp_path / "restart"
+    b = ThreadedBroker(logs, topics=[(TOPIC, 1)])
+    port, bootstrap = b.address[1], b.bootstrap
+    proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "wait", "late", "--state", "Empty",
+                             "--bootstrap-server", bootstrap, "--timeout", "15", "--interval", "0.1", "-o", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)  # polling: the group does not exist yet
+        b.stop()
+        time.sleep(1)  # every request now fails (connection refused)
+        assert proc.poll() is None, proc.communicate()
+        b = ThreadedBroker(logs, topics=[(TOPIC, 1)], port=port)
+        from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
+
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="late", enable_auto_commit=False)
+        consumer.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(0, "", -1)})  # the group is now Empty
+        consumer.close()
+        out, err = proc.communicate(timeout=20)
+    finally:
+        b.stop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert json.loads(out) == {"group": "late", "state": "Empty", "members": 0, "static": 0, "dynamic": 0}
+
+
+def test_from_dump_with_a_shell_glob_is_a_usage_error_not_dozens_of_missing_groups(broker, shared):
+    # `describe --from-dump LOGDIR/__consumer_offsets-*`: the shell hands --from-dump the first path
+    # and makes every other partition a GROUP name.
+    import glob
+
+    paths = sorted(glob.glob(f"{broker.broker.log_dir}/__consumer_offsets-*"))
+    assert len(paths) == 50
+    result = run("describe", "--from-dump", *paths)
+    assert result.exit_code == 2
+    assert f"GROUP {paths[1]!r} is a dump path: give each path its own --from-dump" in result.stderr
+    assert result.stdout == ""
+    ok = run("describe", "--from-dump", broker.broker.log_dir, "desc", "-o", "json")
+    assert ok.exit_code == 0, ok.stderr
+    assert json.loads(ok.stdout)[0]["group"] == "desc"
 
 
 @pytest.fixture

@@ -46,6 +46,22 @@ def test_describe_v0_has_no_instance_ids_and_still_decodes():
     assert (new.static_count, new.dynamic_count) == (1, 1)
 
 
+def test_assignment_topics_sorted_and_merged_whatever_order_the_client_sent():
+    # librdkafka's range assignor with a regex subscription sends u3, u2, u1; a topic may even repeat.
+    member = Member(member_id="m", group_instance_id="i", client_id="c", client_host="/h",
+                    member_metadata=encode_subscription({"topics": ["u1", "u2", "u3"], "userData": None}, 0),
+                    member_assignment=encode_assignment({"assignedPartitions": [
+                        {"topic": "u3", "partitions": [2, 0]}, {"topic": "u1", "partitions": [1]},
+                        {"topic": "u3", "partitions": [1]}], "userData": None}, 0))
+    response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=0, group_id="g", group_state="Stable", protocol_type="consumer", protocol_data="range",
+        members=[member], authorized_operations=set())], version=5)
+    view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
+    assert view.members[0].assignment == [{"topic": "u1", "partitions": [1]}, {"topic": "u3", "partitions": [0, 1, 2]}]
+    from kgroup.commands.describe import _assignment_text
+    assert _assignment_text(view.members[0], "consumer") == "u1:1 u3:0,1,2"
+
+
 def test_unknown_acl_bits_are_ignored():
     response = DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
         error_code=0, group_id="g", group_state="Stable", protocol_type="consumer", protocol_data="range",

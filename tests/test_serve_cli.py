@@ -214,3 +214,22 @@ def test_json_output_is_one_event_per_line(tmp_path):
         proc.kill()
     assert proc.returncode == 0
     assert [json.loads(line) for line in out.splitlines()] == [{"event": "stopped"}]
+
+
+def test_a_second_server_on_a_log_dir_in_use_refuses_to_start_and_touches_nothing(server, tmp_path):
+    # A second server on the same directory would replay the groups, expire their members on its
+    # own clock and append at the same byte positions as the first: Kafka's .lock rule.
+    first = server(topics=[("t", 1)])
+    offsets = tmp_path / "logs" / "__consumer_offsets-0"
+    sizes = {p.name: p.stat().st_size for p in sorted((tmp_path / "logs").rglob("*.log"))}
+    second = run_cli("serve", "--listen", "127.0.0.1:0", "--log-dir", str(tmp_path / "logs"), timeout=20)
+    assert second.returncode == 1
+    assert second.stdout == ""
+    assert second.stderr == (f"kgroup serve: {tmp_path / 'logs'} is in use by another kgroup serve "
+                             f"(cannot lock {tmp_path / 'logs' / '.lock'}); stop that one first\n")
+    assert {p.name: p.stat().st_size for p in sorted((tmp_path / "logs").rglob("*.log"))} == sizes
+    assert offsets.is_dir()
+    assert first.proc.poll() is None  # the first one is unaffected
+    assert first.terminate() == 0
+    again = server()  # the lock went with the process
+    assert again.terminate() == 0

@@ -36,13 +36,16 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
         raise KgroupError("the broker does not support ListGroups")
     wanted_states = {s.lower() for s in states}
     wanted_types = {t.lower() for t in types}
+    # Brokers before 3.8 match the states filter case-sensitively ("Stable", never "stable"), so
+    # only Kafka's own spellings go on the wire, as kafka-consumer-groups.sh sends them.
+    canonical = {s.lower(): s for s in GROUP_STATES}
     found: dict[str, ListedGroup] = {}
     for broker in client.brokers():
         kwargs = {"version": version}
         if version >= 4:
-            kwargs["states_filter"] = list(states)
+            kwargs["states_filter"] = sorted({canonical.get(s, s) for s in wanted_states})
         if version >= 5:
-            kwargs["types_filter"] = list(types)
+            kwargs["types_filter"] = sorted(wanted_types)
         response = client.send(ListGroupsRequest(**kwargs), node_id=broker.node_id,
                                what=f"ListGroups on broker {broker}")
         if response.error_code:

@@ -158,8 +158,11 @@ def member_from_bytes(member_id, instance_id, client_id, client_host, metadata, 
     if assigned:
         try:
             data = decode_assignment(assigned)
-            member.assignment = [{"topic": tp["topic"], "partitions": sorted(tp["partitions"])}
-                                 for tp in data.get("assignedPartitions") or []]
+            by_topic: dict[str, set[int]] = {}
+            for tp in data.get("assignedPartitions") or []:  # clients list topics in any order
+                by_topic.setdefault(tp["topic"], set()).update(tp["partitions"])
+            member.assignment = [{"topic": topic, "partitions": sorted(parts)}
+                                 for topic, parts in sorted(by_topic.items())]
         except RecordDecodeError as exc:
             problems.append(f"assignment: {exc}")
     if meta:

@@ -230,6 +230,8 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
     before = describe_existing(client, group)
     if remove_all:
         targets = targets_for_all(before)
+        if not targets:  # as without --dry-run: --all was given, the group just has nobody
+            raise KgroupError(f"group {group!r} has no members to remove (state {before.state})")
     if not targets:
         raise SelectionError("no members selected: give --instance-id, --member-id, --from-file or --all")
     by_instance = before.member_by_instance()

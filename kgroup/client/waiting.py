@@ -6,7 +6,7 @@ import time
 
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient
+from kgroup.client.wire import ClusterClient, TransportError
 from kgroup.errors import KgroupError
 
 POLL_INTERVAL_S = 0.2
@@ -22,19 +22,33 @@ class WaitTimeout(KgroupError):
 
 def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_what: str,
          interval_s: float = POLL_INTERVAL_S, clock=time.monotonic, sleep=time.sleep) -> GroupView:
-    """Describe the group until done(view) is true; WaitTimeout (exit 1) after timeout_s."""
+    """Describe the group until done(view) is true; WaitTimeout (exit 1) after timeout_s.
+
+    A request that gets no answer (the coordinator restarting or moving) is retried until the
+    deadline, like a coordinator error: the wait is bounded by timeout_s, not by the first hiccup.
+    """
     deadline = clock() + timeout_s
     last = None
+    unanswered = None
     while True:
-        last = describe_groups(client, [group])[0]
-        if last.error and not last.error.startswith("COORDINATOR"):
-            raise KgroupError(f"group {group!r}: DescribeGroups failed: {last.error}")
-        if not last.error and done(last):
-            return last
+        try:
+            last = describe_groups(client, [group])[0]
+            unanswered = None
+        except TransportError as exc:
+            unanswered = exc
+        if unanswered is None:
+            if last.error and not last.error.startswith("COORDINATOR"):
+                raise KgroupError(f"group {group!r}: DescribeGroups failed: {last.error}")
+            if not last.error and done(last):
+                return last
         if clock() >= deadline:
-            seen = last.state if group_exists(last) else "does not exist"
+            if unanswered is not None:
+                seen = f"last request: {unanswered}"
+            else:
+                seen = (f"last state: {last.state if group_exists(last) else 'does not exist'}, "
+                        f"{len(last.members)} member(s)")
             raise WaitTimeout(f"group {group!r}: timed out after {timeout_s:g}s waiting for {describe_what} "
-                              f"(last state: {seen}, {len(last.members)} member(s))", last)
+                              f"({seen})", last)
         sleep(interval_s)
 
 

@@ -19,6 +19,11 @@ DEFAULT_TIMEOUT_S = 30.0
 RETRIABLE_COORDINATOR_ERRORS = {14, 15, 16}  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
 
 
+class TransportError(KgroupError):
+    """A request that got no answer (connection refused or lost, timed out): the same request may
+    work a moment later, e.g. once a restarted coordinator is back. Polling loops retry these."""
+
+
 def error_name(code: int) -> str:
     """Kafka's name for an error code (NONE for 0); unknown codes stay recognisable."""
     import kafka.errors as Errors
@@ -66,6 +71,9 @@ class ClusterClient:
         config.update(settings or {})
         config["bootstrap_servers"] = bootstrap
         config.setdefault("request_timeout_ms", int(timeout_s * 1000))
+        # kafka-python backs off up to 30 s between reconnects; a poll loop (wait, remove-members
+        # --wait) must see a restarted broker within a second or two, not half a minute later.
+        config.setdefault("reconnect_backoff_max_ms", 1000)
         config["bootstrap_timeout_ms"] = max(1, int(timeout_s * 1000))
         try:
             self._admin = KafkaAdminClient(**config)
@@ -127,7 +135,14 @@ class ClusterClient:
         except KgroupError:
             raise
         except Exception as exc:  # noqa: BLE001 - every transport failure becomes one line
-            raise KgroupError(self.describe_failure(exc, what)) from None
+            import kafka.errors as Errors
+
+            message = self.describe_failure(exc, what)
+            transient = (isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError,
+                                          Errors.KafkaTimeoutError, Errors.RequestTimedOutError,
+                                          ConnectionError))
+                         and not message.startswith(f"{what}: authentication failed"))
+            raise (TransportError if transient else KgroupError)(message) from None
 
     def max_version(self, request_class, floor: int = 0) -> int:
         """Highest version both kafka-python and the (bootstrap) broker support; -1 if none."""

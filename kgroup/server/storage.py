@@ -2,11 +2,16 @@
 
 A topic's id lives in each partition directory's `partition.metadata` file, written the way Kafka
 writes it (`version: 0` / `topic_id: <base64url>`), so ids survive a restart.
+
+As Kafka does with its `.lock` file, the directory is locked (flock on `<dir>/.lock`) before anything
+in it is read, truncated or written: a second server on the same directory would replay, expire
+and append to the same segments at the same byte positions as the first.
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import re
 import shutil
@@ -21,6 +26,11 @@ INVALID_TOPIC_EXCEPTION = 17
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 KAFKA_STORAGE_ERROR = 56
+LOCK_FILE = ".lock"
+
+
+class LogDirLockedError(OSError):
+    """Another process (or another LogDir in this one) holds the directory's lock."""
 
 
 class TopicError(ValueError):
@@ -65,7 +75,27 @@ class LogDir:
         self.offsets_segment_bytes = offsets_segment_bytes
         self.topics: dict[str, Topic] = {}
         os.makedirs(root, exist_ok=True)
-        self._load()
+        self._lock_fd = self._lock(root)
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _lock(root: str) -> int:
+        path = os.path.join(root, LOCK_FILE)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LogDirLockedError(f"{root} is in use by another kgroup serve (cannot lock {path}); "
+                                    f"stop that one first") from None
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
 
     def _load(self):
         found: dict[str, dict[int, str]] = {}
@@ -162,3 +192,6 @@ class LogDir:
         for topic in self.topics.values():
             for log in topic.partitions:
                 log.close()
+        fd, self._lock_fd = getattr(self, "_lock_fd", None), None
+        if fd is not None:
+            os.close(fd)  # releases the flock
