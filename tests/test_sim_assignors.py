@@ -141,7 +141,8 @@ def test_predict_after_removal_sticky_moves_only_the_removed_members_partitions(
                                 ("t", 5, "m-b", "m-a")]
     assert prediction.rounds == 1
     grow = predict_after_removal(group, ["C"], {"t": 12}, "cooperative-sticky")
-    assert grow.assignment == {"m-a": parts(0, 1, 2, 6, 7, 8), "m-b": parts(3, 4, 5, 9, 10, 11)}
+    # free partitions are handed out round-robin, as Kafka's and librdkafka's sticky assignors do
+    assert grow.assignment == {"m-a": parts(0, 1, 2, 6, 8, 10), "m-b": parts(3, 4, 5, 7, 9, 11)}
     assert grow.rounds == 1
 
 
@@ -182,3 +183,9 @@ def test_prediction_from_a_real_group_metadata_record(kafka_vectors):
                                                  ("orders", 1, "member-2"),
                                                  ("payments", 2, "member-2")]
     assert ("payments", 0, None, "member-2") in prediction.moves
+
+
+def test_sticky_fills_round_robin_then_extras_first_come_first_served():
+    fresh = members(("m-a", "A", []), ("m-b", "B", []), ("m-c", "C", []))
+    plan = get_assignor("sticky").assign(fresh, {"t": 8})
+    assert plan == {"m-a": parts(0, 3, 6), "m-b": parts(1, 4, 7), "m-c": parts(2, 5)}

@@ -13,6 +13,8 @@ is what keeps range and round-robin assignments still across restarts (KIP-345);
 
 from __future__ import annotations
 
+from collections import deque
+
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -197,19 +199,23 @@ class StickyAssignor(Assignor):
             keep = kept[member_id][:limit]
             plan[member_id] = keep
             assigned.update(keep)
-        free = [tp for tp in partitions if tp not in assigned]
-        free.reverse()
-        for member in members:
-            parts = plan[member.member_id]
-            while len(parts) < min_quota:
-                parts.append(free.pop())
-        for member in members:
-            if not free or extra <= 0:
-                break
-            parts = plan[member.member_id]
-            if len(parts) == min_quota:
-                parts.append(free.pop())
-                extra -= 1
+        # Free partitions go round-robin (as Kafka's and librdkafka's sticky assignors hand them
+        # out) to the members still under min_quota; once none is, one extra each to members at
+        # min_quota, first come first served, while extra slots remain.
+        under = [m.member_id for m in members if len(plan[m.member_id]) < min_quota]
+        at_min = deque(m.member_id for m in members if len(plan[m.member_id]) == min_quota)
+        turn = 0
+        for tp in (tp for tp in partitions if tp not in assigned):
+            if under:
+                turn %= len(under)
+                member_id = under[turn]
+                plan[member_id].append(tp)
+                if len(plan[member_id]) == min_quota:
+                    at_min.append(under.pop(turn))
+                else:
+                    turn += 1
+            else:
+                plan[at_min.popleft()].append(tp)
         return plan
 
     @staticmethod
