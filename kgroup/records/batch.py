@@ -259,6 +259,7 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
 
 
 _SHAPES: dict[tuple[int, ...], struct.Struct] = {}
+_alloc = object.__new__
 _HIGH_BIT = bytes(0 if b < 0x80 else 1 for b in range(256))
 
 
@@ -346,6 +347,7 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
     p, left = pos, count
     zz = _ZIGZAG
     new = Record
+    alloc = _alloc
     view = memoryview(data)
     misses = 0  # odd records and one-record runs; past a few, the plain loop is cheaper
     while left and misses < 8:
@@ -372,12 +374,37 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
         key_size, value_size = shape[3], shape[5]
         rows = unpacker.iter_unpack(view[p:p + k * size])
         first = len(records)
-        if append_time is None and base_seq < 0:
-            records += [new(base_offset + zz[od], base_ts + zz[ts], -1, key, value, [], key_size,
-                            value_size) for ts, od, key, value in rows]
-        elif append_time is None and base_seq <= 0x7FFFFFFF - 63:  # 1-byte deltas can't wrap
-            records += [new(base_offset + zz[od], base_ts + zz[ts], base_seq + zz[od], key, value,
-                            [], key_size, value_size) for ts, od, key, value in rows]
+        if append_time is None and base_seq <= 0x7FFFFFFF - 63:  # 1-byte deltas can't wrap
+            # Records are built slot by slot: a dataclass __init__ call costs more than the
+            # twelve stores.
+            append = records.append
+            if base_seq < 0:
+                for ts, od, key, value in rows:
+                    rec = alloc(new)
+                    rec.offset = base_offset + zz[od]
+                    rec.timestamp = base_ts + zz[ts]
+                    rec.sequence = -1
+                    rec.key = key
+                    rec.value = value
+                    rec.headers = []
+                    rec.key_size = key_size
+                    rec.value_size = value_size
+                    rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
+                    append(rec)
+            else:
+                for ts, od, key, value in rows:
+                    rec = alloc(new)
+                    delta = zz[od]
+                    rec.offset = base_offset + delta
+                    rec.timestamp = base_ts + zz[ts]
+                    rec.sequence = base_seq + delta
+                    rec.key = key
+                    rec.value = value
+                    rec.headers = []
+                    rec.key_size = key_size
+                    rec.value_size = value_size
+                    rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
+                    append(rec)
         else:
             for ts, od, key, value in rows:
                 delta = zz[od]
@@ -459,11 +486,27 @@ def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch
         raise _Corrupt(f"negative record count {count}")
     log_append = bool(attributes & 8)
     is_control = bool(attributes & 32)
-    batch = Batch(position, base_offset, base_offset + last_delta, magic, total, crc,
-                  computed == crc, attributes, CODEC_NAMES[codec],
-                  TIMESTAMP_TYPES[log_append], max_ts, base_ts, leader_epoch, producer_id,
-                  producer_epoch, base_seq, count, bool(attributes & 16), is_control,
-                  base_ts if attributes & 64 else None, [])
+    batch = _alloc(Batch)  # slot by slot: cheaper than the dataclass __init__ call
+    batch.position = position
+    batch.base_offset = base_offset
+    batch.last_offset = base_offset + last_delta
+    batch.magic = magic
+    batch.size = total
+    batch.crc = crc
+    batch.crc_valid = computed == crc
+    batch.attributes = attributes
+    batch.compression = CODEC_NAMES[codec]
+    batch.timestamp_type = TIMESTAMP_TYPES[log_append]
+    batch.max_timestamp = max_ts
+    batch.base_timestamp = base_ts
+    batch.partition_leader_epoch = leader_epoch
+    batch.producer_id = producer_id
+    batch.producer_epoch = producer_epoch
+    batch.base_sequence = base_seq
+    batch.records_count = count
+    batch.is_transactional = bool(attributes & 16)
+    batch.is_control = is_control
+    batch.delete_horizon_ms = base_ts if attributes & 64 else None
     if codec == 0:
         data, start, stop = buf, off + 61, end
         if count > stop - start:

@@ -6,6 +6,10 @@ follows them) are read or written with one precompiled ``struct.Struct``.
 
 Generated reader: ``read(buf: bytes, pos: int) -> (dict, pos)``; raises ``ReadFailure`` with
 Kafka's inner message, or IndexError/struct.error for an underflow (Kafka's "null").
+Whole-record reader (``record_reader``): ``read(buf) -> object`` from a fixed start, building
+its result object itself (the key/value decoders' hot path: one call per key or value).
+In non-flexible versions a string/bytes field followed by fixed-width fields is first read
+as if empty, with the fixed fields around it in one struct, then the ordinary way if not.
 Generated writer: ``write(out: bytearray, data: dict)``; raises ``WriteFailure`` naming the field.
 JSON converters and text emitters are generated the same way in ``schema_jsongen``.
 """
@@ -13,6 +17,7 @@ JSON converters and text emitters are generated the same way in ``schema_jsongen
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from functools import cache
 
 from . import schema_runtime as rt
@@ -67,12 +72,22 @@ class GeneratedSource:
 
 # ---------------------------------------------------------------- readers
 
+def _unpack_lines(src: GeneratedSource, run: list[tuple[str, str]], out: list[str]) -> None:
+    """Read a run of fixed-width fields (struct code, target variable) with one struct."""
+    if run:
+        codes = "".join(code for code, _ in run)
+        out.append(f"({', '.join(var for _, var in run)},) = "
+                   f"{src.struct_const(codes)}.unpack_from(buf, pos)")
+        out.append(f"pos += {struct.calcsize('>' + codes)}")
+
+
 class _ReaderBuilder:
-    def __init__(self, src: GeneratedSource):
+    def __init__(self, src: GeneratedSource, speculate: bool = True):
         self.src = src
         self.v = src.version
+        self.speculate_empty = speculate
 
-    def struct_fn(self, struct_: Struct) -> str:
+    def struct_fn(self, struct_: Struct, top: "TopLevel | None" = None) -> str:
         src, v = self.src, self.v
         fn = src.name("_r")
         body: list[str] = []
@@ -90,6 +105,7 @@ class _ReaderBuilder:
             run.clear()
 
         tagged: list[Field] = []
+        read: list[tuple[Field, str]] = []  # fields this version reads, in order, with their variables
         for f in struct_.fields:
             if v not in f.versions:
                 results.append((f.json_name, repr(f.default(v))))
@@ -100,15 +116,39 @@ class _ReaderBuilder:
                 continue
             var = src.name("f")
             results.append((f.json_name, var))
+            read.append((f, var))
+        i = 0
+        while i < len(read):
+            f, var = read[i]
+            i += 1
+            if self.speculate_empty and not src.flexible and f.type in ("string", "bytes"):
+                following = []
+                while i < len(read) and read[i][0].type in rt.STRUCT_CODES:
+                    following.append(read[i])
+                    i += 1
+                if following:
+                    self.speculate(f, var, following, body, run)
+                    continue
             self.field(f, var, body, run, flush)
         flush()
         if src.flexible:
             self.tagged_section(tagged, body)
         has_unknown = src.flexible
-        lines = [f"def {fn}(buf, pos):", "    _n = len(buf)"]
+        if top is None:
+            lines = [f"def {fn}(buf, pos):", "    _n = len(buf)"]
+        else:
+            lines = [f"def {fn}(buf):", "    _n = len(buf)", f"    pos = {top.start}"]
         lines += ["    " + line for line in body]
         items = ", ".join(f"{name!r}: {expr}" for name, expr in results)
-        if has_unknown:
+        if top is not None:
+            data = f"{{{items}}}"
+            if has_unknown:
+                lines.append(f"    _d = {data}")
+                lines.append("    if _unk is not None:")
+                lines.append("        _d['_unknownTaggedFields'] = _unk")
+                data = "_d"
+            lines += ["    " + line.replace("{data}", data) for line in top.result]
+        elif has_unknown:
             lines.append(f"    _d = {{{items}}}")
             lines.append("    if _unk is not None:")
             lines.append("        _d['_unknownTaggedFields'] = _unk")
@@ -117,6 +157,44 @@ class _ReaderBuilder:
             lines.append(f"    return {{{items}}}, pos")
         src.lines += lines + [""]
         return fn
+
+    def speculate(self, f: Field, var: str, following: list[tuple[Field, str]], body: list[str],
+                  run: list[tuple[str, str]]):
+        """A non-flexible string/bytes field followed by fixed-width fields.
+
+        Read at once as if the blob were empty (or null): the fixed run before it, its length
+        and the fixed run after it, with one struct. That guess holds for the common empty
+        metadata / null instance id; when it does not (or the buffer is too short to try), the
+        blob and the run after it are read the ordinary way, so values and errors are the same.
+        """
+        src = self.src
+        nullable = self.v in f.nullable
+        ln = src.name("_l")
+        head = run[:]
+        run.clear()
+        head.append(("h" if f.type == "string" else "i", ln))
+        tail = [(rt.STRUCT_CODES[g.type], gvar) for g, gvar in following]
+        codes = "".join(code for code, _ in head + tail)
+        head_codes = "".join(code for code, _ in head)
+        size = struct.calcsize(">" + codes)
+        targets = ", ".join(target for _, target in head + tail)
+        ordinary: list[str] = [f"pos += {struct.calcsize('>' + head_codes)}"]
+        self.blob_body(f, var, ln, nullable, ordinary)
+        _unpack_lines(src, tail, ordinary)
+        ordinary = ["    " + line for line in ordinary]
+        empty = "''" if f.type == "string" else "b''"
+        body.append(f"if _n - pos >= {size}:")
+        body.append(f"    ({targets},) = {src.struct_const(codes)}.unpack_from(buf, pos)")
+        body.append(f"    if {ln} <= 0:" if nullable else f"    if {ln} == 0:")
+        body.append(f"        {var} = {empty} if {ln} == 0 else None" if nullable
+                    else f"        {var} = {empty}")
+        body.append(f"        pos += {size}")
+        body.append("    else:")
+        body += ["    " + line for line in ordinary]
+        body.append("else:")
+        body.append(f"    ({', '.join(t for _, t in head)},) = "
+                    f"{src.struct_const(head_codes)}.unpack_from(buf, pos)")
+        body += ordinary
 
     def length(self, var: str, body: list[str], run, flush, nonflex_code: str):
         """Read a length/count prefix into ``var`` (already minus one in flexible versions)."""
@@ -165,8 +243,8 @@ class _ReaderBuilder:
         body.append(f"    _e = pos + {ln}")
         body.append("    if _e > _n:")
         body.append(f"        raise ReadFailure({_SHORT_ARRAY.format(ln)})")
-        if f.type == "string":
-            body.append(f"    {var} = buf[pos:_e].decode('utf-8', 'replace')")
+        if f.type == "string":  # empty strings (common: metadata, instance ids) skip the decode
+            body.append(f"    {var} = buf[pos:_e].decode('utf-8', 'replace') if {ln} else ''")
         else:
             body.append(f"    {var} = buf[pos:_e]")
         body.append("    pos = _e")
@@ -458,10 +536,36 @@ class _WriterBuilder:
         body.append("_wtags(out, _tags)")
 
 
+@dataclass(frozen=True)
+class TopLevel:
+    """How a whole-record reader starts and what it returns.
+
+    The reader is ``read(buf) -> result``: it reads the message from byte ``start`` and ends with
+    ``result``, lines of Python where ``{data}`` is the decoded dict and ``_n - pos`` the count
+    of bytes left unread; ``consts`` are (name, value) pairs those lines may reference.
+    """
+
+    start: int
+    result: tuple[str, ...]
+    consts: tuple[tuple[str, object], ...] = ()
+
+
 @cache
-def reader(message: Message, version: int):
+def record_reader(message: Message, version: int, top: TopLevel):
+    """``read(buf) -> result``: the message read from ``top.start`` with no (dict, pos) tuple
+    in between, so one call decodes one key or value into its final object."""
     src = GeneratedSource(version, version in message.flexible)
-    entry = _ReaderBuilder(src).struct_fn(message.struct)
+    src.consts.update(top.consts)
+    entry = _ReaderBuilder(src).struct_fn(message.struct, top)
+    return src.compile(entry, f"read {message.name} v{version} record")
+
+
+@cache
+def reader(message: Message, version: int, *, speculate: bool = True):
+    """``read(buf, pos) -> (dict, pos)``; ``speculate=False`` leaves out the empty-blob guess
+    (the plain layout, which the tests hold the guessing readers to)."""
+    src = GeneratedSource(version, version in message.flexible)
+    entry = _ReaderBuilder(src, speculate).struct_fn(message.struct)
     return src.compile(entry, f"read {message.name} v{version}")
 
 

@@ -65,15 +65,33 @@ class DecodedValue:
     unread_bytes: int = 0
 
 
+_new = object.__new__
+
+
+def _value_top(version: int) -> codegen.TopLevel:
+    """A value reader returns its DecodedValue, built slot by slot (cheaper than __init__)."""
+    return codegen.TopLevel(2, ("_o = _new(_DV)", f"_o.version = {version}", "_o.data = {data}",
+                                "_o.unread_bytes = _n - pos", "return _o"),
+                            (("_new", _new), ("_DV", DecodedValue)))
+
+
+def _key_top(record_type: int, name: str, family: str) -> codegen.TopLevel:
+    return codegen.TopLevel(2, ("_o = _new(_DK)", f"_o.record_type = {record_type}",
+                                f"_o.name = {name!r}", "_o.data = {data}",
+                                "_o.unread_bytes = _n - pos", f"_o.family = {family!r}",
+                                "return _o"),
+                            (("_new", _new), ("_DK", DecodedKey)))
+
+
 class _Family:
-    """Per-family tables; readers and writers are compiled on first use."""
+    """Per-family tables; readers are compiled on first use."""
 
     def __init__(self, family: str):
         self.family = family
         self.schemas: dict[int, RecordSchema] = record_schemas(family)
         self.key_readers: dict[int, object] = {}
         self.value_readers: dict[int, list] = {}
-        self.key_cache: dict[bytes, DecodedKey] = {}
+        self.key_cache: dict[bytes, DecodedKey] = _KEY_CACHES[family]
 
     def schema(self, record_type: int) -> RecordSchema:
         try:
@@ -82,13 +100,17 @@ class _Family:
             raise UnknownRecordType(record_type, self.family) from None
 
     def key_reader(self, record_type: int):
+        """``read(buf) -> DecodedKey`` for a key of this type."""
         reader = self.key_readers.get(record_type)
         if reader is None:
-            reader = codegen.reader(self.schema(record_type).key, record_type)
+            schema = self.schema(record_type)
+            reader = codegen.record_reader(schema.key, record_type,
+                                           _key_top(record_type, schema.name, self.family))
             self.key_readers[record_type] = reader
         return reader
 
     def value_reader(self, record_type: int, version: int, strict: bool):
+        """``read(buf) -> DecodedValue`` for this version (clamped when not strict)."""
         readers = self.value_readers.get(record_type)
         message = self.schema(record_type).value
         if readers is None:
@@ -103,7 +125,8 @@ class _Family:
             index = message.clamp(version) - message.valid.low
         reader = readers[index]
         if reader is None:
-            reader = readers[index] = codegen.reader(message, message.valid.low + index)
+            read_as = message.valid.low + index
+            reader = readers[index] = codegen.record_reader(message, read_as, _value_top(read_as))
         return reader
 
 
@@ -120,6 +143,8 @@ def _version_error(record_type: int, version: int, schema: RecordSchema) -> str:
 
 
 _FAMILY_TABLES: dict[str, _Family] = {}
+#: Decoded keys by their bytes, per family (bounded: cleared when full).
+_KEY_CACHES: dict[str, dict[bytes, DecodedKey]] = {family: {} for family in FAMILIES}
 
 
 def _table(family: str) -> _Family:
@@ -133,6 +158,16 @@ def _table(family: str) -> _Family:
 
 def decode_key(buf: bytes, family: str = "consumer") -> DecodedKey:
     """Decode a record key; the result may be shared with other calls for equal bytes."""
+    try:  # hot path: a key seen before (the cache holds bytes; equal buffers find them)
+        hit = _KEY_CACHES[family].get(buf)
+    except (KeyError, TypeError, ValueError):  # unknown family, unhashable buffer
+        hit = None
+    if hit is not None:
+        return hit
+    return _decode_key_slow(buf, family)
+
+
+def _decode_key_slow(buf, family: str) -> DecodedKey:
     if type(buf) is not bytes:
         buf = bytes(buf)
     table = _FAMILY_TABLES.get(family) or _table(family)
@@ -144,13 +179,12 @@ def decode_key(buf: bytes, family: str = "consumer") -> DecodedKey:
     record_type = _INT16.unpack_from(buf)[0]
     reader = table.key_reader(record_type)
     try:
-        data, pos = reader(buf, 2)
+        key = reader(buf)
     except ReadFailure as exc:
         detail = "null" if exc.detail is None else exc.detail
     except (IndexError, struct.error):
         detail = "null"
     else:
-        key = DecodedKey(record_type, table.schemas[record_type].name, data, len(buf) - pos, family)
         cache = table.key_cache
         if len(cache) >= _KEY_CACHE_LIMIT:
             cache.clear()
@@ -168,30 +202,33 @@ def decode_value(record_type: int, buf: bytes | None, family: str = "consumer", 
     With ``strict_versions=False`` an out-of-range version is read the way trunk's serde does
     (above the highest like the highest, below the lowest like the lowest) instead of raising.
     """
-    if buf is None:
+    # Hot path: bytes of a (record type, version) pair already seen. Readers are listed by
+    # the version's low byte, taken straight from the buffer (versions above 255 go the slow way).
+    if type(buf) is bytes:
+        try:
+            reader = _FAST_VALUE_READERS[family][record_type][buf[1]] if not buf[0] else None
+        except (KeyError, IndexError, TypeError):
+            reader = None
+        if reader is not None:
+            try:
+                return reader(buf)
+            except ReadFailure as exc:
+                detail = "null" if exc.detail is None else exc.detail
+            except (IndexError, struct.error):
+                detail = "null"
+            version = buf[1]
+            raise RecordDecodeError(
+                f"Could not read record with version {version} from value's buffer due to: "
+                f"{detail}.", part="value", record_type=record_type, version=version)
+    elif buf is None:
         return None
-    if type(buf) is not bytes:
-        buf = bytes(buf)
-    # Hot path: (record type, version) pairs already seen, keyed on the raw version bytes.
-    try:
-        version = buf[0] << 8 | buf[1]
-        reader = _FAST_VALUE_READERS[family][record_type << 16 | version]
-    except (KeyError, IndexError, TypeError):
-        return _decode_value_slow(record_type, buf, family, strict_versions)
-    try:
-        data, pos = reader(buf, 2)
-    except ReadFailure as exc:
-        detail = "null" if exc.detail is None else exc.detail
-    except (IndexError, struct.error):
-        detail = "null"
     else:
-        return DecodedValue(version, data, len(buf) - pos)
-    raise RecordDecodeError(
-        f"Could not read record with version {version} from value's buffer due to: {detail}.",
-        part="value", record_type=record_type, version=version)
+        return decode_value(record_type, bytes(buf), family, strict_versions=strict_versions)
+    return _decode_value_slow(record_type, buf, family, strict_versions)
 
 
-_FAST_VALUE_READERS: dict[str, dict[int, object]] = {family: {} for family in FAMILIES}
+#: family -> record type -> [reader or None by version]; only versions in the valid range.
+_FAST_VALUE_READERS: dict[str, dict[int, list]] = {family: {} for family in FAMILIES}
 
 
 def _decode_value_slow(record_type: int, buf: bytes, family: str, strict: bool) -> DecodedValue:
@@ -202,16 +239,21 @@ def _decode_value_slow(record_type: int, buf: bytes, family: str, strict: bool) 
                                 record_type=record_type)
     version = _INT16.unpack_from(buf)[0]
     reader = table.value_reader(record_type, version, strict)
-    if version in table.schema(record_type).value.valid and 0 <= record_type < 0x8000:
-        _FAST_VALUE_READERS[family][record_type << 16 | version] = reader
+    if 0 <= version < 256 and version in table.schema(record_type).value.valid:
+        by_version = _FAST_VALUE_READERS[family].setdefault(record_type, [])
+        if len(by_version) <= version:
+            by_version += [None] * (version + 1 - len(by_version))
+        by_version[version] = reader
     try:
-        data, pos = reader(buf, 2)
+        value = reader(buf)
     except ReadFailure as exc:
         detail = "null" if exc.detail is None else exc.detail
     except (IndexError, struct.error):
         detail = "null"
     else:
-        return DecodedValue(version, data, len(buf) - pos)
+        if value.version != version:  # read with a neighbouring version's layout (lenient)
+            value.version = version
+        return value
     raise RecordDecodeError(
         f"Could not read record with version {version} from value's buffer due to: {detail}.",
         part="value", record_type=record_type, version=version)

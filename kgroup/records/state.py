@@ -65,13 +65,18 @@ class PartitionState:
     latest: dict = field(default_factory=dict)  # record identity -> row (types 2-15)
 
     def apply(self, row) -> None:
-        if row.kind == "control":
-            self._end_transaction(row.producer_id, row.marker == "COMMIT")
-            return
-        if row.kind != "data":
+        kind = row.kind
+        if kind != "data":
+            if kind == "control":
+                self._end_transaction(row.producer_id, row.marker == "COMMIT")
             return
         if row.record_type in OFFSET_COMMIT_TYPES:
-            self._offset_commit(row)
+            # the plain commit, inline: most rows of a busy partition are exactly this
+            if row.value is not None and not (row.transactional and row.producer_id != -1):
+                k = row.key.data
+                self.committed[k["group"], k["topic"], k["partition"]] = row
+            else:
+                self._offset_commit(row)
         else:
             ident = record_identity(row)
             if row.value is None:
