@@ -2,16 +2,15 @@
 the plain generated layout: same data, same unread bytes, same error text, for every record
 type and version, on truncated, mutated and random buffers."""
 
-import json
 import struct
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import VECTORS
 import kgroup.records as rec
 from kgroup.records import codegen
 from kgroup.records.schema_runtime import ReadFailure
+from test_record_fuzz import kafka_vector_seeds
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 _TYPES = {"consumer": range(16), "connect": range(3, 9)}
@@ -75,16 +74,7 @@ def _check_key(raw, family):
 
 
 def _seeds():
-    values, keys = [], []
-    for v in json.loads((VECTORS / "kafka_vectors.json").read_text()):
-        h = v.get("hex")
-        if isinstance(h, dict):
-            if h.get("key"):
-                keys.append(bytes.fromhex(h["key"]))
-            if h.get("value") and v["category"] != "batch":
-                values.append(bytes.fromhex(h["value"]))
-        elif isinstance(h, str) and v["kind"] == "value":
-            values.append(bytes.fromhex(h))
+    keys, values = kafka_vector_seeds()
     for version in range(5):  # the guesses' own cases: empty, null and set strings
         for metadata in ("", "m", "metadata" * 40):
             data = {"offset": 42, "leaderEpoch": 7, "metadata": metadata, "commitTimestamp": 1000,

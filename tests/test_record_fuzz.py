@@ -13,17 +13,24 @@ _KAFKA = json.loads((VECTORS / "kafka_vectors.json").read_text())
 _BURROW = json.loads((VECTORS / "burrow_vectors.json").read_text())
 
 
-def _seeds():
-    keys, values = set(), []
+def kafka_vector_seeds() -> tuple[list[bytes], list[bytes]]:
+    """The keys and values (not batches) of kafka_vectors.json, as raw bytes."""
+    keys, values = [], []
     for v in _KAFKA:
         h = v.get("hex")
         if isinstance(h, dict):
             if h.get("key"):
-                keys.add(bytes.fromhex(h["key"]))
+                keys.append(bytes.fromhex(h["key"]))
             if h.get("value") and v["category"] != "batch":
                 values.append(bytes.fromhex(h["value"]))
         elif isinstance(h, str) and v["kind"] == "value":
             values.append(bytes.fromhex(h))
+    return keys, values
+
+
+def _seeds():
+    kafka_keys, values = kafka_vector_seeds()
+    keys = set(kafka_keys)
     for v in _BURROW:
         trunk = v.get("kafka_trunk")
         if trunk:
