@@ -126,13 +126,9 @@ def test_confluent_kafka_rolling_bounce_of_two_static_members(broker):
         while time.monotonic() < deadline:
             for c in consumers.values():
                 c.poll(0.05)
-            g = group(broker, "roll")
-            owned = {name: sorted(tp.partition for tp in c.assignment())
-                     for name, c in consumers.items()}
-            if (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
-                    and sorted(p for ps in owned.values() for p in ps) == list(range(PARTITIONS))
-                    and all(owned.values())):
-                return g, owned
+            settled = settled_group(broker, "roll", consumers)
+            if settled:
+                return settled
         raise AssertionError(f"group roll did not settle: {group(broker, 'roll')}")
 
     consumers = {name: member(name) for name in ("r-a", "r-b")}
@@ -149,6 +145,18 @@ def test_confluent_kafka_rolling_bounce_of_two_static_members(broker):
             c.close()
 
 
+def settled_group(broker, group_id, consumers):
+    """(group, {name: partitions}) once the group is Stable with every consumer owning some of
+    the topic's partitions and all of them owned; None before that."""
+    g = group(broker, group_id)
+    owned = {name: sorted(tp.partition for tp in c.assignment()) for name, c in consumers.items()}
+    if (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
+            and sorted(p for ps in owned.values() for p in ps) == list(range(PARTITIONS))
+            and all(owned.values())):
+        return g, owned
+    return None
+
+
 def test_aiokafka_static_rolling_bounce_keeps_generation_and_partitions(broker):
     from aiokafka import AIOKafkaConsumer
 
@@ -161,13 +169,9 @@ def test_aiokafka_static_rolling_bounce_keeps_generation_and_partitions(broker):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-            g = group(broker, "aio-roll")
-            owned = {name: sorted(tp.partition for tp in c.assignment())
-                     for name, c in consumers.items()}
-            if (g is not None and g.state == "Stable" and len(g.members) == len(consumers)
-                    and sorted(p for ps in owned.values() for p in ps) == list(range(PARTITIONS))
-                    and all(owned.values())):
-                return g, owned
+            settled = settled_group(broker, "aio-roll", consumers)
+            if settled:
+                return settled
         raise AssertionError(f"group aio-roll did not settle: {group(broker, 'aio-roll')}")
 
     async def scenario():
