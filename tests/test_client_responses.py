@@ -242,3 +242,9 @@ def test_before_after_and_lag_by_instance():
             OffsetRow("t", 3, 10, 8, None, None)]
     assert [r.lag for r in rows] == [4, 3, None, 0]
     assert view([a, b], rows).lag_by_owner() == [("-", 0), ("a", 7), ("b", None)]
+
+
+def test_coordinator_shown_as_a_usable_bootstrap_address():
+    assert str(Coordinator(1, "broker-1", 9092)) == "broker-1:9092 (id: 1)"
+    assert str(Coordinator(0, "::1", 9092)) == "[::1]:9092 (id: 0)"
+    assert Coordinator(0, "::1", 9092).to_json() == {"id": 0, "host": "::1", "port": 9092}

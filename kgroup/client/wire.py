@@ -46,7 +46,8 @@ class Coordinator:
         return {"id": self.node_id, "host": self.host, "port": self.port}
 
     def __str__(self) -> str:
-        return f"{self.host}:{self.port} (id: {self.node_id})"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6, usable as HOST:PORT
+        return f"{host}:{self.port} (id: {self.node_id})"
 
 
 class ClusterClient:
