@@ -23,8 +23,9 @@ RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
               help="Change nothing: report which ids exist (static or dynamic), which are unknown, the "
                    "partitions they own and where the group's assignor would move them.")
 @click.option("--wait", "wait", is_flag=True,
-              help="After removing, wait until the group is Stable at a new generation and print a "
-                   "before/after view (members and partitions that moved).")
+              help="After removing, wait until the group is Stable at a new generation with an "
+                   "assignment that held for 1 s, and print a before/after view (members and "
+                   "partitions that moved).")
 @click.option("--wait-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               metavar="SECONDS", help="How long --wait waits.")
 @cluster_options

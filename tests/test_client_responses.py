@@ -248,3 +248,26 @@ def test_coordinator_shown_as_a_usable_bootstrap_address():
     assert str(Coordinator(1, "broker-1", 9092)) == "broker-1:9092 (id: 1)"
     assert str(Coordinator(0, "::1", 9092)) == "[::1]:9092 (id: 0)"
     assert Coordinator(0, "::1", 9092).to_json() == {"id": 0, "host": "::1", "port": 9092}
+
+
+def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
+    """The first Stable view after a removal may be a leader's premature assignment that is
+    replaced at once; --wait reports the one that held for the settle time."""
+    from kgroup.client import waiting
+
+    def view(state, owned):
+        members = [MemberView(mid, mid, "c", "h", [{"topic": "t", "partitions": ps}]) for mid, ps in owned.items()]
+        return GroupView("g", state, "consumer", "range", COORD, members)
+
+    views = iter([view("PreparingRebalance", {"a": [0]}),
+                  view("Stable", {"a": [0], "b": []}),          # premature: partition 1 owned by nobody
+                  view("PreparingRebalance", {"a": [0], "b": []}),
+                  view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]}),
+                  view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]})])
+    now = [0.0]
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    settled = waiting.wait_after_removal(None, "g", ["gone"], timeout_s=30, settle_s=1.0,
+                                         clock=lambda: now[0],
+                                         sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
+    assert {m.member_id: m.partitions() for m in settled.members} == {"a": [("t", 0)], "b": [("t", 1)]}
+    assert now[0] == 2.5  # the held view was first seen at 1.5 s and accepted 1 s later

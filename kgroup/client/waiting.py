@@ -62,17 +62,30 @@ def wait_for_state(client: ClusterClient, group: str, state: str, timeout_s: flo
     return poll(client, group, done, timeout_s, f"state {state}", **kw)
 
 
+SETTLE_S = 1.0
+
+
 def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, timeout_s: float,
-                       **kw) -> GroupView:
-    """Until the rebalance that a successful removal starts has completed.
+                       settle_s: float = SETTLE_S, clock=time.monotonic, **kw) -> GroupView:
+    """Until the rebalance that a successful removal starts has completed and held.
 
     Kafka starts that rebalance inside the LeaveGroup call (classic coordinator), so every later
-    DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left)
-    and none of the removed member ids is a member.
+    DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left),
+    none of the removed member ids is a member, and members and assignment have stayed the same for
+    settle_s — a leader that assigned before it knew every partition rebalances again at once, and
+    the first Stable view would report partitions going nowhere.
     """
     gone = set(removed_member_ids)
+    seen = {"key": None, "since": 0.0}
+
     def done(view):
-        if any(m.member_id in gone for m in view.members):
+        if any(m.member_id in gone for m in view.members) or not (
+                view.state == "Stable" or (view.state == "Empty" and not view.members)):
+            seen["key"] = None
             return False
-        return view.state == "Stable" or (view.state == "Empty" and not view.members)
-    return poll(client, group, done, timeout_s, "a Stable group at a new generation", **kw)
+        key = (view.state, tuple(sorted((tp, m.member_id) for tp, m in view.owners().items())),
+               tuple(sorted(m.member_id for m in view.members)))
+        if key != seen["key"]:
+            seen["key"], seen["since"] = key, clock()
+        return clock() - seen["since"] >= settle_s
+    return poll(client, group, done, timeout_s, "a Stable group at a new generation", clock=clock, **kw)
