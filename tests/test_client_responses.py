@@ -240,8 +240,8 @@ def test_before_after_and_lag_by_instance():
     assert diff["after"] == {"state": "Stable", "members": ["a"]}
     rows = [OffsetRow("t", 0, 5, 9, "m-a", "a"), OffsetRow("t", 1, 1, 4, "m-a", "a"), OffsetRow("t", 2, None, 7, "m-b", "b"),
             OffsetRow("t", 3, 10, 8, None, None)]
-    assert [r.lag for r in rows] == [4, 3, None, 0]
-    assert view([a, b], rows).lag_by_owner() == [("-", 0), ("a", 7), ("b", None)]
+    assert [r.lag for r in rows] == [4, 3, None, -2]  # committed past the log end shows negative
+    assert view([a, b], rows).lag_by_owner() == [("-", -2), ("a", 7), ("b", None)]
 
 
 def test_coordinator_shown_as_a_usable_bootstrap_address():

@@ -66,7 +66,9 @@ class OffsetRow:
     def lag(self) -> int | None:
         if self.committed is None or self.log_end is None or self.committed < 0:
             return None
-        return max(self.log_end - self.committed, 0)
+        # Negative, as kafka-consumer-groups shows it, when the committed offset is past the log
+        # end (a truncated or recreated topic): the consumer will reset, and a 0 would hide it.
+        return self.log_end - self.committed
 
     def to_json(self) -> dict:
         data = {"topic": self.topic, "partition": self.partition, "committed": self.committed,
