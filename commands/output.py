@@ -160,3 +160,30 @@ class Progress:
 
     def close(self) -> None:
         self.clear()
+
+
+class WaitStatus:
+    """`waiting for GROUP: STATE, N members, 3.4s` on one stderr line, only on a terminal; cleared
+    before the result is printed. Passed to kgroup.client.waiting.poll as on_poll."""
+
+    def __init__(self, group: str, enabled: bool | None = None):
+        self.group = group
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.shown = False
+
+    def __call__(self, view, elapsed_s: float) -> None:
+        if not self.enabled:
+            return
+        if view is None:
+            what = "no answer from the coordinator, retrying"
+        else:
+            what = f"{view.state}, {len(view.members)} member(s)"
+        sys.stderr.write(f"\r\033[Kwaiting for {self.group}: {what}, {elapsed_s:.1f}s")
+        sys.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.enabled and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False

@@ -90,10 +90,16 @@ def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeou
                     t = r.target
                     member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else None
                     removed_ids.add(member.member_id if member else t.member_id)
+            from kgroup.commands.output import WaitStatus
+
+            status = WaitStatus(group)
             try:
-                report.after = wait_after_removal(client, group, removed_ids, wait_timeout)
+                report.after = wait_after_removal(client, group, removed_ids, wait_timeout,
+                                                  on_poll=status)
             except KgroupError as exc:  # a timeout, or the cluster failing us: the removal is done anyway
                 report.wait_error = str(exc)
+            finally:
+                status.clear()
         return report
 
 

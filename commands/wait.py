@@ -25,15 +25,19 @@ def wait(group, state, interval, cluster, output):
     Exit status: 0 state reached, 1 timed out or the broker could not be asked.
     """
     from kgroup.client.waiting import wait_for_state
-    from kgroup.commands.output import echo_json
+    from kgroup.commands.output import WaitStatus, echo_json
     from kgroup.errors import KgroupError
 
     state = next(s for s in STATES if s.lower() == state.lower())
+    status = WaitStatus(group)
     try:
         with cluster.connect() as client:
-            view = wait_for_state(client, group, state, cluster.timeout, interval_s=interval)
+            view = wait_for_state(client, group, state, cluster.timeout, interval_s=interval,
+                                  on_poll=status)
     except KgroupError as exc:
+        status.clear()
         fail("wait", exc)
+    status.clear()
     reached = view.state if state != "Dead" else "Dead"
     if output == "json":
         echo_json({"group": group, "state": reached, "members": len(view.members),

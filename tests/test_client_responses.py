@@ -271,3 +271,24 @@ def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
                                          sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
     assert {m.member_id: m.partitions() for m in settled.members} == {"a": [("t", 0)], "b": [("t", 1)]}
     assert now[0] == 2.5  # the held view was first seen at 1.5 s and accepted 1 s later
+
+
+def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
+    from kgroup.client import waiting
+    from kgroup.commands.output import WaitStatus
+
+    views = iter([GroupView("g", "PreparingRebalance", "consumer", "range", COORD, []),
+                  GroupView("g", "Stable", "consumer", "range", COORD, [])])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    status = WaitStatus("g", enabled=True)
+    now = [0.0]
+    waiting.wait_for_state(None, "g", "Stable", 10, clock=lambda: now[0],
+                           sleep=lambda s: now.__setitem__(0, now[0] + s), on_poll=status)
+    status.clear()
+    err = capsys.readouterr().err
+    assert "waiting for g: PreparingRebalance, 0 member(s), 0.0s" in err
+    assert "waiting for g: Stable" in err and err.endswith("\r\x1b[K")
+    quiet = WaitStatus("g", enabled=False)
+    quiet(None, 1.0)
+    quiet.clear()
+    assert capsys.readouterr().err == ""

@@ -21,13 +21,15 @@ class WaitTimeout(KgroupError):
 
 
 def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_what: str,
-         interval_s: float = POLL_INTERVAL_S, clock=time.monotonic, sleep=time.sleep) -> GroupView:
+         interval_s: float = POLL_INTERVAL_S, clock=time.monotonic, sleep=time.sleep,
+         on_poll=None) -> GroupView:
     """Describe the group until done(view) is true; WaitTimeout (exit 1) after timeout_s.
 
     A request that gets no answer (the coordinator restarting or moving) is retried until the
     deadline, like a coordinator error: the wait is bounded by timeout_s, not by the first hiccup.
     """
-    deadline = clock() + timeout_s
+    start = clock()
+    deadline = start + timeout_s
     last = None
     unanswered = None
     while True:
@@ -36,6 +38,8 @@ def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_wha
             unanswered = None
         except TransportError as exc:
             unanswered = exc
+        if on_poll is not None:  # a status line for a person watching (never for scripts)
+            on_poll(None if unanswered is not None else last, clock() - start)
         if unanswered is None:
             if last.error and not last.error.startswith("COORDINATOR"):
                 raise KgroupError(f"group {group!r}: DescribeGroups failed: {last.error}")
