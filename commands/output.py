@@ -115,21 +115,46 @@ def iso_ms(ms) -> str:
         return str(ms)
 
 
-class Progress:
-    """A one-line progress meter on stderr, shown only when stderr is a terminal.
+class StatusLine:
+    """One line on stderr, redrawn in place, shown only when stderr is a terminal.
+
+    Call clear() before writing anything else to the terminal, so no text lands on the line.
+    """
+
+    def __init__(self, enabled: bool | None = None):
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\033[K{text}")
+            sys.stderr.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        """Erase the line (it is drawn again at the next show)."""
+        if self.enabled and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False
+
+    def close(self) -> None:
+        self.clear()
+
+
+class Progress(StatusLine):
+    """A progress meter for reading inputs of a known total size.
 
     A total of 0 means the size is unknown (stdin): bytes and records are shown without a percentage.
-    Call clear() before writing anything else to the terminal, so no text lands on the meter's line.
     """
 
     def __init__(self, total_bytes: int, label: str, enabled: bool | None = None):
+        super().__init__(enabled)
         self.known = total_bytes > 0
         self.total = max(total_bytes, 1)
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.start = time.monotonic()
         self.last = 0.0
-        self.shown = False
         self.done = 0
 
     def update(self, done_bytes: int, records: int = 0) -> None:
@@ -147,43 +172,18 @@ class Progress:
             where = f"{pct:5.1f}%  {done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"
         else:
             where = f"{done_bytes / 1e6:,.1f} MB"
-        sys.stderr.write(f"\r\033[K{self.label}: {where}  {rate:,.1f} MB/s  {records:,} records")
-        sys.stderr.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        """Erase the meter's line (it is drawn again at the next update)."""
-        if self.enabled and self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-            self.shown = False
-
-    def close(self) -> None:
-        self.clear()
+        self.show(f"{self.label}: {where}  {rate:,.1f} MB/s  {records:,} records")
 
 
-class WaitStatus:
-    """`waiting for GROUP: STATE, N members, 3.4s` on one stderr line, only on a terminal; cleared
-    before the result is printed. Passed to kgroup.client.waiting.poll as on_poll."""
+class WaitStatus(StatusLine):
+    """`waiting for GROUP: STATE, N members, 3.4s`, cleared before the result is printed.
+    Passed to kgroup.client.waiting.poll as on_poll."""
 
     def __init__(self, group: str, enabled: bool | None = None):
+        super().__init__(enabled)
         self.group = group
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.shown = False
 
     def __call__(self, view, elapsed_s: float) -> None:
-        if not self.enabled:
-            return
-        if view is None:
-            what = "no answer from the coordinator, retrying"
-        else:
-            what = f"{view.state}, {len(view.members)} member(s)"
-        sys.stderr.write(f"\r\033[Kwaiting for {self.group}: {what}, {elapsed_s:.1f}s")
-        sys.stderr.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.enabled and self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-            self.shown = False
+        what = ("no answer from the coordinator, retrying" if view is None
+                else f"{view.state}, {len(view.members)} member(s)")
+        self.show(f"waiting for {self.group}: {what}, {elapsed_s:.1f}s")
