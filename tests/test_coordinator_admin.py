@@ -56,16 +56,20 @@ def test_describe_empty_group_id_is_described_like_any_group():
     assert null.error_code == INVALID_GROUP_ID
 
 
-def test_empty_group_id_can_be_described_and_deleted_once_it_exists():
+def simple_commit(group_id, offset):
+    """An OffsetCommit of partition t-0 outside any generation (a "simple" group's commit)."""
     from kafka.protocol.consumer.group import OffsetCommitRequest
+    T = OffsetCommitRequest.OffsetCommitRequestTopic
+    P = T.OffsetCommitRequestPartition
+    return OffsetCommitRequest(version=8, group_id=group_id, generation_id_or_member_epoch=-1, member_id="",
+                               group_instance_id=None, topics=[T(name="t", partitions=[P(
+                                   partition_index=0, committed_offset=offset, committed_leader_epoch=-1,
+                                   committed_metadata="")])])
+
+
+def test_empty_group_id_can_be_described_and_deleted_once_it_exists():
     h = Harness()
-    commit = OffsetCommitRequest(version=8, group_id="", generation_id_or_member_epoch=-1,
-                                 member_id="", group_instance_id=None, topics=[
-                                     OffsetCommitRequest.OffsetCommitRequestTopic(
-                                         name="t", partitions=[
-                                             OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                                                 partition_index=0, committed_offset=1,
-                                                 committed_leader_epoch=-1, committed_metadata="")])])
+    commit = simple_commit("", 1)
     assert h.handle(commit).response.topics[0].partitions[0].error_code == NONE
     assert h.describe("").response.groups[0].group_state == "Empty"
     assert [(x.group_id, x.error_code) for x in h.delete("").response.results] == [("", NONE)]
@@ -123,15 +127,8 @@ def test_delete_groups():
 
 
 def test_delete_group_tombstones_offsets_first():
-    from kafka.protocol.consumer.group import OffsetCommitRequest
     h, ids, _ = in_state("Empty")
-    commit = OffsetCommitRequest(version=8, group_id="g", generation_id_or_member_epoch=-1,
-                                 member_id="", group_instance_id=None, topics=[
-                                     OffsetCommitRequest.OffsetCommitRequestTopic(
-                                         name="t", partitions=[
-                                             OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                                                 partition_index=0, committed_offset=42,
-                                                 committed_leader_epoch=-1, committed_metadata="")])])
+    commit = simple_commit("g", 42)
     assert h.handle(commit).response.topics[0].partitions[0].error_code == NONE
     assert h.coord.committed_offsets("g")[("t", 0)].offset == 42
     before = len(h.coord.records)
