@@ -369,3 +369,41 @@ def test_produce_acks_0_is_silent_but_an_error_closes_the_connection(broker):
         produce(sock, "no-such-topic", 3)  # Kafka closes the connection on an acks=0 error
         assert read_frame(sock) is None
     assert broker.run(lambda: broker.broker.logdir.partition("t", 0).next_offset) == 1
+
+
+def _segment_of_three_batches(tmp_path):
+    from kgroup.records.writer import encode_batch
+
+    directory = tmp_path / "t-0"
+    directory.mkdir()
+    batches = [encode_batch([(b"k", b"v%d" % i, 1000 + i)], base_offset=i) for i in range(3)]
+    segment = directory / "00000000000000000000.log"
+    segment.write_bytes(b"".join(batches))
+    return directory, segment, batches
+
+
+def test_damage_before_valid_batches_in_the_last_segment_stops_start_up(tmp_path):
+    """Not a torn write: truncating at the damage would silently drop every later batch."""
+    from kgroup.server.partition_log import LogCorruptError, PartitionLog
+
+    directory, segment, batches = _segment_of_three_batches(tmp_path)
+    data = bytearray(segment.read_bytes())
+    data[len(batches[0]) + 40] ^= 0xFF  # a record byte of the second batch: its CRC fails
+    segment.write_bytes(bytes(data))
+    with pytest.raises(LogCorruptError, match=rf"byte {len(batches[0])}: CRC-32C mismatch, and a valid "
+                                              rf"batch follows at byte {len(batches[0]) + len(batches[1])}"):
+        PartitionLog(str(directory))
+    assert segment.read_bytes() == bytes(data)  # untouched
+
+
+def test_torn_tail_is_truncated_with_a_warning(tmp_path, caplog):
+    from kgroup.server.partition_log import PartitionLog
+
+    directory, segment, batches = _segment_of_three_batches(tmp_path)
+    whole = b"".join(batches)
+    segment.write_bytes(whole[:-7])  # the last append cut short
+    with caplog.at_level("WARNING", logger="kgroup.server"):
+        plog = PartitionLog(str(directory))
+    assert plog.next_offset == 2 and plog.truncated_bytes == len(batches[2]) - 7
+    assert segment.read_bytes() == batches[0] + batches[1]
+    assert f"byte {len(batches[0]) + len(batches[1])}" in caplog.text and "truncated" in caplog.text

@@ -2,19 +2,23 @@
 
 `<dir>/<20-digit base offset>.log` files hold concatenated magic-2 batches. On open every segment is
 scanned; a torn or corrupt (bad CRC) tail of the last segment, a write cut short by a crash, is
-truncated away as Kafka's recovery does, so the log ends on the last whole batch. Anything else
-(damage in an earlier segment, a non-magic-2 batch) stops the start-up and is left untouched.
+truncated away as Kafka's recovery does (with a warning), so the log ends on the last whole batch.
+Anything else (damage in an earlier segment, damage in the last one with a valid batch after it, a
+non-magic-2 batch) stops the start-up and is left untouched.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 from dataclasses import dataclass
 
 import crc32c
 
 from kgroup.server.batches import HEADER_SIZE, parse_header
+
+log = logging.getLogger("kgroup.server")
 
 
 class LogCorruptError(ValueError):
@@ -46,6 +50,25 @@ def _entry(header, seg_no: int, pos: int) -> IndexEntry:
     return IndexEntry(header.base_offset, header.last_offset, header.max_timestamp, seg_no, pos,
                       header.length, header.producer_id, header.producer_epoch,
                       header.base_sequence)
+
+
+def _next_valid_batch(data: bytes, start: int) -> int | None:
+    """The position of the first whole magic-2 batch with a good CRC-32C at or after `start`, if any.
+
+    Only run on a damaged last segment: a crash mid-append leaves a torn tail with nothing valid
+    after it, so a valid batch further on means the damage is something else.
+    """
+    view = memoryview(data)
+    pos = data.find(b"\x02", start + 16)
+    while pos != -1:
+        at = pos - 16
+        if at + HEADER_SIZE <= len(data):
+            header = parse_header(data, at)
+            if (header.length >= HEADER_SIZE and at + header.length <= len(data)
+                    and crc32c.crc32c(view[at + 21:at + header.length]) == header.crc):
+                return at
+        pos = data.find(b"\x02", pos + 1)
+    return None
 
 
 def segment_name(base_offset: int) -> str:
@@ -109,7 +132,16 @@ class PartitionLog:
         if problem is not None:
             if not last:
                 raise LogCorruptError(f"{segment.path}: byte {pos}: {problem}")
+            following = _next_valid_batch(data, pos + 1)
+            if following is not None:
+                # Whole batches after the damage: not a write cut short by a crash but corruption.
+                # Truncating would throw away every later commit; stop instead.
+                raise LogCorruptError(
+                    f"{segment.path}: byte {pos}: {problem}, and a valid batch follows at byte "
+                    f"{following}: the file is damaged, not torn by a crash (left untouched)")
             self.truncated_bytes += len(data) - pos
+            log.warning("%s: byte %d: %s; the last %d bytes were a write cut short by a crash "
+                        "and are truncated", segment.path, pos, problem, len(data) - pos)
             os.ftruncate(segment.fd, pos)
             os.fsync(segment.fd)
         segment.size = pos
