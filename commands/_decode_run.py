@@ -11,7 +11,7 @@ from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, Pro
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
 from kgroup.records import key_to_json, record_type_name, value_to_json
 from kgroup.records.decoder import ProblemLog, StrictModeStop, resolve_family
-from kgroup.records.dump import RowFilter, iter_input, parse_until_time, resolve_inputs
+from kgroup.records.dump import RowFilter, iter_input, resolve_inputs
 from kgroup.records.dumplog import batch_lines, header_lines, trailing_bytes_line
 from kgroup.records.state import OffsetsState
 
@@ -392,8 +392,8 @@ def default_progress(view: str) -> bool:
 
 def decode(paths, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
            progress) -> int:
+    """Decode with the local engine; until_time is epoch ms (parsed by the option)."""
     row_filter = RowFilter(groups, topics, normalize_types(types, family))
-    until_ms = parse_until_time(until_time)
     if progress is None:
         progress = default_progress(view)
     meter = None
@@ -418,7 +418,7 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
             def tick(pos, base=base):
                 meter.update(base + pos, problems.records_ok)
 
-            for batch, rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_ms,
+            for batch, rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_time,
                                           progress=tick if meter.enabled else None):
                 batches_read += 1
                 sink.batch(batch, rows)

@@ -19,7 +19,7 @@ from kgroup.commands import _decode_run as run
 from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, dumps
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
 from kgroup.records.decoder import ProblemLog, StrictModeStop
-from kgroup.records.dump import STDIN, RowFilter, parse_until_time, resolve_inputs
+from kgroup.records.dump import STDIN, RowFilter, resolve_inputs
 
 DEFAULT_THRESHOLD = "1g"
 #: Ranges of at most this size when the rows come back to the driver (stdout): a task's rows are
@@ -208,7 +208,6 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
                           types=types, until_offset=until_offset, until_time=until_time, strict=strict,
                           progress=False)
     row_filter = RowFilter(groups, topics, run.normalize_types(types, family))
-    until_ms = parse_until_time(until_time)
     problems = ProblemLog(strict=strict, report=run._report)  # noqa: SLF001 - the same report format
     if out is not None:
         prepare_out_dir(out)
@@ -229,7 +228,7 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
         try:
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
-                          until_offset=until_offset, until_ms=until_ms, out=out)
+                          until_offset=until_offset, until_ms=until_time, out=out)
             except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
                     raise

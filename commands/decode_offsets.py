@@ -13,6 +13,17 @@ from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
 
+def _until_time_ms(ctx, param, value):
+    """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
+    from kgroup.errors import KgroupError
+    from kgroup.records.dump import parse_until_time
+
+    try:
+        return parse_until_time(value)
+    except KgroupError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--until-time: ")) from None
+
+
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @output_option(FORMATS, default_tty="table", default_pipe="jsonl")
@@ -30,7 +41,7 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
                    "number, control or error (repeatable).")
 @click.option("--until-offset", type=int, default=None, metavar="N",
               help="Stop after log offset N (in each partition): the state as it was then.")
-@click.option("--until-time", default=None, metavar="TIME",
+@click.option("--until-time", default=None, metavar="TIME", callback=_until_time_ms,
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
 @click.option("--strict", is_flag=True, help="Stop at the first problem (exit 1).")
 @click.option("--progress/--no-progress", default=None,
@@ -72,13 +83,6 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     if output == "dump-log" and (view != "records" or groups or topics or types or until_offset is not None
                                  or until_time is not None):
         raise click.UsageError("-o dump-log reproduces kafka-dump-log: it takes no --view, filters or --until")
-    if until_time is not None:
-        from kgroup.records.dump import parse_until_time
-
-        try:
-            parse_until_time(until_time)
-        except KgroupError as exc:
-            raise click.BadParameter(str(exc).removeprefix("--until-time: "), param_hint="--until-time") from None
     explicit_output = click.get_current_context().get_parameter_source("output") is ParameterSource.COMMANDLINE
     try:
         code = _run(paths, output, explicit_output, engine, out,
