@@ -91,7 +91,6 @@ class _Family:
         self.schemas: dict[int, RecordSchema] = record_schemas(family)
         self.key_readers: dict[int, object] = {}
         self.value_readers: dict[int, list] = {}
-        self.key_cache: dict[bytes, DecodedKey] = _KEY_CACHES[family]
 
     def schema(self, record_type: int) -> RecordSchema:
         try:
@@ -171,7 +170,8 @@ def _decode_key_slow(buf, family: str) -> DecodedKey:
     if type(buf) is not bytes:
         buf = bytes(buf)
     table = _FAMILY_TABLES.get(family) or _table(family)
-    hit = table.key_cache.get(buf)
+    cache = _KEY_CACHES[family]
+    hit = cache.get(buf)  # a bytearray/memoryview key missed the hashable-only hot path
     if hit is not None:
         return hit
     if len(buf) < 2:
@@ -180,19 +180,24 @@ def _decode_key_slow(buf, family: str) -> DecodedKey:
     reader = table.key_reader(record_type)
     try:
         key = reader(buf)
-    except ReadFailure as exc:
-        detail = "null" if exc.detail is None else exc.detail
-    except (IndexError, struct.error):
-        detail = "null"
-    else:
-        cache = table.key_cache
-        if len(cache) >= _KEY_CACHE_LIMIT:
-            cache.clear()
-        cache[buf] = key
-        return key
-    raise RecordDecodeError(
-        f"Could not read record with version {record_type} from key's buffer due to: {detail}.",
-        part="key", record_type=record_type)
+    except _READ_FAILURES as exc:
+        raise _read_error(exc, "key", record_type, record_type=record_type) from None
+    if len(cache) >= _KEY_CACHE_LIMIT:
+        cache.clear()
+    cache[buf] = key
+    return key
+
+
+#: What a generated reader raises on bad bytes: Kafka's message, or an underflow (Kafka's "null").
+_READ_FAILURES = (ReadFailure, IndexError, struct.error)
+
+
+def _read_error(exc, part: str, shown_version: int, **fields) -> RecordDecodeError:
+    """Kafka's message for a key or value that its reader could not read."""
+    detail = exc.detail if isinstance(exc, ReadFailure) else None
+    return RecordDecodeError(
+        f"Could not read record with version {shown_version} from {part}'s buffer due to: "
+        f"{'null' if detail is None else detail}.", part=part, **fields)
 
 
 def decode_value(record_type: int, buf: bytes | None, family: str = "consumer", *,
@@ -212,14 +217,8 @@ def decode_value(record_type: int, buf: bytes | None, family: str = "consumer", 
         if reader is not None:
             try:
                 return reader(buf)
-            except ReadFailure as exc:
-                detail = "null" if exc.detail is None else exc.detail
-            except (IndexError, struct.error):
-                detail = "null"
-            version = buf[1]
-            raise RecordDecodeError(
-                f"Could not read record with version {version} from value's buffer due to: "
-                f"{detail}.", part="value", record_type=record_type, version=version)
+            except _READ_FAILURES as exc:
+                raise _read_error(exc, "value", buf[1], record_type=record_type, version=buf[1]) from None
     elif buf is None:
         return None
     else:
@@ -246,17 +245,10 @@ def _decode_value_slow(record_type: int, buf: bytes, family: str, strict: bool) 
         by_version[version] = reader
     try:
         value = reader(buf)
-    except ReadFailure as exc:
-        detail = "null" if exc.detail is None else exc.detail
-    except (IndexError, struct.error):
-        detail = "null"
-    else:
-        if value.version != version:  # read with a neighbouring version's layout (lenient)
-            value.version = version
-        return value
-    raise RecordDecodeError(
-        f"Could not read record with version {version} from value's buffer due to: {detail}.",
-        part="value", record_type=record_type, version=version)
+    except _READ_FAILURES as exc:
+        raise _read_error(exc, "value", version, record_type=record_type, version=version) from None
+    value.version = version  # a lenient read may have used a neighbouring version's layout
+    return value
 
 
 def _encode(message, version: int, data: dict, what: str) -> bytes:

@@ -71,12 +71,7 @@ class PartitionState:
                 self._end_transaction(row.producer_id, row.marker == "COMMIT")
             return
         if row.record_type in OFFSET_COMMIT_TYPES:
-            # the plain commit, inline: most rows of a busy partition are exactly this
-            if row.value is not None and not (row.transactional and row.producer_id != -1):
-                k = row.key.data
-                self.committed[k["group"], k["topic"], k["partition"]] = row
-            else:
-                self._offset_commit(row)
+            self._offset_commit(row)
         else:
             ident = record_identity(row)
             if row.value is None:
@@ -93,7 +88,7 @@ class PartitionState:
                 offsets.pop(key, None)
         elif row.transactional and row.producer_id != -1:
             self.pending.setdefault(row.producer_id, {})[key] = row
-        else:
+        else:  # the plain commit: most rows of a busy partition
             self.committed[key] = row
 
     def _end_transaction(self, producer_id: int, commit: bool) -> None:
