@@ -23,22 +23,18 @@ def group_key(group_id: str) -> bytes:
     return _records().encode_key(GROUP_METADATA, {"group": group_id})
 
 
-def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | None = None,
-                          *, cached: bool = True) -> tuple[bytes, bytes]:
+def group_metadata_record(group: ClassicGroup, *, cached: bool = True) -> tuple[bytes, bytes]:
     """Kafka's newGroupMetadataRecord: every member with its selected-protocol metadata.
 
-    ``assignments`` overrides the members' current assignments (the leader's SyncGroup
-    writes the new assignment before it is installed). Without it, the members' encodings
-    come from the group's record cache (see ClassicGroup.touch_record), so a static restart
-    in a large Stable group re-encodes one member, not all; ``cached=False`` bypasses it.
+    The members' encodings come from the group's record cache (see ClassicGroup.touch_record),
+    so a static restart in a large Stable group re-encodes one member, not all;
+    ``cached=False`` encodes every member afresh (the tests' oracle for the cache).
     """
     protocol = group.protocol_name
-    if assignments is None and cached:
+    if cached:
         body = _cached_members(group, protocol)
     else:
-        body = [_encode_member(member, protocol, member.assignment if assignments is None
-                               else assignments.get(member.member_id, b""))
-                for member in group.members.values()]
+        body = [_encode_member(member, protocol) for member in group.members.values()]
     head = _records().encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {
         "protocolType": group.protocol_type or "",
         "generation": group.generation_id,
@@ -54,10 +50,11 @@ def group_metadata_record(group: ClassicGroup, assignments: dict[str, bytes] | N
     return group_key(group.group_id), value
 
 
-def _encode_member(member: Member, protocol: str | None, assignment: bytes) -> bytes:
+def _encode_member(member: Member, protocol: str | None) -> bytes:
     return _member_bytes((
         member.member_id, member.group_instance_id, member.client_id, member.client_host,
-        member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol), assignment))
+        member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol),
+        member.assignment))
 
 
 def _cached_members(group: ClassicGroup, protocol: str | None):
@@ -65,29 +62,23 @@ def _cached_members(group: ClassicGroup, protocol: str | None):
     cache, members, dirty = group.record_cache, group.members, group.record_dirty
     if (cache is None or group.record_protocol != protocol or len(cache) != len(members)
             or any(member_id not in members for member_id in dirty)):
-        cache = {member_id: _encode_member(member, protocol, member.assignment)
+        cache = {member_id: _encode_member(member, protocol)
                  for member_id, member in members.items()}
         group.record_cache, group.record_protocol = cache, protocol
         dirty.clear()
     elif dirty:
         for member_id in dirty:
             member = members[member_id]
-            cache[member_id] = _encode_member(member, protocol, member.assignment)
+            cache[member_id] = _encode_member(member, protocol)
         dirty.clear()
     return cache.values()
 
 
-# A static restart rewrites the whole group (Kafka does too) but changes one member: members'
-# encodings are cached by their fields, so a 1,000-member rolling bounce encodes each member once.
-_MEMBER_BYTES: dict[tuple, bytes] = {}
-_MEMBER_BYTES_LIMIT = 200_000
 _EMPTY_HEAD: bytes | None = None
 
 
 def _member_bytes(fields: tuple) -> bytes:
-    cached = _MEMBER_BYTES.get(fields)
-    if cached is not None:
-        return cached
+    """One member's bytes in a v3 members array: a one-member value minus the empty value's head."""
     global _EMPTY_HEAD
     recs = _records()
     header = {"protocolType": "", "generation": 0, "protocol": None, "leader": None,
@@ -98,11 +89,7 @@ def _member_bytes(fields: tuple) -> bytes:
              "subscription", "assignment")
     one = recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION,
                             {**header, "members": [dict(zip(names, fields))]})
-    encoded = one[len(_EMPTY_HEAD):]
-    if len(_MEMBER_BYTES) >= _MEMBER_BYTES_LIMIT:
-        _MEMBER_BYTES.clear()
-    _MEMBER_BYTES[fields] = encoded
-    return encoded
+    return one[len(_EMPTY_HEAD):]
 
 
 def empty_group_metadata_record(group_id: str, current_state_timestamp: int | None = None

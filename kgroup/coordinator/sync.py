@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import HeartbeatResponse
 
 from . import codes
-from .group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .group import DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .persistence import group_metadata_record
 from .rebalance import propagate_assignment, remove_pending_sync, reschedule_member
 from .responses import sync_response, wire_bytes
@@ -53,14 +53,15 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
         for entry in request.assignments or ():
             assignments[entry.member_id] = wire_bytes(
                 entry.assignment, f"SyncGroup group {group_id!r} assignment of member {entry.member_id!r}")
-        coord.append_records([group_metadata_record(group, assignments)])
-        # the append cannot fail in this coordinator: install and answer at once
-        if group.state == COMPLETING_REBALANCE:
-            for member_entry in group.members.values():
-                member_entry.assignment = assignments.get(member_entry.member_id, b"")
-            group.drop_record_cache()
-            propagate_assignment(coord, group, codes.NONE)
-            group.transition_to(STABLE, coord.now_ms)
+        # Kafka writes the record before it installs the assignment, and reverts if the append
+        # fails; an append cannot fail here, so install first and write the record from the
+        # group itself: its record cache then holds the new encodings for the next write.
+        for member_entry in group.members.values():
+            member_entry.assignment = assignments.get(member_entry.member_id, b"")
+            group.touch_record(member_entry.member_id)
+        coord.append_records([group_metadata_record(group)])
+        propagate_assignment(coord, group, codes.NONE)
+        group.transition_to(STABLE, coord.now_ms)
     return reply
 
 
