@@ -16,16 +16,13 @@ def _listen(value):
 
 def _topic(value):
     from kgroup.server.handlers_meta import MAX_PARTITIONS
-    from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
+    from kgroup.server.storage import TopicError, validate_user_topic
 
     name, sep, count = value.rpartition(":")
     if not sep or not name or not count.isdigit() or int(count) < 1:
         raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
-    if name == OFFSETS_TOPIC:
-        raise click.BadParameter(f"{value!r}: {OFFSETS_TOPIC} is created by the server; "
-                                 f"size it with --config offsets.topic.num.partitions=N")
     try:
-        validate_topic_name(name)
+        validate_user_topic(name)
     except TopicError as exc:
         raise click.BadParameter(f"{value!r}: {exc}") from None
     if int(count) > MAX_PARTITIONS:
@@ -76,7 +73,8 @@ def serve(output, listen, log_dir, topics, configs, advertised_host, verbose):
 
     The first line on stdout is `listening on HOST:PORT` (with -o json, one JSON object a line:
     {"event": "listening", "host", "port", "bootstrap", "log_dir"} first, {"event": "stopped"} at
-    a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and produced batches are fsynced before they are
+    a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and
+    produced batches are fsynced before they are
     acknowledged. See man kgroup-serve.
     """
     import asyncio

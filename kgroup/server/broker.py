@@ -17,7 +17,7 @@ import struct
 
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
-from kgroup.server.storage import INVALID_TOPIC_EXCEPTION, OFFSETS_TOPIC, LogDir, TopicError
+from kgroup.server.storage import OFFSETS_TOPIC, LogDir, validate_user_topic
 from kgroup.server.wire import (FrameError, check_required_fields, decode_request,
                                 encode_response, peek_header)
 
@@ -72,9 +72,7 @@ class Broker:
             self.logdir.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
                                      internal=True)
         for name, partitions in self.initial_topics:
-            if name == OFFSETS_TOPIC:
-                raise TopicError(f"{OFFSETS_TOPIC} is created by the server (size it with "
-                                 f"offsets.topic.num.partitions)", INVALID_TOPIC_EXCEPTION)
+            validate_user_topic(name)
             if name not in self.logdir.topics:
                 self.create_topic(name, partitions)
         from kgroup.server.producers import ProducerIdBlocks

@@ -57,26 +57,14 @@ _BROKER_KEYS = {
 _COORDINATOR_PREFIXES = ("group.", "offsets.")
 
 
-def _coordinator_settings():
-    """Every key the coordinator accepts (some, like offset.metadata.max.bytes, have no prefix)."""
-    try:
-        from kgroup.coordinator.config import SETTINGS
-    except ImportError:  # pragma: no cover - the coordinator always defines it
-        return frozenset()
-    return frozenset(SETTINGS)
-
-
 def _validate_coordinator(values):
     """Build the coordinator's config now, so a bad group.* entry is a usage error up front."""
-    from kgroup.coordinator.config import CoordinatorConfig
+    from kgroup.coordinator.config import CoordinatorConfig, CoordinatorConfigError
 
     try:
         CoordinatorConfig(values)
-    except ValueError as exc:  # CoordinatorConfigError; its message names the key
-        text = str(exc)
-        key = next((k for k in values if k in text), None)
-        prefix = "" if key is None or text.startswith(key) else f"config {key}: "
-        raise ServerConfigError(f"{prefix}{text}") from None
+    except CoordinatorConfigError as exc:  # its message names the key
+        raise ServerConfigError(str(exc)) from None
 
 
 # Broker keys the coordinator also knows: parsed here and passed on too.
@@ -111,7 +99,7 @@ class ServerConfig:
     def from_pairs(cls, pairs):
         """Build from ("key", "value") pairs or "key=value" strings; last one wins."""
         cfg = cls()
-        coordinator_keys = _coordinator_settings()
+        from kgroup.coordinator.config import SETTINGS as coordinator_keys  # some have no prefix
         for pair in pairs:
             if isinstance(pair, str):
                 if "=" not in pair:

@@ -50,6 +50,15 @@ def validate_topic_name(name: str) -> None:
                          f"ASCII alphanumerics, '.', '_' and '-'", INVALID_TOPIC_EXCEPTION)
 
 
+def validate_user_topic(name: str) -> None:
+    """A topic a user asks the server to create at start-up: a legal name, and not the offsets
+    topic, which the server creates itself with offsets.topic.num.partitions."""
+    if name == OFFSETS_TOPIC:
+        raise TopicError(f"{OFFSETS_TOPIC} is created by the server; size it with "
+                         f"--config offsets.topic.num.partitions=N", INVALID_TOPIC_EXCEPTION)
+    validate_topic_name(name)
+
+
 def _encode_topic_id(topic_id: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
 
