@@ -74,8 +74,7 @@ def serve(output, listen, log_dir, topics, configs, advertised_host, verbose):
     The first line on stdout is `listening on HOST:PORT` (with -o json, one JSON object a line:
     {"event": "listening", "host", "port", "bootstrap", "log_dir"} first, {"event": "stopped"} at
     a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and
-    produced batches are fsynced before they are
-    acknowledged. See man kgroup-serve.
+    produced batches are fsynced before they are acknowledged. See man kgroup-serve.
     """
     import asyncio
     import logging
