@@ -141,6 +141,12 @@ class StatusLine:
     def close(self) -> None:
         self.clear()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.clear()
+
 
 class Progress(StatusLine):
     """A progress meter for reading inputs of a known total size.

@@ -73,6 +73,7 @@ def remove_members(group, instance_ids, from_file, member_ids, remove_all, reaso
 def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout):
     from kgroup.client.removal import plan_removal, remove_members as remove
     from kgroup.client.waiting import wait_after_removal
+    from kgroup.commands.output import WaitStatus
     from kgroup.errors import KgroupError
 
     with cluster.connect() as client:
@@ -90,16 +91,12 @@ def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeou
                     t = r.target
                     member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else None
                     removed_ids.add(member.member_id if member else t.member_id)
-            from kgroup.commands.output import WaitStatus
-
-            status = WaitStatus(group)
-            try:
-                report.after = wait_after_removal(client, group, removed_ids, wait_timeout,
-                                                  on_poll=status)
-            except KgroupError as exc:  # a timeout, or the cluster failing us: the removal is done anyway
-                report.wait_error = str(exc)
-            finally:
-                status.clear()
+            with WaitStatus(group) as status:
+                try:
+                    report.after = wait_after_removal(client, group, removed_ids, wait_timeout,
+                                                      on_poll=status)
+                except KgroupError as exc:  # a timeout, or the cluster failing us: the removal is done anyway
+                    report.wait_error = str(exc)
         return report
 
 

@@ -29,15 +29,12 @@ def wait(group, state, interval, cluster, output):
     from kgroup.errors import KgroupError
 
     state = next(s for s in STATES if s.lower() == state.lower())
-    status = WaitStatus(group)
     try:
-        with cluster.connect() as client:
+        with cluster.connect() as client, WaitStatus(group) as status:  # the line is gone after
             view = wait_for_state(client, group, state, cluster.timeout, interval_s=interval,
                                   on_poll=status)
     except KgroupError as exc:
-        status.clear()
         fail("wait", exc)
-    status.clear()
     reached = view.state if state != "Dead" else "Dead"
     if output == "json":
         echo_json({"group": group, "state": reached, "members": len(view.members),
