@@ -16,6 +16,9 @@ FORMATS = (".png", ".svg")
 MAX_ROWS = 60      # beyond this, rows are sampled evenly so the figure stays readable
 
 
+_NO_MATPLOTLIB = "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'"
+
+
 def check_target(path: str) -> None:
     """Fail before a long simulation, not after it: a usable file type and matplotlib installed."""
     import importlib.util
@@ -23,22 +26,18 @@ def check_target(path: str) -> None:
     if Path(path).suffix.lower() not in FORMATS:
         raise PlotUnavailable(f"--plot {path}: the file name must end in .png or .svg")
     if importlib.util.find_spec("matplotlib") is None:
-        raise PlotUnavailable(
-            "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'")
+        raise PlotUnavailable(_NO_MATPLOTLIB)
 
 
 def plot_timeline(results, path: str) -> None:
     """Write one panel per result (variants of --compare stacked) to a PNG or SVG file."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
-        raise PlotUnavailable(f"--plot {path}: the file name must end in .png or .svg")
+    check_target(path)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise PlotUnavailable(
-            "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'") from exc
+    except ImportError as exc:  # found but broken
+        raise PlotUnavailable(_NO_MATPLOTLIB) from exc
 
     results = list(results)
     rows_per = [min(len(_names(r)), MAX_ROWS) for r in results]
