@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import kgroup.records as rec
 from kgroup.records import codegen
 from kgroup.records.schema_runtime import ReadFailure
-from test_record_fuzz import kafka_vector_seeds
+from test_record_fuzz import kafka_vector_seeds, mutated
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 _TYPES = {"consumer": range(16), "connect": range(3, 9)}
@@ -39,16 +39,9 @@ def _check_value(record_type, raw, family):
         return
     expected = _plain(schema.value, version, raw)
     for _ in range(2):  # the first call may take the slow path, the second the fast one
-        try:
-            value = rec.decode_value(record_type, raw, family)
-        except rec.RecordDecodeError as exc:
-            assert isinstance(expected, str), (raw.hex(), exc.message)
-            assert exc.message == (f"Could not read record with version {version} from value's "
-                                   f"buffer due to: {expected}.")
-        else:
-            assert not isinstance(expected, str), (raw.hex(), expected)
-            assert type(value) is rec.DecodedValue
-            assert (value.version, value.data, value.unread_bytes) == (version, *expected)
+        _same_as_plain(lambda: rec.decode_value(record_type, raw, family), raw, expected, "value",
+                       version, lambda v: (type(v), v.version, v.data, v.unread_bytes),
+                       (rec.DecodedValue, version))
 
 
 def _check_key(raw, family):
@@ -60,17 +53,23 @@ def _check_key(raw, family):
     except rec.UnknownRecordType:
         return
     expected = _plain(schema.key, record_type, raw)
+    _same_as_plain(lambda: rec.decode_key(raw, family), raw, expected, "key", record_type,
+                   lambda k: (type(k), k.record_type, k.name, k.data, k.unread_bytes, k.family),
+                   (rec.DecodedKey, record_type, schema.name), (family,))
+
+
+def _same_as_plain(decode, raw, expected, part, version, fields, before, after=()):
+    """decode() gives what the plain layout read (fields(result) == before + data, unread + after),
+    or fails with Kafka's message around the plain layout's error text."""
     try:
-        key = rec.decode_key(raw, family)
+        got = decode()
     except rec.RecordDecodeError as exc:
         assert isinstance(expected, str), (raw.hex(), exc.message)
-        assert exc.message == (f"Could not read record with version {record_type} from key's "
+        assert exc.message == (f"Could not read record with version {version} from {part}'s "
                                f"buffer due to: {expected}.")
     else:
         assert not isinstance(expected, str), (raw.hex(), expected)
-        assert type(key) is rec.DecodedKey
-        assert (key.record_type, key.name, key.data, key.unread_bytes, key.family) == (
-            record_type, schema.name, *expected, family)
+        assert fields(got) == (*before, *expected, *after)
 
 
 def _seeds():
@@ -107,29 +106,8 @@ def test_every_truncation_of_the_seeds():
                 _check_key(raw[:cut], family)
 
 
-@st.composite
-def _mutated(draw, seeds):
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(0, 4))):
-        pos = draw(st.integers(0, max(len(data) - 1, 0)))
-        op = draw(st.sampled_from(["set", "zero2", "minus1", "insert", "delete", "truncate"]))
-        if op == "set" and data:
-            data[pos] = draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF]))
-        elif op == "zero2":  # a length made 0: the guess holds where it did not
-            data[pos:pos + 2] = b"\x00\x00"
-        elif op == "minus1":  # a length made -1 (null)
-            data[pos:pos + 2] = b"\xff\xff"
-        elif op == "insert":
-            data[pos:pos] = draw(st.binary(min_size=1, max_size=6))
-        elif op == "delete" and data:
-            del data[pos:pos + draw(st.integers(1, 4))]
-        elif op == "truncate":
-            del data[pos:]
-    return bytes(data)
-
-
 @_SETTINGS
-@given(_mutated(_VALUES))
+@given(mutated(_VALUES))
 def test_mutated_values(raw):
     for family, types in _TYPES.items():
         for record_type in types:
@@ -137,7 +115,7 @@ def test_mutated_values(raw):
 
 
 @_SETTINGS
-@given(_mutated(_KEYS))
+@given(mutated(_KEYS))
 def test_mutated_keys(raw):
     for family in _TYPES:
         _check_key(raw, family)

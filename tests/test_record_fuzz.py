@@ -45,15 +45,22 @@ _SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list
 
 
 @st.composite
-def _mutated(draw, seeds):
+def mutated(draw, seeds):
+    """A seed with up to four edits: bit flips, odd bytes, lengths made 0 or -1 (null), inserted,
+    deleted, truncated or appended bytes."""
     data = bytearray(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(0, 4))):
-        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate", "append"]))
+        op = draw(st.sampled_from(["flip", "set", "zero2", "minus1", "insert", "delete", "truncate",
+                                   "append"]))
         pos = draw(st.integers(0, max(len(data) - 1, 0)))
         if op == "flip" and data:
             data[pos] ^= 1 << draw(st.integers(0, 7))
         elif op == "set" and data:
             data[pos] = draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF]))
+        elif op == "zero2":  # a length made 0
+            data[pos:pos + 2] = b"\x00\x00"
+        elif op == "minus1":  # a length made -1 (null)
+            data[pos:pos + 2] = b"\xff\xff"
         elif op == "insert":
             data[pos:pos] = draw(st.binary(min_size=1, max_size=6))
         elif op == "delete" and data:
@@ -81,7 +88,7 @@ def _check_value(record_type, raw, family):
 
 
 @_SETTINGS
-@given(_mutated(_KEYS))
+@given(mutated(_KEYS))
 def test_mutated_keys(raw):
     for family in rec.FAMILIES:
         try:
@@ -95,13 +102,13 @@ def test_mutated_keys(raw):
 
 
 @_SETTINGS
-@given(_mutated(_VALUES), st.sampled_from(range(16)))
+@given(mutated(_VALUES), st.sampled_from(range(16)))
 def test_mutated_values_under_every_consumer_type(raw, record_type):
     _check_value(record_type, raw, "consumer")
 
 
 @_SETTINGS
-@given(_mutated(_VALUES), st.sampled_from(range(3, 9)))
+@given(mutated(_VALUES), st.sampled_from(range(3, 9)))
 def test_mutated_values_under_connect_types(raw, record_type):
     _check_value(record_type, raw, "connect")
 
@@ -123,7 +130,7 @@ def test_random_bytes(raw):
 
 
 @_SETTINGS
-@given(_mutated(_VALUES))
+@given(mutated(_VALUES))
 def test_mutated_group_metadata_embedded_protocol(raw):
     """Member subscription/assignment bytes that do not parse stay base64, never raise."""
     try:
