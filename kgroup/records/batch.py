@@ -376,36 +376,22 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
         first = len(records)
         if append_time is None and base_seq <= 0x7FFFFFFF - 63:  # 1-byte deltas can't wrap
             # Records are built slot by slot: a dataclass __init__ call costs more than the
-            # twelve stores. Two copies of the loop so that "has a sequence?" is decided once per
-            # batch, not per record (this is the hottest loop of decode-offsets).
+            # twelve stores.
             append = records.append
-            if base_seq < 0:
-                for ts, od, key, value in rows:
-                    rec = alloc(new)
-                    rec.offset = base_offset + zz[od]
-                    rec.timestamp = base_ts + zz[ts]
-                    rec.sequence = -1
-                    rec.key = key
-                    rec.value = value
-                    rec.headers = []
-                    rec.key_size = key_size
-                    rec.value_size = value_size
-                    rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
-                    append(rec)
-            else:
-                for ts, od, key, value in rows:
-                    rec = alloc(new)
-                    delta = zz[od]
-                    rec.offset = base_offset + delta
-                    rec.timestamp = base_ts + zz[ts]
-                    rec.sequence = base_seq + delta
-                    rec.key = key
-                    rec.value = value
-                    rec.headers = []
-                    rec.key_size = key_size
-                    rec.value_size = value_size
-                    rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
-                    append(rec)
+            has_seq = base_seq >= 0
+            for ts, od, key, value in rows:
+                rec = alloc(new)
+                delta = zz[od]
+                rec.offset = base_offset + delta
+                rec.timestamp = base_ts + zz[ts]
+                rec.sequence = base_seq + delta if has_seq else -1
+                rec.key = key
+                rec.value = value
+                rec.headers = []
+                rec.key_size = key_size
+                rec.value_size = value_size
+                rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
+                append(rec)
         else:
             for ts, od, key, value in rows:
                 delta = zz[od]
