@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the project's shared vectors."""
+"""Fixtures: the Kafka- and Burrow-produced vectors and real segment files in tests/vectors/."""
 
 import json
 import pathlib
@@ -6,8 +6,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-VECTORS = SHARED / "vectors"
+VECTORS = pathlib.Path(__file__).resolve().parent / "vectors"
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 
 

@@ -4,7 +4,7 @@
     reply = coord.handle(request, client_id, client_host)   # kafka-python request objects
     coord.advance(ms)
 
-See /work/notes/coordinator-contract.md for the full contract.
+The contract (what the embedding API promises) is in docs/architecture.md, "The embedded coordinator".
 """
 
 from .codes import CoordinatorReplayError, UnsupportedRequest

@@ -1,4 +1,4 @@
-"""DescribeGroups v0-v6, ListGroups v0-v5 and DeleteGroups v0-v2 (spec §c.5, §a)."""
+"""DescribeGroups v0-v6, ListGroups v0-v5 and DeleteGroups v0-v2 (Kafka's GroupMetadataManager.describeGroups / listGroups / deleteGroups)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JoinGroup v0-v9 (spec §b): new, pending, existing and static-replacement joins."""
+"""JoinGroup v0-v9 (Kafka's GroupMetadataManager.classicGroupJoin): new, pending, existing and static-replacement joins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LeaveGroup v0-v5 (spec §c.4): batch removal by member id and/or instance id."""
+"""LeaveGroup v0-v5 (Kafka's GroupMetadataManager.classicGroupLeave): batch removal by member id and/or instance id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offsets side of the group coordinator (spec §c.3, §e; consumer-offsets-format §1.3.1, §4).
+"""The offsets side of the group coordinator (Kafka's OffsetMetadataManager).
 
 `OffsetManager` answers OffsetCommit, OffsetFetch, TxnOffsetCommit and OffsetDelete, expires
 offsets on a virtual-time timer and rebuilds its state from the log on failover.
@@ -388,7 +388,7 @@ class OffsetManager:
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
-    """OffsetCommitValue v3, or v1 when the commit set an expire timestamp (spec §1.3.1)."""
+    """OffsetCommitValue v3, or v1 when the commit set an expire timestamp (Kafka's GroupCoordinatorRecordHelpers.newOffsetCommitRecord)."""
     if value.expire_timestamp is not None:
         return encode_value(OFFSET_COMMIT_KEY_TYPE, 1, {
             "offset": value.offset, "metadata": value.metadata,

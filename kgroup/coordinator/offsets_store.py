@@ -3,7 +3,7 @@
 Both the live coordinator and failover replay go through the same three operations
 (`put`, `tombstone`, `end_transaction`), each tagged with the log offset of the record that
 caused it, so a coordinator rebuilt from the log holds exactly the state the live one had.
-The rules are those of the spec's §4 (Kafka trunk's OffsetMetadataManager.replay):
+The rules are those of Kafka's (OffsetMetadataManager.replay):
 
 * a data record with producer id -1 replaces the committed offset;
 * a record with a producer id is pending for that producer until its COMMIT/ABORT marker;

@@ -1,4 +1,4 @@
-"""GroupMetadata records (key type 2, value v3) and their replay (spec §e).
+"""GroupMetadata records (key type 2, value v3) and their replay (Kafka's GroupCoordinatorRecordHelpers.newGroupMetadataRecord, GroupMetadataManager.replay).
 
 The record encoder belongs to ``kgroup.records``; it is imported on first use so that the
 coordinator stays importable (and fast to import) on its own.

@@ -1,8 +1,7 @@
 """The rebalance engine shared by every group API: timers, join completion, removals.
 
 Mirrors Kafka's GroupMetadataManager (prepareRebalance, completeClassicGroupJoin,
-expireClassicGroupMemberHeartbeat, expirePendingSync, the initial-delay loop) as
-described in the spec §a, §b.4 and §d.
+expireClassicGroupMemberHeartbeat, expirePendingSync, the initial-delay loop).
 """
 
 from __future__ import annotations

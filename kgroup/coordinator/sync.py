@@ -1,4 +1,4 @@
-"""SyncGroup v0-v5 (spec §c.1) and Heartbeat v0-v4 (spec §c.2)."""
+"""SyncGroup v0-v5 (Kafka's GroupMetadataManager.classicGroupSync) and Heartbeat v0-v4 (classicGroupHeartbeat)."""
 
 from __future__ import annotations
 
