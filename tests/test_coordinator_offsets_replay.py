@@ -244,7 +244,7 @@ oracle_operations = st.lists(st.one_of(      # small domains so keys collide oft
 
 
 def oracle(ops):
-    """Committed offsets by the §4 rule stated as: among the writes that materialised (plain
+    """Committed offsets by Kafka's replay rule (OffsetMetadataManager.replay) stated as: among the writes that materialised (plain
     commits at once, transactional ones at their COMMIT) and were not wiped by a tombstone
     between write and materialisation, the one latest in the log wins, unless a tombstone came
     after its materialisation."""

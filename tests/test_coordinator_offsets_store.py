@@ -1,4 +1,4 @@
-"""The transaction and tombstone rules of consumer-offsets-format §4, on the bare OffsetStore."""
+"""The transaction and tombstone rules of Kafka's OffsetMetadataManager.replay, on the bare OffsetStore."""
 
 from kgroup.coordinator.offsets_store import OffsetAndMetadata, OffsetStore
 

@@ -1,4 +1,4 @@
-"""Persistence (spec §e): the GroupMetadata records written, tombstones, and from_records."""
+"""Persistence : the GroupMetadata records written, tombstones, and from_records."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Timers on virtual time (spec §d): sessions, new-member and pending expiry, the join and
+"""Timers on virtual time : sessions, new-member and pending expiry, the join and
 sync deadlines, the initial rebalance delay; every expectation is an exact virtual time."""
 
 import pytest
