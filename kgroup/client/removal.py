@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
-from kgroup.client.wire import RETRIABLE_COORDINATOR_ERRORS, ClusterClient, error_name
+from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
 from kgroup.errors import EXIT_USAGE, KgroupError
 
 BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
@@ -201,7 +201,7 @@ def _leave_with_retry(client, group, build):
         coordinator = client.find_coordinator(group)
         response = client.send(build(), node_id=coordinator.node_id, what=f"LeaveGroup for group {group!r}")
         code = response.error_code
-        if code in RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+        if retriable_coordinator_error(code) and time.monotonic() < deadline:
             time.sleep(0.2)
             continue
         if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
