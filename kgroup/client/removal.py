@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
 from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
@@ -255,10 +256,6 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
     if view.state != "Stable":
         return f"no prediction: the group is {view.state}, not Stable"
-    try:
-        from kgroup.sim.assignors import MemberInfo, get_assignor, predict_after_removal
-    except ImportError:
-        return "no prediction: kgroup.sim.assignors is not available"
     try:
         get_assignor(view.protocol)
     except ValueError:

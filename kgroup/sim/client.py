@@ -16,12 +16,11 @@ from functools import partial
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
+from kgroup.assignors import MemberInfo, get_assignor
 from kgroup.coordinator.rebalance import reschedule_heartbeat
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
-
-from .assignors import MemberInfo, get_assignor
 
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
