@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from conftest import VECTORS
+from helpers import VECTORS
 import kgroup.records as rec
 from kgroup.records.schema import record_schemas
 
