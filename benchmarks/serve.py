@@ -23,6 +23,8 @@ import time
 from kafka.protocol.consumer import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                                      JoinGroupResponse, SyncGroupRequest, SyncGroupResponse)
 
+from kgroup.kafka_errors import NONE, REBALANCE_IN_PROGRESS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GROUP = "bench"
 
@@ -95,9 +97,9 @@ class Member:
                 assignments=assignments)
             sresp = SyncGroupResponse.decode(await self.call(frame(sync, 2, self.instance)),
                                              version=5, header=True)
-            if sresp.error_code == 0:
+            if sresp.error_code == NONE:
                 return
-            if sresp.error_code != 27:  # REBALANCE_IN_PROGRESS: join again
+            if sresp.error_code != REBALANCE_IN_PROGRESS:  # join again
                 raise RuntimeError(f"{self.instance}: SyncGroup error {sresp.error_code}")
 
     def heartbeat_frame(self):

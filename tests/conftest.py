@@ -1,13 +1,10 @@
 """Fixtures: the Kafka- and Burrow-produced vectors and real segment files in tests/vectors/."""
 
 import json
-import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-VECTORS = pathlib.Path(__file__).resolve().parent / "vectors"
-FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+from helpers import VECTORS
 
 
 @pytest.fixture(scope="session")

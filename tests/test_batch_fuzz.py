@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kgroup.records.batch import Batch, BatchError, TrailingBytes, read_batches, scan
 from kgroup.records.segment import iter_segment
 
-from conftest import VECTORS
+from helpers import VECTORS
 
 SEGMENTS = [p.read_bytes() for p in sorted((VECTORS / "segments").glob("*.log"))]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -145,7 +145,7 @@ def _segment_vectors(kafka_vectors):
 
 
 def test_batch_vectors_concatenate_to_the_segment_files(kafka_vectors):
-    from conftest import VECTORS
+    from helpers import VECTORS
     parts = {}
     for vec in _batch_vectors(kafka_vectors):
         parts.setdefault(vec["segment_file"], []).append(bytes.fromhex(vec["hex"]))

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import VECTORS
+from helpers import VECTORS
 import kgroup.records as rec
 
 _ALL = json.loads((VECTORS / "burrow_vectors.json").read_text())

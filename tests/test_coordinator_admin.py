@@ -4,9 +4,8 @@ import pytest
 
 from kgroup.records import decode_key, decode_value
 
-from test_coordinator_harness import (GROUP_ID_NOT_FOUND, INVALID_GROUP_ID, NON_EMPTY_GROUP, NONE,
-                                      Harness)
-from test_coordinator_join import in_state
+from helpers.coordinator import (GROUP_ID_NOT_FOUND, INVALID_GROUP_ID, NON_EMPTY_GROUP, NONE,
+                                 Harness, in_state)
 
 
 def test_describe_stable_group_with_instance_ids():

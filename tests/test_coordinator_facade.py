@@ -7,8 +7,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kgroup.coordinator import (CoordinatorConfig, CoordinatorConfigError, GroupCoordinator,
                                 UnsupportedRequest)
 
-from test_coordinator_harness import FENCED_INSTANCE_ID, NONE, UNKNOWN_MEMBER_ID, Harness
-from test_coordinator_join import in_state
+from helpers.coordinator import FENCED_INSTANCE_ID, NONE, UNKNOWN_MEMBER_ID, Harness, in_state
 
 
 # ---- config --------------------------------------------------------------------------------
@@ -141,7 +140,7 @@ def test_on_group_transition_sees_every_state_change_as_it_happens():
     also for groups that existed before it was set and for groups rebuilt by from_records."""
     from kafka.protocol.consumer.group import LeaveGroupRequest
 
-    from test_coordinator_harness import Harness
+    from helpers.coordinator import Harness
 
     h = Harness()
     ids = h.stable(instances=(), dynamic=1)

@@ -3,31 +3,13 @@ join completion (b.4) and the version-specific response rules."""
 
 import pytest
 
-from test_coordinator_harness import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
-                                      GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL,
-                                      INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
-                                      MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
-                                      UNKNOWN_MEMBER_ID, UNKNOWN_SERVER_ERROR, Harness)
+from helpers.coordinator import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
+                                 GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL,
+                                 INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
+                                 MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
+                                 UNKNOWN_MEMBER_ID, UNKNOWN_SERVER_ERROR, Harness, in_state)
 
 STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")
-
-
-def in_state(state):
-    """A harness whose group "g" is in `state`, plus its static members (name -> id) and parked replies."""
-    h = Harness()
-    parked = {}
-    if state == "CompletingRebalance":
-        replies = h.static_join_round(["i0", "i1"])
-        ids = {"i0": replies[0].response.member_id, "i1": replies[1].response.member_id}
-    else:
-        ids = h.stable()
-        if state == "PreparingRebalance":
-            parked["i0"] = h.join(member_id=ids["i0"], instance="i0")   # the leader forces a rebalance
-        elif state == "Empty":
-            h.leave([(ids["i0"], "i0"), (ids["i1"], "i1")])
-            ids = {}
-    assert h.group().state == state
-    return h, ids, parked
 
 
 # ---- b.0 pre-checks ------------------------------------------------------------------------

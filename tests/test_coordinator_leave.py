@@ -4,10 +4,9 @@ import pytest
 
 from kgroup.records import decode_value
 
-from test_coordinator_harness import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
-                                      INVALID_GROUP_ID, MEMBER_ID_REQUIRED, NONE,
-                                      REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, Harness)
-from test_coordinator_join import in_state
+from helpers.coordinator import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
+                                 INVALID_GROUP_ID, MEMBER_ID_REQUIRED, NONE,
+                                 REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, Harness, in_state)
 
 
 def members(reply):

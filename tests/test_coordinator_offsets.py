@@ -15,7 +15,7 @@ from kafka.protocol.consumer.group import JoinGroupRequest, LeaveGroupRequest, S
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.offsets import OffsetAndMetadata
 from kgroup.records import decode_key, decode_value
-from test_coordinator_offsets_helpers import (
+from helpers.offsets import (
     commit_request,
     delete_request,
     errors,

@@ -17,7 +17,7 @@ from kafka.protocol.admin.groups import DeleteGroupsRequest
 from kgroup.coordinator import GroupCoordinator, LogEntry
 from kgroup.records import decode_key, decode_value
 from kgroup.records.segment import iter_segment
-from test_coordinator_offsets_helpers import (
+from helpers.offsets import (
     commit_request,
     delete_request,
     errors,
@@ -309,7 +309,7 @@ def test_committed_offsets_match_an_independent_model_of_the_transaction_rules(o
 
 def test_expiry_after_failover_counts_from_the_persisted_empty_time():
     from kafka.protocol.consumer.group import JoinGroupRequest, SyncGroupRequest
-    from test_coordinator_offsets_helpers import subscription
+    from helpers.offsets import subscription
     coord = make_coord()
     join = coord.handle(JoinGroupRequest(
         version=5, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=5_000, member_id="",

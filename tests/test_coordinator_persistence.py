@@ -5,9 +5,8 @@ import pytest
 from kgroup.coordinator import CoordinatorReplayError, GroupCoordinator, LogEntry
 from kgroup.records import decode_key, decode_value, encode_key
 
-from test_coordinator_harness import (FENCED_INSTANCE_ID, NONE, REBALANCE_IN_PROGRESS,
-                                      UNKNOWN_MEMBER_ID, Harness)
-from test_coordinator_join import in_state
+from helpers.coordinator import (FENCED_INSTANCE_ID, NONE, REBALANCE_IN_PROGRESS,
+                                 UNKNOWN_MEMBER_ID, Harness, in_state)
 
 CONFIG = {"group.min.session.timeout.ms": 10}
 

@@ -2,10 +2,9 @@
 
 import pytest
 
-from test_coordinator_harness import (FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
-                                      INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID, NONE,
-                                      REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, Harness)
-from test_coordinator_join import in_state
+from helpers.coordinator import (FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
+                                 INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID, NONE,
+                                 REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, Harness, in_state)
 
 
 # ---- SyncGroup -------------------------------------------------------------------------------

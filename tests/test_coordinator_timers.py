@@ -3,8 +3,8 @@ sync deadlines, the initial rebalance delay; every expectation is an exact virtu
 
 import pytest
 
-from test_coordinator_harness import (MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
-                                      UNKNOWN_MEMBER_ID, Harness)
+from helpers.coordinator import (MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
+                                 UNKNOWN_MEMBER_ID, Harness)
 
 
 def advance_to(h, t):

@@ -6,8 +6,8 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from helpers import VECTORS
 from kgroup.commands.cli import cli
-from tests.conftest import VECTORS
 
 SEGMENTS = {
     "A": ("A__consumer_offsets-7__00000000000000000000.log", "__consumer_offsets-7"),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import kgroup.records as rec
 from kgroup.records import codegen
 from kgroup.records.schema_runtime import ReadFailure
-from test_record_fuzz import kafka_vector_seeds, mutated
+from helpers.fuzz import kafka_vector_seeds, mutated
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 _TYPES = {"consumer": range(16), "connect": range(3, 9)}

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from conftest import VECTORS
+from helpers import VECTORS
 import kgroup.records as rec
 from kgroup.records.schema import record_schemas
 
@@ -70,6 +70,18 @@ def test_round_trip_every_type_and_version(family, record_type, version, nulls):
     assert rec.dump_log_key(key) == '{"type":"%d","data":%s}' % (record_type, rec.jackson_dumps(rec.key_to_json(key)))
     back = rec.value_from_json(record_type, version, json.loads(text)["data"], family)
     assert rec.encode_value(record_type, version, back, family) == value_bytes
+
+
+@pytest.mark.parametrize("family", rec.FAMILIES)
+def test_group_id_of_key_reads_every_key_type(family):
+    """group_id_of_key reads only the key's first field: every key schema must start with the group id."""
+    for record_type, schema in record_schemas(family).items():
+        key_data = _sample(schema.key.struct, record_type, record_type, False)
+        group_field = schema.key.struct.fields[0].json_name
+        key_data[group_field] = "gr\u00fcppe-%d" % record_type
+        key_bytes = rec.encode_key(record_type, key_data, family)
+        assert rec.group_id_of_key(key_bytes) == key_data[group_field], (family, record_type)
+        assert rec.group_id_of_key(memoryview(key_bytes)) == key_data[group_field]
 
 
 def test_round_trip_connect_keys_differ_from_consumer_for_type_8():

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import VECTORS
+from helpers import VECTORS
 import kgroup.records as rec
 
 _ALL = json.loads((VECTORS / "kafka_vectors.json").read_text())

@@ -117,7 +117,7 @@ def test_man_page_lists_every_option_of_help():
 def test_command_choices_match_the_library():
     from kgroup.commands import simulate as command
     from kgroup.sim import scenarios
-    from kgroup.sim.assignors import ASSIGNORS
+    from kgroup.assignors import ASSIGNORS
 
     assert tuple(command.SCENARIOS) == scenarios.SCENARIOS
     assert tuple(command.ORDERS) == scenarios.ORDERS

@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
-from kgroup.client.wire import RETRIABLE_COORDINATOR_ERRORS, ClusterClient, error_name
+from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
 from kgroup.errors import EXIT_USAGE, KgroupError
 
 BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
@@ -201,7 +202,7 @@ def _leave_with_retry(client, group, build):
         coordinator = client.find_coordinator(group)
         response = client.send(build(), node_id=coordinator.node_id, what=f"LeaveGroup for group {group!r}")
         code = response.error_code
-        if code in RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+        if retriable_coordinator_error(code) and time.monotonic() < deadline:
             time.sleep(0.2)
             continue
         if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
@@ -255,10 +256,6 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
     if view.state != "Stable":
         return f"no prediction: the group is {view.state}, not Stable"
-    try:
-        from kgroup.sim.assignors import MemberInfo, get_assignor, predict_after_removal
-    except ImportError:
-        return "no prediction: kgroup.sim.assignors is not available"
     try:
         get_assignor(view.protocol)
     except ValueError:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from kgroup.errors import KgroupError
 
 DEFAULT_TIMEOUT_S = 30.0
-# Coordinator errors worth retrying after finding the coordinator again (Kafka marks them retriable).
-RETRIABLE_COORDINATOR_ERRORS = {14, 15, 16}  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
 
 
 class TransportError(KgroupError):
@@ -26,14 +24,18 @@ class TransportError(KgroupError):
 
 def error_name(code: int) -> str:
     """Kafka's name for an error code (NONE for 0); unknown codes stay recognisable."""
-    import kafka.errors as Errors
+    from kgroup.kafka_errors import name_of  # imports kafka-python: not at `kgroup --help` time
 
-    if code == 0:
-        return "NONE"
-    if code not in Errors.kafka_errors:
-        return f"UNKNOWN_ERROR_CODE_{code}"
-    cls = Errors.for_code(code)
-    return getattr(cls, "message", None) or f"UNKNOWN_ERROR_CODE_{code}"
+    return name_of(code)
+
+
+def retriable_coordinator_error(code: int) -> bool:
+    """A coordinator error worth retrying after finding the coordinator again (Kafka marks these
+    retriable): it is loading, not available yet, or has moved."""
+    from kgroup import kafka_errors as codes
+
+    return code in (codes.COORDINATOR_LOAD_IN_PROGRESS, codes.COORDINATOR_NOT_AVAILABLE,
+                    codes.NOT_COORDINATOR)
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ class ClusterClient:
             if code == 0:
                 node = Coordinator(row.node_id, row.host, row.port)
                 return node
-            if code in RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+            if retriable_coordinator_error(code) and time.monotonic() < deadline:
                 time.sleep(0.1)
                 continue
             raise KgroupError(f"group {group!r}: FindCoordinator failed: {error_name(code)}")

@@ -1,20 +1,22 @@
-"""Kafka error codes the group coordinator answers with (clients' Errors.java)."""
+"""Kafka error codes the group coordinator answers with, from kgroup's one table (kgroup.kafka_errors)."""
 
-UNKNOWN_SERVER_ERROR = -1
-NONE = 0
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-ILLEGAL_GENERATION = 22
-INCONSISTENT_GROUP_PROTOCOL = 23
-INVALID_GROUP_ID = 24
-UNKNOWN_MEMBER_ID = 25
-INVALID_SESSION_TIMEOUT = 26
-REBALANCE_IN_PROGRESS = 27
-NON_EMPTY_GROUP = 68
-GROUP_ID_NOT_FOUND = 69
-MEMBER_ID_REQUIRED = 79
-GROUP_MAX_SIZE_REACHED = 81
-FENCED_INSTANCE_ID = 82
+from kgroup.kafka_errors import (  # noqa: F401  (re-exported: coordinator modules read codes.X)
+    COORDINATOR_NOT_AVAILABLE,
+    FENCED_INSTANCE_ID,
+    GROUP_ID_NOT_FOUND,
+    GROUP_MAX_SIZE_REACHED,
+    ILLEGAL_GENERATION,
+    INCONSISTENT_GROUP_PROTOCOL,
+    INVALID_GROUP_ID,
+    INVALID_SESSION_TIMEOUT,
+    MEMBER_ID_REQUIRED,
+    NON_EMPTY_GROUP,
+    NONE,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    UNKNOWN_SERVER_ERROR,
+)
 
 
 class UnsupportedRequest(ValueError):

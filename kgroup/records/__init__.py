@@ -9,6 +9,8 @@ Public contract (other modules code against these names):
   reads them the way trunk's serde does. Bytes left after the schema are accepted, as Kafka
   does, and counted in ``unread_bytes``. Decoded keys are cached by their bytes and shared:
   treat them as read-only.
+* ``group_id_of_key(buf)`` reads only the group id every key starts with (the one place that
+  does; e.g. to choose a record's partition with ``partition_for``).
 * ``encode_key`` / ``encode_value`` write the same layouts (``RecordEncodeError`` on bad data,
   naming the field); fields the version lacks are ignored, absent optional ones defaulted.
 * ``key_to_json`` / ``value_to_json`` / ``dump_log_key`` / ``dump_log_payload`` give
@@ -50,13 +52,14 @@ from .schema_records import (
     decode_value,
     encode_key,
     encode_value,
+    group_id_of_key,
     record_schema,
     record_type_name,
 )
 
 __all__ = [
     "FAMILIES", "DecodedKey", "DecodedValue", "RecordDecodeError", "RecordEncodeError",
-    "UnknownRecordType", "decode_key", "decode_value", "encode_key", "encode_value",
+    "UnknownRecordType", "decode_key", "decode_value", "encode_key", "encode_value", "group_id_of_key",
     "record_type_name", "record_schema", "key_to_json", "value_to_json", "dump_log_key",
     "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
     "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",

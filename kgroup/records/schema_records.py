@@ -20,6 +20,7 @@ from .schema_runtime import ReadFailure, WriteFailure
 
 FAMILIES = ("consumer", "connect")
 _INT16 = struct.Struct(">h")
+_KEY_PREFIX = struct.Struct(">hh")  # record type, then the group id's int16 length
 _KEY_CACHE_LIMIT = 65_536
 
 
@@ -186,6 +187,17 @@ def _decode_key_slow(buf, family: str) -> DecodedKey:
         cache.clear()
     cache[buf] = key
     return key
+
+
+def group_id_of_key(key: bytes) -> str:
+    """The group id of a ``__consumer_offsets`` key, without decoding the rest of it.
+
+    Every key schema of both families starts with the group id as a non-flexible string (int16
+    length, UTF-8), after the int16 record type; test_record_schemas checks it for every type.
+    Reading only that is what places a record on its partition (``partition_for``).
+    """
+    _record_type, length = _KEY_PREFIX.unpack_from(key, 0)
+    return bytes(key[_KEY_PREFIX.size:_KEY_PREFIX.size + length]).decode("utf-8")
 
 
 #: What a generated reader raises on bad bytes: Kafka's message, or an underflow (Kafka's "null").

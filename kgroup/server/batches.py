@@ -12,14 +12,12 @@ from dataclasses import dataclass
 
 import crc32c
 
+from kgroup.kafka_errors import CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_FOR_MESSAGE_FORMAT
+
 HEADER_SIZE = 61
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
-
-CORRUPT_MESSAGE = 2
-INVALID_RECORD = 87
-UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 
 
 class BatchValidationError(ValueError):

@@ -15,6 +15,7 @@ import inspect
 import logging
 import struct
 
+from kgroup.kafka_errors import UNSUPPORTED_VERSION
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
 from kgroup.server.storage import OFFSETS_TOPIC, LogDir, validate_user_topic
@@ -26,7 +27,6 @@ log = logging.getLogger("kgroup.server")
 _SIZE = struct.Struct(">i")
 _DRAIN_ABOVE = 1 << 16
 API_VERSIONS = 18
-UNSUPPORTED_VERSION = 35
 
 
 class RequestContext:

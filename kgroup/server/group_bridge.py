@@ -12,24 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import time
 
+from kgroup.kafka_errors import UNKNOWN_TOPIC_OR_PARTITION
 from kgroup.server.storage import OFFSETS_TOPIC
 
 log = logging.getLogger("kgroup.server.groups")
 
-_KEY_PREFIX = struct.Struct(">hh")
-
-
-def group_of_key(key: bytes) -> str:
-    """Group id of an offset-commit or group-metadata key (types 0-2 all start with it)."""
-    _version, length = _KEY_PREFIX.unpack_from(key, 0)
-    return bytes(key[4:4 + length]).decode("utf-8")
-
-
 OFFSET_COMMIT = 8
-UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 def _empty_commit_response(version):
@@ -197,7 +187,7 @@ class GroupBridge:
             raise
 
     def _write(self, entries):
-        from kgroup.records import partition_for
+        from kgroup.records import group_id_of_key, partition_for
         from kgroup.records.writer import encode_batch, encode_control_batch
 
         touched = {}
@@ -209,7 +199,7 @@ class GroupBridge:
                 continue
             by_partition = {}
             for key, value in entry.records:
-                by_partition.setdefault(partition_for(group_of_key(key), n), []).append((key, value))
+                by_partition.setdefault(partition_for(group_id_of_key(key), n), []).append((key, value))
             for number, records in by_partition.items():
                 plog = self.partitions[number]
                 raw = encode_batch(records, base_offset=plog.next_offset,

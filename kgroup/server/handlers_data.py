@@ -12,20 +12,13 @@ import time
 from kafka.protocol.consumer import FetchResponse, ListOffsetsResponse
 from kafka.protocol.producer import ProduceResponse
 
+from kgroup.kafka_errors import (FETCH_SESSION_ID_NOT_FOUND, INVALID_RECORD, INVALID_REQUEST,
+                                 INVALID_REQUIRED_ACKS, INVALID_TOPIC_EXCEPTION, NONE, OFFSET_OUT_OF_RANGE,
+                                 RECORD_LIST_TOO_LARGE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                 UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION)
 from kgroup.server.batches import BatchValidationError, rebase, split_batches
 from kgroup.server.storage import OFFSETS_TOPIC
 
-NONE = 0
-OFFSET_OUT_OF_RANGE = 1
-CORRUPT_MESSAGE = 2
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_TOPIC_EXCEPTION = 17
-RECORD_LIST_TOO_LARGE = 18
-INVALID_REQUIRED_ACKS = 21
-INVALID_RECORD = 87
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-FETCH_SESSION_ID_NOT_FOUND = 70
-UNKNOWN_LEADER_EPOCH = 74
 LEADER_EPOCH = 0
 
 
@@ -225,7 +218,7 @@ def handle_list_offsets(broker, request, ctx):
                     if found is not None:
                         offset, ts = found
                 else:
-                    error = 42  # INVALID_REQUEST: a special timestamp this version does not know
+                    error = INVALID_REQUEST  # a special timestamp this version does not know
             parts.append(P(version=version, partition_index=part.partition_index,
                            error_code=error, timestamp=ts, offset=offset,
                            leader_epoch=LEADER_EPOCH if offset >= 0 else -1))

@@ -12,20 +12,13 @@ from kafka.protocol.metadata import (
     MetadataResponse,
 )
 
+from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, INVALID_CONFIG, INVALID_PARTITIONS,
+                                 INVALID_REPLICATION_FACTOR, INVALID_REQUEST, NONE, UNKNOWN_TOPIC_ID,
+                                 UNKNOWN_TOPIC_OR_PARTITION)
 from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
 
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-UNKNOWN_TOPIC_ID = 100
-INVALID_PARTITIONS = 37
 # Upper bound on partitions per topic: each one is a directory and an open file.
 MAX_PARTITIONS = 10000
-INVALID_REPLICATION_FACTOR = 38
-INVALID_REQUEST = 42
-COORDINATOR_NOT_AVAILABLE = 15
-UNSUPPORTED_VERSION = 35
-INVALID_TOPIC_EXCEPTION = 17
-INVALID_CONFIG = 40
 # Kafka's "authorized operations not requested" sentinel.
 AUTHZ_OMITTED = None  # kafka-python encodes None as -2147483648 (not requested)
 

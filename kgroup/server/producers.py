@@ -14,9 +14,8 @@ import os
 from collections import deque
 from dataclasses import dataclass, field
 
-NONE = 0
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-INVALID_PRODUCER_EPOCH = 47
+from kgroup.kafka_errors import INVALID_PRODUCER_EPOCH, NONE, OUT_OF_ORDER_SEQUENCE_NUMBER
+
 BLOCK = 1000
 CACHED_BATCHES = 5  # Kafka keeps the metadata of the last 5 batches per producer
 INT32_MAX = 2 ** 31 - 1

@@ -17,15 +17,12 @@ import re
 import shutil
 import uuid
 
+from kgroup.kafka_errors import (INVALID_PARTITIONS, INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR,
+                                 TOPIC_ALREADY_EXISTS)
 from kgroup.server.partition_log import PartitionLog
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-
-INVALID_TOPIC_EXCEPTION = 17
-TOPIC_ALREADY_EXISTS = 36
-INVALID_PARTITIONS = 37
-KAFKA_STORAGE_ERROR = 56
 LOCK_FILE = ".lock"
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-UNSUPPORTED_VERSION = 35
-
 _FIXED = struct.Struct(">hhi")
 
 

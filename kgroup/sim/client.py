@@ -16,33 +16,18 @@ from functools import partial
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
+from kgroup.assignors import MemberInfo, get_assignor
 from kgroup.coordinator.rebalance import reschedule_heartbeat
+from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
+                                 MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
+                                 UNKNOWN_MEMBER_ID, name_of)
 
-from .assignors import MemberInfo, get_assignor
-
-NONE = 0
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-ILLEGAL_GENERATION = 22
-UNKNOWN_MEMBER_ID = 25
-REBALANCE_IN_PROGRESS = 27
-MEMBER_ID_REQUIRED = 79
-FENCED_INSTANCE_ID = 82
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
-ERROR_NAMES = {15: "COORDINATOR_NOT_AVAILABLE", 16: "NOT_COORDINATOR", 22: "ILLEGAL_GENERATION",
-               23: "INCONSISTENT_GROUP_PROTOCOL", 24: "INVALID_GROUP_ID", 25: "UNKNOWN_MEMBER_ID",
-               26: "INVALID_SESSION_TIMEOUT", 27: "REBALANCE_IN_PROGRESS",
-               79: "MEMBER_ID_REQUIRED", 81: "GROUP_MAX_SIZE_REACHED", 82: "FENCED_INSTANCE_ID",
-               -1: "UNKNOWN_SERVER_ERROR"}
 
 Protocol = JoinGroupRequest.JoinGroupRequestProtocol
 Assignment = SyncGroupRequest.SyncGroupRequestAssignment
 Identity = LeaveGroupRequest.MemberIdentity
-
-
-def error_name(code: int) -> str:
-    return ERROR_NAMES.get(code, f"error {code}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +155,7 @@ class SimConsumer:
         self._event(why)
 
     def _fail(self, code: int, during: str) -> None:
-        self.error = f"{self.name}: {during} failed with {error_name(code)} ({code})"
+        self.error = f"{self.name}: {during} failed with {name_of(code)} ({code})"
         self.state = "fenced" if code == FENCED_INSTANCE_ID else "failed"
         self.engine.unsleep(self)
         now = self.engine.now
@@ -178,7 +163,7 @@ class SimConsumer:
             self.ledger.release(now, self.name, self.owned, 0)
             self.owned = []
         self.ledger.consuming(now, self.name, False)
-        self._event("fenced" if code == FENCED_INSTANCE_ID else "failed", error=error_name(code),
+        self._event("fenced" if code == FENCED_INSTANCE_ID else "failed", error=name_of(code),
                     during=during)
         self.incarnation += 1
         self._heartbeat_token += 1
@@ -373,7 +358,7 @@ class SimConsumer:
             if code == UNKNOWN_MEMBER_ID:
                 self.member_id = ""
             self.generation = -1
-            self._event("lost", error=error_name(code))
+            self._event("lost", error=name_of(code))
             self._join()
         elif code in RETRIABLE:
             self._schedule_heartbeat()

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
+from kgroup.assignors import ASSIGNORS
 from kgroup.coordinator import GroupCoordinator
 
-from .assignors import ASSIGNORS
 from .client import ConsumerConfig, SimConsumer
 from .engine import Engine
 from .metrics import Ledger

@@ -1,6 +1,6 @@
 """Drives a GroupCoordinator with kafka-python request objects on a mock clock.
 
-Shared by the coordinator test modules (imported as a plain module). Every response the
+Shared by the coordinator test modules. Every response the
 coordinator produces is encoded at its version, so each test also proves the response
 is valid on the wire.
 """
@@ -141,3 +141,21 @@ class Harness:
         assert all(s.done and s.response.error_code == NONE for s in syncs)
         assert self.group().state == "Stable"
         return ids
+
+
+def in_state(state):
+    """A harness whose group "g" is in `state`, plus its static members (name -> id) and parked replies."""
+    h = Harness()
+    parked = {}
+    if state == "CompletingRebalance":
+        replies = h.static_join_round(["i0", "i1"])
+        ids = {"i0": replies[0].response.member_id, "i1": replies[1].response.member_id}
+    else:
+        ids = h.stable()
+        if state == "PreparingRebalance":
+            parked["i0"] = h.join(member_id=ids["i0"], instance="i0")   # the leader forces a rebalance
+        elif state == "Empty":
+            h.leave([(ids["i0"], "i0"), (ids["i1"], "i1")])
+            ids = {}
+    assert h.group().state == state
+    return h, ids, parked

@@ -407,3 +407,19 @@ def test_torn_tail_is_truncated_with_a_warning(tmp_path, caplog):
     assert plog.next_offset == 2 and plog.truncated_bytes == len(batches[2]) - 7
     assert segment.read_bytes() == batches[0] + batches[1]
     assert f"byte {len(batches[0]) + len(batches[1])}" in caplog.text and "truncated" in caplog.text
+
+
+def test_list_offsets_with_a_newer_leader_epoch_is_unknown_leader_epoch(broker):
+    """As Kafka's Partition.checkCurrentLeaderEpoch: an epoch newer than the leader's (0) is
+    UNKNOWN_LEADER_EPOCH (75); FENCED_LEADER_EPOCH (74) is for an older one, which 0 has none of."""
+    from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
+
+    L = ListOffsetsRequest.ListOffsetsTopic
+    codes = []
+    for epoch in (-1, 0, 3):
+        request = ListOffsetsRequest(version=7, replica_id=-1, isolation_level=0, topics=[
+            L(name="t", partitions=[L.ListOffsetsPartition(
+                partition_index=0, current_leader_epoch=epoch, timestamp=-1)])])
+        response = ListOffsetsResponse.decode(raw_request(broker.address, request), version=7, header=True)
+        codes.append(response.topics[0].partitions[0].error_code)
+    assert codes == [0, 0, 75]

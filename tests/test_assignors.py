@@ -3,7 +3,7 @@
 import pytest
 
 from kgroup.records import encode_assignment, encode_subscription
-from kgroup.sim.assignors import (ASSIGNORS, MemberInfo, get_assignor, predict_after_removal,
+from kgroup.assignors import (ASSIGNORS, MemberInfo, get_assignor, predict_after_removal,
                                   sort_key)
 
 
