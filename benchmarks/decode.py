@@ -134,9 +134,9 @@ def run_kgroup(path: str) -> tuple[int, int]:
 def run_pipeline(path: str) -> tuple[int, int]:
     """What `decode-offsets --view state` does before rendering: rows (with errors and markers)
     from the shared decoder, replayed with Kafka's rules into the latest state."""
-    from kgroup.records.decoder import ProblemLog, iter_decoded
+    from kgroup.decode.decoder import ProblemLog, iter_decoded
     from kgroup.records.segment import segment_file
-    from kgroup.records.state import PartitionState
+    from kgroup.decode.state import PartitionState
 
     problems = ProblemLog()
     state = PartitionState()

@@ -10,10 +10,10 @@ import click
 from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, Progress, dumps, iso_ms, table
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
 from kgroup.records import key_to_json, record_type_name, value_to_json
-from kgroup.records.decoder import ProblemLog, StrictModeStop, resolve_family
-from kgroup.records.dump import RowFilter, iter_input, resolve_inputs
-from kgroup.records.dumplog import batch_lines, header_lines, trailing_bytes_line
-from kgroup.records.state import OffsetsState
+from kgroup.decode.decoder import ProblemLog, StrictModeStop, resolve_family
+from kgroup.decode.inputs import RowFilter, iter_input, resolve_inputs
+from kgroup.decode.dump_log_text import batch_lines, header_lines, trailing_bytes_line
+from kgroup.decode.state import OffsetsState
 
 RECORD_COLUMNS = ["file", "partition", "offset", "timestamp", "type", "key_version", "value_version",
                   "producer_id", "transactional", "group", "topic", "topic_partition", "member_id",

@@ -18,8 +18,8 @@ import click
 from kgroup.commands import _decode_run as run
 from kgroup.commands.output import ChunkedTable, CsvWriter, JsonArrayWriter, dumps
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL, KgroupError
-from kgroup.records.decoder import ProblemLog, StrictModeStop
-from kgroup.records.dump import STDIN, RowFilter, resolve_inputs
+from kgroup.decode.decoder import ProblemLog, StrictModeStop
+from kgroup.decode.inputs import STDIN, RowFilter, resolve_inputs
 
 DEFAULT_THRESHOLD = "1g"
 #: Ranges of at most this size when the rows come back to the driver (stdout): a task's rows are
@@ -96,7 +96,7 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
     """local or spark; for auto, a note on stderr says which and why."""
     if engine != "auto":
         return engine
-    from kgroup.spark.session import unavailable_reason
+    from kgroup.decode.spark.session import unavailable_reason
 
     size = input_bytes(paths)
     if STDIN in paths or output == "dump-log":
@@ -197,8 +197,8 @@ class _Tally:
 
 def decode_spark(paths, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
                  master, spark_conf, out, split_bytes) -> int:
-    from kgroup.spark.plan import plan_tasks
-    from kgroup.spark.session import SparkUnavailable, get_session, jvm_log_file
+    from kgroup.decode.spark.plan import plan_tasks
+    from kgroup.decode.spark.session import SparkUnavailable, get_session, jvm_log_file
 
     if STDIN in paths:
         raise KgroupError("the Spark engine reads files (each task opens its own byte range); "
@@ -219,7 +219,7 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             spark, created = get_session(master, spark_conf)
         except SparkUnavailable as exc:
             raise KgroupError(str(exc)) from None
-        from kgroup.spark.session import is_local_master
+        from kgroup.decode.spark.session import is_local_master
 
         if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
             # rows travel through the JVM to the driver: keep each task's share small
@@ -283,9 +283,9 @@ def spark_error_text(exc) -> str:
 
 
 def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out):
-    from kgroup.records.state import OffsetsState
-    from kgroup.spark import engine
-    from kgroup.spark.session import is_local_master
+    from kgroup.decode.state import OffsetsState
+    from kgroup.decode.spark import engine
+    from kgroup.decode.spark.session import is_local_master
 
     options = engine.ReadOptions(until_offset, until_ms, row_filter)
     if view == "state":

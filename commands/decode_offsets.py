@@ -16,7 +16,7 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 def _until_time_ms(ctx, param, value):
     """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
     from kgroup.errors import KgroupError
-    from kgroup.records.dump import parse_until_time
+    from kgroup.decode.inputs import parse_until_time
 
     try:
         return parse_until_time(value)
@@ -96,7 +96,7 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
 
 
 def _sizes(split_size, spark_threshold):
-    from kgroup.spark.plan import parse_size
+    from kgroup.decode.spark.plan import parse_size
 
     out = []
     for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
-from kgroup.spark.columns import COLUMNS
-from kgroup.spark.session import unavailable_reason
+from kgroup.decode.spark.columns import COLUMNS
+from kgroup.decode.spark.session import unavailable_reason
 from tests.test_spark_plan import BASE_TS, damage, write_mixed_dump
 
 REASON = unavailable_reason()
@@ -22,7 +22,7 @@ SPLIT = "700"  # bytes: dozens of ranges per file, transactions' markers in othe
 
 @pytest.fixture(scope="session")
 def spark():
-    from kgroup.spark.session import get_session, jvm_log_file
+    from kgroup.decode.spark.session import get_session, jvm_log_file
 
     session, created = get_session("local[2]", {"spark.sql.shuffle.partitions": "2",
                                                  "spark.default.parallelism": "2"})
@@ -184,10 +184,10 @@ def test_auto_uses_spark_above_the_threshold(spark, dumps):
 def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
     """direct=False: Spark's own Parquet/text writers (what a non-local master uses) give the same rows."""
     from kgroup.commands._decode_spark import jsonl_payload
-    from kgroup.records.decoder import ProblemLog
-    from kgroup.records.dump import RowFilter, resolve_inputs
-    from kgroup.spark.engine import ReadOptions, write_output
-    from kgroup.spark.plan import plan_tasks
+    from kgroup.decode.decoder import ProblemLog
+    from kgroup.decode.inputs import RowFilter, resolve_inputs
+    from kgroup.decode.spark.engine import ReadOptions, write_output
+    from kgroup.decode.spark.plan import plan_tasks
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 700)
     out = str(tmp_path / fmt)
@@ -221,10 +221,10 @@ def test_a_failed_job_is_reported_by_its_python_error():
 def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_path):
     """Non-local masters send the rows through the JVM; local ones through spool files: same items."""
     from kgroup.commands._decode_spark import jsonl_payload
-    from kgroup.records.decoder import ProblemLog
-    from kgroup.records.dump import RowFilter, resolve_inputs
-    from kgroup.spark.engine import ReadOptions, stream_items
-    from kgroup.spark.plan import plan_tasks
+    from kgroup.decode.decoder import ProblemLog
+    from kgroup.decode.inputs import RowFilter, resolve_inputs
+    from kgroup.decode.spark.engine import ReadOptions, stream_items
+    from kgroup.decode.spark.plan import plan_tasks
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 2000)
     options = ReadOptions(row_filter=RowFilter())

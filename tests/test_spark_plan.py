@@ -11,15 +11,15 @@ import pytest
 
 from kgroup.records import encode_key, encode_value
 from kgroup.records.batch import LOG_OVERHEAD
-from kgroup.records.decoder import ProblemLog
-from kgroup.records.dump import Input, iter_input, resolve_inputs
+from kgroup.decode.decoder import ProblemLog
+from kgroup.decode.inputs import Input, iter_input, resolve_inputs
 from kgroup.records.segment import find_segments
-from kgroup.records.state import PartitionState, committed_offset
+from kgroup.decode.state import PartitionState, committed_offset
 from kgroup.records.writer import LogWriter
-from kgroup.spark.columns import COLUMNS, ParquetRows
-from kgroup.spark.plan import parse_size, plan_tasks, split_file
-from kgroup.spark.reader import RangeReader
-from kgroup.spark.replay import reduced_rows, replay
+from kgroup.decode.spark.columns import COLUMNS, ParquetRows
+from kgroup.decode.spark.plan import parse_size, plan_tasks, split_file
+from kgroup.decode.spark.reader import RangeReader
+from kgroup.decode.spark.replay import reduced_rows, replay
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -373,7 +373,7 @@ def test_parquet_rows_have_every_column_and_flatten_offset_commits(segments_dir)
 def test_missing_java_or_pyspark_names_the_fix(monkeypatch):
     import builtins
 
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     monkeypatch.setattr(session, "find_java", lambda: None)
     assert session.unavailable_reason() == (
@@ -395,7 +395,7 @@ def test_engine_spark_without_spark_is_a_clear_error(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from kgroup.commands.cli import cli
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=5)
     monkeypatch.setattr(session, "find_java", lambda: None)
@@ -448,7 +448,7 @@ def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatc
     from click.testing import CliRunner
 
     from kgroup.commands.cli import cli
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     monkeypatch.setattr(session, "find_java", lambda: None)  # Spark could not start: it is not needed
     missing = str(tmp_path / "nope")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from kgroup.errors import KgroupError
-from kgroup.records.decoder import ProblemLog, iter_decoded, resolve_family
+from kgroup.decode.decoder import ProblemLog, iter_decoded, resolve_family
 from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
 
 STDIN = "-"

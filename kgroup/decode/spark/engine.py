@@ -25,7 +25,7 @@ class ReadOptions:
 
     until_offset: int | None = None
     until_time: int | None = None
-    row_filter: object = None  # kgroup.records.dump.RowFilter, applied on the executors
+    row_filter: object = None  # kgroup.decode.inputs.RowFilter, applied on the executors
 
 
 class SummariesParam(AccumulatorParam):

@@ -15,7 +15,7 @@ Why dropping rows inside one range is safe (the replay's result is only the fina
 
 from __future__ import annotations
 
-from kgroup.records.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
+from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
 
 from .reader import RangeReader
 
