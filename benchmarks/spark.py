@@ -136,7 +136,7 @@ def run_child(argv: list[str]) -> tuple[float, dict, str]:
 
 def spark_child(path: str, out: str, fmt: str, master: str) -> None:
     """In the child: start the session, then time decode-offsets --engine spark alone."""
-    from kgroup.commands._decode_spark import decode_spark
+    from kgroup.decode.spark.driver import decode_spark
     from kgroup.decode.spark.plan import DEFAULT_SPLIT_BYTES
     from kgroup.decode.spark.session import get_session, jvm_log_file
 

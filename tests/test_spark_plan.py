@@ -16,7 +16,7 @@ from kgroup.decode.inputs import Input, iter_input, resolve_inputs
 from kgroup.records.segment import find_segments
 from kgroup.decode.state import PartitionState, committed_offset
 from kgroup.records.writer import LogWriter
-from kgroup.decode.spark.columns import COLUMNS, ParquetRows
+from kgroup.decode.render import COLUMNS, ParquetRows
 from kgroup.decode.spark.plan import parse_size, plan_tasks, split_file
 from kgroup.decode.spark.reader import RangeReader
 from kgroup.decode.spark.replay import reduced_rows, replay

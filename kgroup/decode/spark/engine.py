@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pyspark.accumulators import AccumulatorParam
 
-from .columns import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
+from ..render import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
 from .reader import RangeReader, RangeSummary
 from .replay import reduced_rows, replay
 
