@@ -140,15 +140,13 @@ def run_pipeline(path: str) -> tuple[int, int]:
 
     problems = ProblemLog()
     state = PartitionState()
-    apply = state.apply
     count = 0
     for _batch, rows in iter_decoded(segment_file(path), "consumer", problems):
         count += len(rows)
-        for row in rows:
-            apply(row)
+        state.apply_all(rows)
     if problems.problems:
         raise SystemExit(f"unexpected problems: {problems.problems[:3]}")
-    return count, sum(r.value.data["offset"] for r in state.committed.values())
+    return count, sum(r.value.data["offset"] for r in state.committed_rows())
 
 
 def run_command(path: str, *args: str) -> tuple[int, int]:

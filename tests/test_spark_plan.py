@@ -183,10 +183,15 @@ def _row_key(row):
     return (row.file, row.offset, row.kind, row.record_type, row.error)
 
 
+def _offset_key(row):
+    k = row.key.data
+    return (k["group"], k["topic"], k["partition"])
+
+
 def _state_view(state: PartitionState):
-    return ({k: committed_offset(v).to_json() for k, v in state.committed.items()},
-            {pid: {k: committed_offset(v).to_json() for k, v in offsets.items()}
-             for pid, offsets in state.pending.items()},
+    return ({_offset_key(r): committed_offset(r).to_json() for r in state.committed_rows()},
+            {pid: {_offset_key(r): committed_offset(r).to_json() for r in rows}
+             for pid, rows in state.pending_rows().items()},
             {ident: (row.file, row.offset) for ident, row in state.latest.items()})
 
 
@@ -317,7 +322,7 @@ def test_reduced_ranges_replay_to_the_local_state(tmp_path, seed, split):
         assert _state_view(states[key]) == _state_view(local)
     # the dump exercises what it claims to
     local = next(iter(local_states.values()))
-    assert local.pending and local.committed and local.latest
+    assert local.pending_rows() and local.committed_rows() and local.latest
 
 
 def test_reduction_drops_only_superseded_rows(tmp_path):
@@ -345,12 +350,13 @@ def test_shared_segments_state_through_one_batch_ranges(segments_dir, kafka_vect
     vec = next(v for v in kafka_vectors if v["category"] == "segment" and v["name"] == f"segment {name}")
     want = vec["expected"]["latest_state"]["committed_offsets"]
     got = {}
-    for (group, topic, partition), c in state.committed.items():
+    for c in state.committed_rows():
+        group, topic, partition = _offset_key(c)
         got.setdefault(group, {})[f"{topic}-{partition}"] = {
             k: committed_offset(c).to_json()[k] for k in ("offset", "leaderEpoch", "metadata", "commitTimestamp",
                                         "value_version", "record_offset")}
     assert got == want
-    assert state.pending == {}
+    assert state.pending_rows() == {}
 
 
 # ------------------------------------------------------------------------------------------------ parquet rows

@@ -18,7 +18,6 @@ from .inputs import RowFilter, family_overrides, iter_input, normalize_types, re
 from .outcome import run_decode
 from .render import RowWriter, renderer
 from .render_state import render_state
-from .state import OffsetsState
 
 
 class DumpLogSink:
@@ -68,6 +67,8 @@ class StateSink:
     def __init__(self, output, row_filter, stream):
         self.output = output
         self.filter = row_filter
+        from .state import OffsetsState  # the coordinator's store: loaded only for this view
+
         self.stream = stream
         self.state = OffsetsState()
         self.current = None
@@ -78,9 +79,7 @@ class StateSink:
     def batch(self, batch, rows):
         if not batch.crc_valid:  # reported already; corrupt bytes must not change the state
             return
-        apply = self.current.apply
-        for row in rows:
-            apply(row)
+        self.current.apply_all(rows)
 
     def end(self, inp, problems):
         pass

@@ -1,14 +1,20 @@
-"""The state a `__consumer_offsets` partition describes once compacted: Kafka's replay rules.
+"""The state a `__consumer_offsets` partition describes once compacted: `--view state`, local and Spark.
 
-Committed offsets are keyed by the decoded (group, topic, partition), never by raw key bytes, so key
-types 0 and 1 for one partition collapse (the later log offset wins). Transactional commits stay
-pending per producer until a COMMIT marker installs them — unless a later plain commit already
-holds the key — or an ABORT drops them; offsets with no marker by the end are reported apart.
+Offset commits replay through the coordinator's own `OffsetStore` (Kafka's
+OffsetMetadataManager.replay, the same code serve's recovery and `describe --from-dump` run), so
+there is one rule for which commits are pending: a commit written with a producer id waits for its
+producer's COMMIT marker (installed unless a later plain commit already holds the key) or ABORT
+(dropped); offsets with no marker by the end are reported apart. The store holds the decoded rows
+themselves; CommittedOffset is built only for output. Committed offsets are keyed by the decoded
+(group, topic, partition), never by raw key bytes, so key types 0 and 1 for one partition collapse
+(the later log offset wins). Other record types (2-15) keep the latest row per decoded key.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from kgroup.coordinator.offsets_store import OffsetStore
 
 OFFSET_COMMIT_TYPES = (0, 1)
 
@@ -55,50 +61,51 @@ def record_identity(row) -> tuple:
     return (row.record_type,) + tuple(data.values())
 
 
-@dataclass
 class PartitionState:
     """Replays one partition's rows in log order."""
 
-    # The rows themselves are kept (CommittedOffset is built only for output: most rows are replaced).
-    committed: dict = field(default_factory=dict)  # (group, topic, partition) -> DecodedRow
-    pending: dict = field(default_factory=dict)  # producer_id -> {(g, t, p): DecodedRow}
-    latest: dict = field(default_factory=dict)  # record identity -> row (types 2-15)
+    __slots__ = ("offsets", "latest")
+
+    def __init__(self):
+        self.offsets = OffsetStore()  # values: the offset commits' DecodedRows
+        self.latest: dict = {}  # record identity -> row (types 2-15)
 
     def apply(self, row) -> None:
-        kind = row.kind
-        if kind != "data":
-            if kind == "control":
-                self._end_transaction(row.producer_id, row.marker == "COMMIT")
-            return
-        if row.record_type in OFFSET_COMMIT_TYPES:
-            self._offset_commit(row)
-        else:
-            ident = record_identity(row)
-            if row.value is None:
-                self.latest.pop(ident, None)
+        self.apply_all((row,))
+
+    def apply_all(self, rows) -> None:
+        """Replay rows in log order (one call per batch: the store's operations bound once)."""
+        offsets, latest = self.offsets, self.latest
+        put, tombstone = offsets.put, offsets.tombstone
+        for row in rows:
+            kind = row.kind
+            if kind != "data":
+                if kind == "control":
+                    offsets.end_transaction(row.producer_id, row.marker == "COMMIT")
+                continue
+            if row.record_type in OFFSET_COMMIT_TYPES:
+                k = row.key.data
+                if row.value is None:  # a tombstone, transactional or not, clears the key everywhere
+                    tombstone(k["group"], (k["topic"], k["partition"]))
+                else:
+                    put(k["group"], (k["topic"], k["partition"]), row, row.offset, row.producer_id)
+            elif row.value is None:
+                latest.pop(record_identity(row), None)
             else:
-                self.latest[ident] = row
+                latest[record_identity(row)] = row
 
-    def _offset_commit(self, row) -> None:
-        k = row.key.data
-        key = (k["group"], k["topic"], k["partition"])
-        if row.value is None:  # trunk: a tombstone, transactional or not, clears the key everywhere
-            self.committed.pop(key, None)
-            for offsets in self.pending.values():
-                offsets.pop(key, None)
-        elif row.transactional and row.producer_id != -1:
-            self.pending.setdefault(row.producer_id, {})[key] = row
-        else:  # the plain commit: most rows of a busy partition
-            self.committed[key] = row
+    def committed_rows(self) -> list:
+        store = self.offsets
+        return [r for group in store.groups() for r in store.committed(group).values()]
 
-    def _end_transaction(self, producer_id: int, commit: bool) -> None:
-        offsets = self.pending.pop(producer_id, None)
-        if not offsets or not commit:
-            return
-        for key, entry in offsets.items():
-            current = self.committed.get(key)
-            if current is None or current.offset < entry.offset:
-                self.committed[key] = entry
+    def pending_rows(self) -> dict:
+        """producer id -> the rows of its open transaction."""
+        out: dict = {}
+        store = self.offsets
+        for group in store.groups():
+            for pid, offsets in store.pending(group).items():
+                out.setdefault(pid, []).extend(offsets.values())
+        return out
 
 
 @dataclass
@@ -115,14 +122,14 @@ class OffsetsState:
         return state
 
     def committed_offsets(self) -> list[CommittedOffset]:
-        out = [committed_offset(r) for p in self.partitions.values() for r in p.committed.values()]
+        out = [committed_offset(r) for p in self.partitions.values() for r in p.committed_rows()]
         return sorted(out, key=lambda c: (c.group, c.topic, c.partition))
 
     def open_transactions(self) -> list[tuple[int, list[CommittedOffset]]]:
         merged: dict[int, list] = {}
         for p in self.partitions.values():
-            for pid, offsets in p.pending.items():
-                merged.setdefault(pid, []).extend(committed_offset(r) for r in offsets.values())
+            for pid, rows in p.pending_rows().items():
+                merged.setdefault(pid, []).extend(committed_offset(r) for r in rows)
         return [(pid, sorted(v, key=lambda c: (c.group, c.topic, c.partition)))
                 for pid, v in sorted(merged.items())]
 
