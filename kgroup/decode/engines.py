@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import os
 
-from kgroup.errors import KgroupError
 from kgroup.writers import note
 
 from . import run
 from .decoder import ProblemLog
 from .inputs import STDIN, OptionError, resolve_inputs
-
-#: File extension of each text format under --out.
-EXTENSIONS = {"jsonl": "jsonl", "json": "json", "csv": "csv", "table": "txt", "dump-log": "txt"}
-
+from .out_dir import output_file, prepare_out_dir
 
 def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
     from .spark.plan import parse_size
@@ -72,25 +68,6 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
-
-
-def prepare_out_dir(out: str) -> None:
-    """A local --out must not exist yet or be empty (Spark refuses to write into an existing one)."""
-    if "://" in out and not out.startswith("file://"):
-        return  # hdfs://, s3a://, ...: Spark itself checks
-    path = out.removeprefix("file://")
-    if os.path.isdir(path):
-        if os.listdir(path):
-            raise KgroupError(f"--out {out}: directory exists and is not empty; give a new directory")
-        os.rmdir(path)  # Spark creates it, and refuses an existing one
-    elif os.path.exists(path):
-        raise KgroupError(f"--out {out}: exists and is not a directory")
-
-
-def output_file(directory: str, view: str, output: str) -> str:
-    """The one file an output rendered in this process goes to under --out."""
-    name = "state" if view == "state" else "part-00000"
-    return os.path.join(directory, f"{name}.{EXTENSIONS[output]}")
 
 
 def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,

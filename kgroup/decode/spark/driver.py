@@ -18,8 +18,8 @@ from kgroup.writers import note
 
 from .. import run
 from ..decoder import ProblemLog
-from ..engines import output_file, prepare_out_dir
 from ..inputs import STDIN, RowFilter, normalize_types, resolve_inputs
+from ..out_dir import output_file, prepare_out_dir
 from ..outcome import run_decode
 from ..render import PAYLOADS, RowWriter
 from ..render_state import render_state

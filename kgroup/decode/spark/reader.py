@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.records.batch import Batch, BatchError, scan
+from kgroup.records.batch import scan
+from kgroup.records.batch_model import Batch, BatchError
 from kgroup.decode.decoder import Problem, ProblemLog, RowDecoder
 from kgroup.records.segment import SegmentFile
 
