@@ -73,7 +73,7 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     any codec. `-o dump-log` prints exactly what `kafka-dump-log.sh --offsets-decoder` prints.
 
     Problems (bad CRC, corrupt batches, undecodable records) are reported on stderr with the file
-    and byte position; decoding goes on. Exit 0 all decoded, 3 some problems, 1 nothing readable.
+    and byte position; decoding goes on. Exit 0 all decoded, 3 some problems, 1 no record decoded.
     """
     from kgroup.decode.engines import decode_offsets as decode, parse_spark_conf, parse_sizes
     from kgroup.decode.inputs import OptionError
