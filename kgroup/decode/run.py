@@ -18,6 +18,7 @@ from .inputs import RowFilter, family_overrides, iter_input, normalize_types, re
 from .outcome import run_decode
 from .render import RowWriter, renderer
 from .render_state import render_state
+from .state import OffsetsState
 
 
 class DumpLogSink:
@@ -67,8 +68,6 @@ class StateSink:
     def __init__(self, output, row_filter, stream):
         self.output = output
         self.filter = row_filter
-        from .state import OffsetsState  # the coordinator's store: loaded only for this view
-
         self.stream = stream
         self.state = OffsetsState()
         self.current = None

@@ -23,6 +23,7 @@ from ..out_dir import output_file, prepare_out_dir
 from ..outcome import run_decode
 from ..render import PAYLOADS, RowWriter
 from ..render_state import render_state
+from ..state import OffsetsState
 
 #: Ranges of at most this size when the rows come back to the driver (stdout): a task's rows are
 #: held whole by the JVM and the driver (JSON text is ~5x the segment bytes).
@@ -145,8 +146,6 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
 
     options = engine.ReadOptions(until_offset, until_ms, row_filter)
     if view == "state":
-        from ..state import OffsetsState
-
         states, summaries = engine.compute_state(spark, tasks, options)
         tally.replay(summaries)
         state = OffsetsState()

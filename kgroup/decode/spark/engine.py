@@ -16,6 +16,7 @@ from pyspark.accumulators import AccumulatorParam
 
 from ..render import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
 from .reader import RangeReader, RangeSummary
+from .replay import reduced_rows, replay
 
 
 @dataclass(frozen=True)
@@ -249,8 +250,6 @@ def _text_blocks(reader, keep, render):
 def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
     """([(log partition index, PartitionState)] in reading order, summaries by seq): the replay runs on
     the executors, one log partition per group, over the rows each range could not drop."""
-    from .replay import reduced_rows, replay  # the coordinator's offset store: loaded for this view only
-
     sc = spark.sparkContext
     summaries = sc.accumulator({}, SummariesParam())
     until = (options.until_offset, options.until_time)
