@@ -1,7 +1,7 @@
 """Reading a whole dump: inputs to segment files, the --until cut-offs, and row filters.
 
-The command layer only renders; everything that decides *what* is read and kept lives here so the
-Spark engine and `describe --from-dump` reuse it.
+Everything that decides *what* is read and kept lives here, so both engines and `describe --from-dump`
+reuse it; bad option values raise OptionError, which the CLI shows as click shows a bad parameter.
 """
 
 from __future__ import annotations
