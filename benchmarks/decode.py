@@ -134,21 +134,19 @@ def run_kgroup(path: str) -> tuple[int, int]:
 def run_pipeline(path: str) -> tuple[int, int]:
     """What `decode-offsets --view state` does before rendering: rows (with errors and markers)
     from the shared decoder, replayed with Kafka's rules into the latest state."""
-    from kgroup.records.decoder import ProblemLog, iter_decoded
+    from kgroup.decode.decoder import ProblemLog, iter_decoded
     from kgroup.records.segment import segment_file
-    from kgroup.records.state import PartitionState
+    from kgroup.decode.state import PartitionState
 
     problems = ProblemLog()
     state = PartitionState()
-    apply = state.apply
     count = 0
     for _batch, rows in iter_decoded(segment_file(path), "consumer", problems):
         count += len(rows)
-        for row in rows:
-            apply(row)
+        state.apply_all(rows)
     if problems.problems:
         raise SystemExit(f"unexpected problems: {problems.problems[:3]}")
-    return count, sum(r.value.data["offset"] for r in state.committed.values())
+    return count, sum(r.value.data["offset"] for r in state.committed_rows())
 
 
 def run_command(path: str, *args: str) -> tuple[int, int]:

@@ -136,9 +136,9 @@ def run_child(argv: list[str]) -> tuple[float, dict, str]:
 
 def spark_child(path: str, out: str, fmt: str, master: str) -> None:
     """In the child: start the session, then time decode-offsets --engine spark alone."""
-    from kgroup.commands._decode_spark import decode_spark
-    from kgroup.spark.plan import DEFAULT_SPLIT_BYTES
-    from kgroup.spark.session import get_session, jvm_log_file
+    from kgroup.decode.spark.driver import decode_spark
+    from kgroup.decode.spark.plan import DEFAULT_SPLIT_BYTES
+    from kgroup.decode.spark.session import get_session, jvm_log_file
 
     t0 = time.perf_counter()
     session, _ = get_session(master)
@@ -183,7 +183,7 @@ def main() -> None:
     if args.child_spark:
         spark_child(*args.child_spark)
         return
-    from kgroup.spark.plan import parse_size
+    from kgroup.decode.spark.plan import parse_size
 
     kgroup = os.path.join(os.path.dirname(sys.executable), "kgroup")
     with tempfile.TemporaryDirectory(prefix="kgroup-spark-bench-") as tmp:

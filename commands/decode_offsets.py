@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -15,13 +14,12 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
 def _until_time_ms(ctx, param, value):
     """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
-    from kgroup.errors import KgroupError
-    from kgroup.records.dump import parse_until_time
+    from kgroup.decode.inputs import OptionError, parse_until_time
 
     try:
         return parse_until_time(value)
-    except KgroupError as exc:
-        raise click.BadParameter(str(exc).removeprefix("--until-time: ")) from None
+    except OptionError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
@@ -75,9 +73,10 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     any codec. `-o dump-log` prints exactly what `kafka-dump-log.sh --offsets-decoder` prints.
 
     Problems (bad CRC, corrupt batches, undecodable records) are reported on stderr with the file
-    and byte position; decoding goes on. Exit 0 all decoded, 3 some problems, 1 nothing readable.
+    and byte position; decoding goes on. Exit 0 all decoded, 3 some problems, 1 no record decoded.
     """
-    from kgroup.commands import _decode_run as run
+    from kgroup.decode.engines import decode_offsets as decode, parse_spark_conf, parse_sizes
+    from kgroup.decode.inputs import OptionError
     from kgroup.errors import KgroupError
 
     if output == "dump-log" and (view != "records" or groups or topics or types or until_offset is not None
@@ -85,56 +84,16 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
         raise click.UsageError("-o dump-log reproduces kafka-dump-log: it takes no --view, filters or --until")
     explicit_output = click.get_current_context().get_parameter_source("output") is ParameterSource.COMMANDLINE
     try:
-        code = _run(paths, output, explicit_output, engine, out,
-                    dict(view=view, family=family, groups=list(groups), topics=list(topics), types=list(types),
-                         until_offset=until_offset, until_time=until_time, strict=strict),
-                    progress=progress, master=master, spark_conf=spark_conf, split_size=split_size,
-                    spark_threshold=spark_threshold, run=run)
+        split_bytes, threshold = parse_sizes(split_size, spark_threshold)
+        code = decode(paths, output, explicit_output, engine, out,
+                      dict(view=view, family=family, groups=list(groups), topics=list(topics), types=list(types),
+                           until_offset=until_offset, until_time=until_time, strict=strict),
+                      progress=progress, master=master, spark_conf=parse_spark_conf(spark_conf),
+                      split_bytes=split_bytes, threshold=threshold)
+    except OptionError as exc:
+        if exc.option:
+            raise click.BadParameter(str(exc), param_hint=exc.option) from None
+        raise click.UsageError(str(exc)) from None
     except KgroupError as exc:
         raise click.ClickException(str(exc)) from None
     sys.exit(code)
-
-
-def _sizes(split_size, spark_threshold):
-    from kgroup.spark.plan import parse_size
-
-    out = []
-    for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):
-        try:
-            out.append(parse_size(text))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint=name) from None
-    return out
-
-
-def _run(paths, output, explicit_output, engine, out, common, *, progress, master, spark_conf, split_size,
-         spark_threshold, run):
-    """Pick the engine and the output format, then decode."""
-    from kgroup.commands import _decode_spark as spark
-
-    split_bytes, threshold = _sizes(split_size, spark_threshold)
-    conf = spark.parse_spark_conf(spark_conf)
-    if engine == "spark" and output == "dump-log":
-        raise click.UsageError("-o dump-log runs on the local engine only (it prints one file at a time)")
-    engine = spark.choose_engine(engine, paths, threshold, output)
-    if out is not None and not explicit_output:
-        output = "parquet" if engine == "spark" and common["view"] == "records" else "jsonl"
-    if output == "parquet":
-        if engine != "spark":
-            raise click.UsageError("-o parquet needs the Spark engine (--engine spark); "
-                                   "the local engine writes jsonl, json, csv or table")
-        if out is None or common["view"] != "records":
-            raise click.UsageError("-o parquet writes records under --out DIR (--view records)")
-    if engine == "spark" and out is not None and common["view"] == "records" and output not in ("parquet", "jsonl"):
-        raise click.UsageError(f"-o {output} --out: the Spark engine writes records as parquet or jsonl part "
-                               f"files (use one of those, or leave out --out to get {output} on stdout)")
-    if engine == "spark":
-        return spark.decode_spark(paths, output=output, master=master, spark_conf=conf, out=out,
-                                  split_bytes=split_bytes, **common)
-    if out is None:
-        return run.decode(paths, output=output, progress=progress, **common)
-    spark.prepare_out_dir(out)
-    os.makedirs(out)
-    name = "state" if common["view"] == "state" else "part-00000"
-    with spark.stdout_to(os.path.join(out, f"{name}.{spark.EXTENSIONS[output]}")):
-        return run.decode(paths, output=output, progress=progress, **common)

@@ -108,7 +108,8 @@ def _filter(view, static_only, dynamic_only):
 
 
 def _render(views, output, with_offsets, offline):
-    from kgroup.commands.output import CsvWriter, echo_json
+    from kgroup.commands.output import echo_json
+    from kgroup.writers import CsvWriter
 
     if output == "json":
         echo_json([v.to_json(offline) for v in views])
@@ -148,7 +149,7 @@ def _assignment_text(member, protocol_type):
 
 
 def _table(view, with_offsets, offline):
-    from kgroup.commands.output import iso_ms, table
+    from kgroup.writers import iso_ms, table
 
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"

@@ -22,7 +22,8 @@ def list_command(cluster, states, types, output):
     Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed.
     """
     from kgroup.client.groups import GROUP_STATES, GROUP_TYPES, list_groups
-    from kgroup.commands.output import CsvWriter, echo_json, table
+    from kgroup.commands.output import echo_json
+    from kgroup.writers import CsvWriter, table
     from kgroup.errors import KgroupError
 
     for s in states:

@@ -101,7 +101,8 @@ def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeou
 
 
 def _render(report, output):
-    from kgroup.commands.output import CsvWriter, echo_json, table
+    from kgroup.commands.output import echo_json
+    from kgroup.writers import CsvWriter, table
 
     if output == "json":
         echo_json(report.to_json())

@@ -146,7 +146,7 @@ def _label(result, compare) -> str:
 
 
 def _print_table(scenario, results, compare, show_events) -> None:
-    from kgroup.commands.output import table
+    from kgroup.writers import table
 
     rows = []
     for label, key in ROWS:

@@ -5,7 +5,8 @@ import io
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgroup.records.batch import Batch, BatchError, TrailingBytes, read_batches, scan
+from kgroup.records.batch import read_batches, scan
+from kgroup.records.batch_model import Batch, BatchError, TrailingBytes
 from kgroup.records.segment import iter_segment
 
 from helpers import VECTORS

@@ -7,8 +7,8 @@ import struct
 import crc32c
 import pytest
 
-from kgroup.records.batch import (Batch, BatchError, CrcMismatch, TrailingBytes, read_batches,
-                                  scan)
+from kgroup.records.batch import read_batches, scan
+from kgroup.records.batch_model import Batch, BatchError, CrcMismatch, TrailingBytes
 from kgroup.records.writer import OutRecord, encode_batch, encode_legacy
 
 HEADER_FIELDS = ["magic", "base_offset", "last_offset", "crc", "crc_valid", "compression",

@@ -357,14 +357,14 @@ class _Tty:
 def test_progress_default_and_clearing(monkeypatch):
     import sys
 
-    from kgroup.commands import _decode_run
-    from kgroup.commands.output import Progress
+    from kgroup.decode import run as decode_run
+    from kgroup.writers import Progress
 
     for out_tty, err_tty, view, expected in [(False, True, "records", True), (True, True, "records", False),
                                              (True, True, "state", True), (False, False, "state", False)]:
         monkeypatch.setattr(sys, "stdout", _Tty(out_tty))
         monkeypatch.setattr(sys, "stderr", _Tty(err_tty))
-        assert _decode_run.default_progress(view) is expected
+        assert decode_run.default_progress(view) is expected
     err = _Tty(True)
     monkeypatch.setattr(sys, "stderr", err)
     meter = Progress(0, "decoding")  # stdin: size unknown, so no percentage
@@ -377,21 +377,38 @@ def test_progress_default_and_clearing(monkeypatch):
 
 
 def test_problem_reports_clear_the_progress_line(tmp_path, monkeypatch):
-    from kgroup.commands import _decode_run
+    import sys
+
+    from kgroup.decode import run as decode_run
+    from kgroup.writers import Progress
 
     path = _damaged_copy(tmp_path, "A", lambda b: b.__setitem__(171 + 100, b[171 + 100] ^ 0x01))
     events = []
-    real_clear = _decode_run.Progress.clear
+    real_clear = Progress.clear
 
     def clear(self):
         events.append("clear")
         real_clear(self)
 
-    monkeypatch.setattr(_decode_run.Progress, "clear", clear)
-    monkeypatch.setattr(_decode_run, "click", type("C", (), {
-        "echo": staticmethod(lambda text="", err=False, **kw: events.append(("err" if err else "out", text)))}))
-    code = _decode_run.decode([str(path)], output="jsonl", view="records", family=None, groups=[], topics=[],
-                              types=[], until_offset=None, until_time=None, strict=False, progress=True)
+    class Recorder:
+        def __init__(self, name):
+            self.name = name
+
+        def write(self, text):
+            if not text.startswith("\r"):  # the meter's own redraws
+                events.append((self.name, text))
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+    monkeypatch.setattr(Progress, "clear", clear)
+    monkeypatch.setattr(sys, "stdout", Recorder("out"))
+    monkeypatch.setattr(sys, "stderr", Recorder("err"))
+    code = decode_run.decode([str(path)], output="jsonl", view="records", family=None, groups=[], topics=[],
+                             types=[], until_offset=None, until_time=None, strict=False, progress=True)
     assert code == 3
     crc = next(i for i, e in enumerate(events) if isinstance(e, tuple) and "CRC-32C" in e[1])
     assert events[crc - 1] == "clear"

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from kgroup.errors import KgroupError
-from kgroup.records.batch import BatchError, TrailingBytes, read_batches
+from kgroup.records.batch import read_batches
+from kgroup.records.batch_model import BatchError, TrailingBytes
 from kgroup.records.segment import (SegmentFile, SegmentPathError, family_for_topic,
                                     find_segments, iter_segment, scan_batch_boundaries)
 from kgroup.records.writer import LogWriter, encode_batch

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
-from kgroup.spark.columns import COLUMNS
-from kgroup.spark.session import unavailable_reason
+from kgroup.decode.render import COLUMNS
+from kgroup.decode.spark.session import unavailable_reason
 from tests.test_spark_plan import BASE_TS, damage, write_mixed_dump
 
 REASON = unavailable_reason()
@@ -22,7 +22,7 @@ SPLIT = "700"  # bytes: dozens of ranges per file, transactions' markers in othe
 
 @pytest.fixture(scope="session")
 def spark():
-    from kgroup.spark.session import get_session, jvm_log_file
+    from kgroup.decode.spark.session import get_session, jvm_log_file
 
     session, created = get_session("local[2]", {"spark.sql.shuffle.partitions": "2",
                                                  "spark.default.parallelism": "2"})
@@ -183,11 +183,11 @@ def test_auto_uses_spark_above_the_threshold(spark, dumps):
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
     """direct=False: Spark's own Parquet/text writers (what a non-local master uses) give the same rows."""
-    from kgroup.commands._decode_spark import jsonl_payload
-    from kgroup.records.decoder import ProblemLog
-    from kgroup.records.dump import RowFilter, resolve_inputs
-    from kgroup.spark.engine import ReadOptions, write_output
-    from kgroup.spark.plan import plan_tasks
+    from kgroup.decode.render import jsonl_payload
+    from kgroup.decode.decoder import ProblemLog
+    from kgroup.decode.inputs import RowFilter, resolve_inputs
+    from kgroup.decode.spark.engine import ReadOptions, write_output
+    from kgroup.decode.spark.plan import plan_tasks
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 700)
     out = str(tmp_path / fmt)
@@ -205,7 +205,7 @@ def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
 
 
 def test_a_failed_job_is_reported_by_its_python_error():
-    from kgroup.commands._decode_spark import spark_error_text
+    from kgroup.decode.spark.driver import spark_error_text
 
     trace = ("An error occurred while calling o42.collectAndServe.\n"
              ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 1.0 failed\n"
@@ -220,11 +220,11 @@ def test_a_failed_job_is_reported_by_its_python_error():
 
 def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_path):
     """Non-local masters send the rows through the JVM; local ones through spool files: same items."""
-    from kgroup.commands._decode_spark import jsonl_payload
-    from kgroup.records.decoder import ProblemLog
-    from kgroup.records.dump import RowFilter, resolve_inputs
-    from kgroup.spark.engine import ReadOptions, stream_items
-    from kgroup.spark.plan import plan_tasks
+    from kgroup.decode.render import jsonl_payload
+    from kgroup.decode.decoder import ProblemLog
+    from kgroup.decode.inputs import RowFilter, resolve_inputs
+    from kgroup.decode.spark.engine import ReadOptions, stream_items
+    from kgroup.decode.spark.plan import plan_tasks
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 2000)
     options = ReadOptions(row_filter=RowFilter())
@@ -242,3 +242,22 @@ def test_state_under_out_is_the_local_state(spark, dumps, tmp_path):
     assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
     assert os.listdir(out) == ["state.jsonl"]
     assert (out / "state.jsonl").read_text() == run("--view", "state", "-o", "jsonl", dumps["clean"]).stdout
+
+
+def test_both_engines_fail_a_dump_in_which_no_record_decodes(tmp_path, spark):
+    """Batches are read but every record is undecodable (truncated offset commit keys): problems and
+    no decoded record is a failure on both engines, not a partial run."""
+    from kgroup.records import encode_key
+    from kgroup.records.writer import LogWriter
+
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    records = [(encode_key(1, {"group": "g", "topic": "t", "partition": 0})[:5], b"\x00\x03")]
+    with open(path, "wb") as f:
+        for _ in range(3):
+            LogWriter(f).append(records, timestamp=BASE_TS)
+    for view in ("records", "state"):
+        local, on_spark = both("-o", "jsonl", "--view", view, str(path))
+        assert local.exit_code == on_spark.exit_code == 1, (view, local.stderr, on_spark.stderr)
+        assert "0 records decoded" in local.stderr
+        assert local.stdout == on_spark.stdout and local.stderr == on_spark.stderr

@@ -11,15 +11,15 @@ import pytest
 
 from kgroup.records import encode_key, encode_value
 from kgroup.records.batch import LOG_OVERHEAD
-from kgroup.records.decoder import ProblemLog
-from kgroup.records.dump import Input, iter_input, resolve_inputs
+from kgroup.decode.decoder import ProblemLog
+from kgroup.decode.inputs import Input, iter_input, resolve_inputs
 from kgroup.records.segment import find_segments
-from kgroup.records.state import PartitionState, committed_offset
+from kgroup.decode.state import PartitionState, committed_offset
 from kgroup.records.writer import LogWriter
-from kgroup.spark.columns import COLUMNS, ParquetRows
-from kgroup.spark.plan import parse_size, plan_tasks, split_file
-from kgroup.spark.reader import RangeReader
-from kgroup.spark.replay import reduced_rows, replay
+from kgroup.decode.render import COLUMNS, ParquetRows
+from kgroup.decode.spark.plan import parse_size, plan_tasks, split_file
+from kgroup.decode.spark.reader import RangeReader
+from kgroup.decode.spark.replay import reduced_rows, replay
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -183,10 +183,15 @@ def _row_key(row):
     return (row.file, row.offset, row.kind, row.record_type, row.error)
 
 
+def _offset_key(row):
+    k = row.key.data
+    return (k["group"], k["topic"], k["partition"])
+
+
 def _state_view(state: PartitionState):
-    return ({k: committed_offset(v).to_json() for k, v in state.committed.items()},
-            {pid: {k: committed_offset(v).to_json() for k, v in offsets.items()}
-             for pid, offsets in state.pending.items()},
+    return ({_offset_key(r): committed_offset(r).to_json() for r in state.committed_rows()},
+            {pid: {_offset_key(r): committed_offset(r).to_json() for r in rows}
+             for pid, rows in state.pending_rows().items()},
             {ident: (row.file, row.offset) for ident, row in state.latest.items()})
 
 
@@ -317,7 +322,7 @@ def test_reduced_ranges_replay_to_the_local_state(tmp_path, seed, split):
         assert _state_view(states[key]) == _state_view(local)
     # the dump exercises what it claims to
     local = next(iter(local_states.values()))
-    assert local.pending and local.committed and local.latest
+    assert local.pending_rows() and local.committed_rows() and local.latest
 
 
 def test_reduction_drops_only_superseded_rows(tmp_path):
@@ -345,12 +350,13 @@ def test_shared_segments_state_through_one_batch_ranges(segments_dir, kafka_vect
     vec = next(v for v in kafka_vectors if v["category"] == "segment" and v["name"] == f"segment {name}")
     want = vec["expected"]["latest_state"]["committed_offsets"]
     got = {}
-    for (group, topic, partition), c in state.committed.items():
+    for c in state.committed_rows():
+        group, topic, partition = _offset_key(c)
         got.setdefault(group, {})[f"{topic}-{partition}"] = {
             k: committed_offset(c).to_json()[k] for k in ("offset", "leaderEpoch", "metadata", "commitTimestamp",
                                         "value_version", "record_offset")}
     assert got == want
-    assert state.pending == {}
+    assert state.pending_rows() == {}
 
 
 # ------------------------------------------------------------------------------------------------ parquet rows
@@ -373,7 +379,7 @@ def test_parquet_rows_have_every_column_and_flatten_offset_commits(segments_dir)
 def test_missing_java_or_pyspark_names_the_fix(monkeypatch):
     import builtins
 
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     monkeypatch.setattr(session, "find_java", lambda: None)
     assert session.unavailable_reason() == (
@@ -395,7 +401,7 @@ def test_engine_spark_without_spark_is_a_clear_error(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from kgroup.commands.cli import cli
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     path = write_mixed_dump(tmp_path / "00000000000000000000.log", rounds=5)
     monkeypatch.setattr(session, "find_java", lambda: None)
@@ -448,7 +454,7 @@ def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatc
     from click.testing import CliRunner
 
     from kgroup.commands.cli import cli
-    from kgroup.spark import session
+    from kgroup.decode.spark import session
 
     monkeypatch.setattr(session, "find_java", lambda: None)  # Spark could not start: it is not needed
     missing = str(tmp_path / "nope")

@@ -48,8 +48,8 @@ def replay_dump(paths, report=None) -> DumpReplay:
     """Read segments/partition dirs/log dirs and replay them; problems are reported, not fatal."""
     from kgroup.coordinator import GroupCoordinator, LogEntry
     from kgroup.coordinator.coordinator import CoordinatorReplayError
-    from kgroup.records.decoder import ProblemLog
-    from kgroup.records.dump import iter_input, resolve_inputs
+    from kgroup.decode.decoder import ProblemLog
+    from kgroup.decode.inputs import iter_input, resolve_inputs
 
     problems = ProblemLog(report=report)
     inputs = resolve_inputs(list(paths), "consumer", problems)

@@ -7,12 +7,31 @@
 The contract (what the embedding API promises) is in docs/architecture.md, "The embedded coordinator".
 """
 
-from .codes import CoordinatorReplayError, UnsupportedRequest
-from .config import CoordinatorConfig, CoordinatorConfigError
-from .coordinator import GroupCoordinator
-from .group import ClassicGroup, GroupSnapshot, Member, MemberSnapshot
-from .log import LogEntry, Reply
+# Loaded on first use (PEP 562): `kgroup.coordinator.offsets_store`, which the decode wing's state replay
+# shares, must not pull in the request handlers and kafka-python's protocol classes with it.
+_EXPORTS = {
+    "CoordinatorReplayError": "codes", "UnsupportedRequest": "codes",
+    "CoordinatorConfig": "config", "CoordinatorConfigError": "config",
+    "GroupCoordinator": "coordinator",
+    "ClassicGroup": "group", "GroupSnapshot": "group", "Member": "group", "MemberSnapshot": "group",
+    "LogEntry": "log", "Reply": "log",
+}
 
 __all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",
            "UnsupportedRequest", "CoordinatorReplayError", "ClassicGroup", "Member",
            "GroupSnapshot", "MemberSnapshot"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -6,7 +6,9 @@ caused it, so a coordinator rebuilt from the log holds exactly the state the liv
 The rules are those of Kafka's (OffsetMetadataManager.replay):
 
 * a data record with producer id -1 replaces the committed offset;
-* a record with a producer id is pending for that producer until its COMMIT/ABORT marker;
+* a record with a producer id is pending for that producer until its COMMIT/ABORT marker. The
+  producer id is the batch's (CoordinatorLoaderImpl passes `batch.producerId()` for every record
+  it replays), whatever the batch's transactional attribute says: `pending_until_marker` is the test;
 * COMMIT installs each pending offset unless the committed one came from a later log offset;
 * ABORT drops the producer's pending offsets;
 * a tombstone deletes the committed offset and the key from every open transaction of the group.
@@ -17,6 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 NO_PRODUCER_ID = -1
+
+
+def pending_until_marker(producer_id: int) -> bool:
+    """Whether an offset commit written with this producer id waits for its transaction's marker."""
+    return producer_id != NO_PRODUCER_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +45,17 @@ class OffsetAndMetadata:
 TopicPartition = tuple[str, int]
 
 
-@dataclass(slots=True)
-class _Stored:
-    value: OffsetAndMetadata
-    record_offset: int
+#: (value, record offset of the record that wrote it): a plain tuple, the replay's hot path builds one per record.
+_Stored = tuple
+_VALUE, _RECORD_OFFSET = 0, 1
 
 
 class OffsetStore:
-    """Committed and pending offsets keyed by group, then (topic, partition)."""
+    """Committed and pending offsets keyed by group, then (topic, partition).
+
+    The replay never looks inside the stored values, so a reader of a dump may store the decoded
+    records themselves (`kgroup.decode.state` does) and build OffsetAndMetadata only for output.
+    """
 
     __slots__ = ("_committed", "_pending", "_open_by_group")
 
@@ -59,9 +69,12 @@ class OffsetStore:
     # -- the replay operations -------------------------------------------------------------
     def put(self, group_id: str, tp: TopicPartition, value: OffsetAndMetadata,
             record_offset: int, producer_id: int = NO_PRODUCER_ID) -> None:
-        stored = _Stored(value, record_offset)
-        if producer_id == NO_PRODUCER_ID:
-            self._committed.setdefault(group_id, {})[tp] = stored
+        stored = (value, record_offset)
+        if producer_id == NO_PRODUCER_ID:  # not pending_until_marker(producer_id), inlined: the hot path
+            committed = self._committed.get(group_id)
+            if committed is None:
+                committed = self._committed[group_id] = {}
+            committed[tp] = stored
             return
         self._pending.setdefault(producer_id, {}).setdefault(group_id, {})[tp] = stored
         self._open_by_group.setdefault(group_id, set()).add(producer_id)
@@ -95,25 +108,25 @@ class OffsetStore:
             committed = self._committed.setdefault(group_id, {})
             for tp, stored in offsets.items():
                 current = committed.get(tp)
-                if current is None or stored.record_offset > current.record_offset:
+                if current is None or stored[_RECORD_OFFSET] > current[_RECORD_OFFSET]:
                     committed[tp] = stored
             if not committed:
                 del self._committed[group_id]
 
     # -- queries -------------------------------------------------------------------------
     def committed(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {tp: s.value for tp, s in self._committed.get(group_id, {}).items()}
+        return {tp: s[_VALUE] for tp, s in self._committed.get(group_id, {}).items()}
 
     def get(self, group_id: str, tp: TopicPartition) -> OffsetAndMetadata | None:
         stored = self._committed.get(group_id, {}).get(tp)
-        return None if stored is None else stored.value
+        return None if stored is None else stored[_VALUE]
 
     def pending(self, group_id: str) -> dict[int, dict[TopicPartition, OffsetAndMetadata]]:
         """Open transactions' offsets for the group, by producer id (not visible to consumers)."""
         out = {}
         for producer_id in sorted(self._open_by_group.get(group_id, ())):
             offsets = self._pending.get(producer_id, {}).get(group_id, {})
-            out[producer_id] = {tp: s.value for tp, s in offsets.items()}
+            out[producer_id] = {tp: s[_VALUE] for tp, s in offsets.items()}
         return out
 
     def has_pending(self, group_id: str, tp: TopicPartition) -> bool:

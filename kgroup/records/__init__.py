@@ -31,7 +31,7 @@ from .consumer_protocol import (
     subscription_to_json,
 )
 from .partitioning import java_string_hash, partition_for
-from .schema_dump import console_formatter_line, dump_log_record
+from .tool_text import console_formatter_line, dump_log_record
 from .schema_json import (
     dump_log_key,
     dump_log_payload,

@@ -1,4 +1,4 @@
-"""Record batches as they sit in a Kafka `.log` file: the data model and the streaming reader.
+"""Record batches as they sit in a Kafka `.log` file: the magic 2 reader and the streaming scanner.
 
 The reader walks a buffer or a file object batch by batch with bounded memory and turns
 every kind of damage into a BatchError carrying the file and byte position, so callers can
@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass, field
 from typing import Iterator
 
 import crc32c
 
+from .batch_model import (
+    CONTROL_TYPES,
+    NO_TIMESTAMP_TYPE,
+    TIMESTAMP_TYPES,
+    Batch,
+    BatchError,
+    CorruptBatch,
+    CrcMismatch,
+    Record,
+    TrailingBytes,
+)
 from .codecs import CODEC_NAMES, CodecError, decompress
+from .legacy import parse_legacy
 
-__all__ = ["Record", "Batch", "BatchError", "CrcMismatch", "TrailingBytes", "read_batches", "scan",
-           "parse_v2", "NO_TIMESTAMP_TYPE", "TIMESTAMP_TYPES", "CONTROL_TYPES"]
+__all__ = ["read_batches", "scan", "parse_v2"]
 
-TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-NO_TIMESTAMP_TYPE = "NoTimestampType"
-CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
 
 #: Size of the offset + length prefix every entry starts with.
 LOG_OVERHEAD = 12
@@ -43,101 +50,6 @@ _CONTROL_KEY = struct.Struct(">hh")
 _CONTROL_VALUE = struct.Struct(">hi")
 
 
-@dataclass(slots=True)
-class Record:
-    offset: int
-    timestamp: int
-    sequence: int
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes | None]]
-    key_size: int  # -1 for a null key
-    value_size: int  # -1 for a null value (tombstone)
-    crc: int | None = None  # magic 0/1 only: the message's own CRC-32
-    is_valid: bool | None = None  # magic 0/1 only
-    control: str | None = None  # "COMMIT" | "ABORT" | "UNKNOWN(n)" for control records
-    coordinator_epoch: int | None = None
-
-
-@dataclass(slots=True)
-class Batch:
-    position: int  # byte position of the batch in its file
-    base_offset: int
-    last_offset: int
-    magic: int
-    size: int  # total bytes including the 12-byte offset+length prefix
-    crc: int
-    crc_valid: bool
-    attributes: int
-    compression: str  # "none" | "gzip" | "snappy" | "lz4" | "zstd"
-    timestamp_type: str  # "CreateTime" | "LogAppendTime" | "NoTimestampType"
-    max_timestamp: int
-    base_timestamp: int
-    partition_leader_epoch: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    records_count: int
-    is_transactional: bool
-    is_control: bool
-    delete_horizon_ms: int | None
-    records: list[Record] = field(default_factory=list)
-
-
-class BatchError(Exception):
-    """A damaged entry in a log; recoverable means the next batch can still be found."""
-
-    def __init__(self, path: str, position: int, message: str, recoverable: bool = True):
-        super().__init__(path, position, message, recoverable)
-        self.path = path
-        self.position = position
-        self.message = message
-        self.recoverable = recoverable
-
-    def __str__(self) -> str:
-        return f"{self.path}: position {self.position}: {self.message}"
-
-    def __reduce__(self):  # keeps subclasses picklable (Spark ships errors between processes)
-        return (_rebuild_error, (type(self), self.__dict__.copy()))
-
-
-def _rebuild_error(cls, state: dict) -> BatchError:
-    error = cls.__new__(cls)
-    Exception.__init__(error, state.get("path"), state.get("position"), state.get("message"))
-    error.__dict__.update(state)
-    return error
-
-
-class CrcMismatch(BatchError):
-    """The batch decoded but its stored CRC is wrong (kafka-dump-log prints isvalid: false)."""
-
-    def __init__(self, path: str, position: int, stored: int, computed: int, magic: int = 2):
-        kind = "CRC-32C" if magic >= 2 else "CRC-32"
-        super().__init__(path, position, f"{kind} mismatch (magic {magic}): stored {stored}, "
-                         f"computed {computed}", recoverable=True)
-        self.stored = stored
-        self.computed = computed
-
-
-class TrailingBytes(BatchError):
-    """A partial write at the end of the log: `count` bytes that do not form a whole batch."""
-
-    def __init__(self, path: str, position: int, count: int):
-        super().__init__(path, position,
-                         f"Found {count} invalid bytes at the end of {os.path.basename(path)}",
-                         recoverable=False)
-        self.count = count
-
-    @property
-    def dump_line(self) -> str:
-        """Exactly kafka-dump-log's line for this condition."""
-        return self.message
-
-
-class _Corrupt(Exception):
-    """Internal: a problem inside one batch; turned into a recoverable BatchError."""
-
-
 # ---------------------------------------------------------------------------------------------
 # varints
 
@@ -153,7 +65,7 @@ def _varint(data, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
-    raise _Corrupt(f"varint longer than 10 bytes ending at {pos}")
+    raise CorruptBatch(f"varint longer than 10 bytes ending at {pos}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,7 +103,7 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
         rec_start = pos
         rec_end = pos + length
         if length < 0 or rec_end > end:
-            raise _Corrupt(f"record of {length} bytes at {rec_start} runs past the records end {end}")
+            raise CorruptBatch(f"record of {length} bytes at {rec_start} runs past the records end {end}")
         b = data[pos + 1]  # after the unused attributes byte
         if b < 0x80:
             ts_delta = zz[b]
@@ -216,7 +128,7 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
         elif key_size == -1:
             key = None
         else:
-            raise _Corrupt(f"record at {rec_start}: negative key length {key_size}")
+            raise CorruptBatch(f"record at {rec_start}: negative key length {key_size}")
         b = data[pos]
         if b < 0x80:
             value_size = zz[b]
@@ -235,14 +147,14 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
         elif value_size == -1:
             value = None
         else:
-            raise _Corrupt(f"record at {rec_start}: negative value length {value_size}")
+            raise CorruptBatch(f"record at {rec_start}: negative value length {value_size}")
         if data[pos] == 0:
             headers = []
             pos += 1
         else:
             headers, pos = _headers(data, pos, rec_end)
         if pos != rec_end:
-            raise _Corrupt(f"record at {rec_start} declares {length} bytes but its fields "
+            raise CorruptBatch(f"record at {rec_start} declares {length} bytes but its fields "
                            f"take {pos - rec_start}")
         if base_seq < 0:
             seq = -1
@@ -254,7 +166,7 @@ def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts:
                    base_ts + ts_delta if append_time is None else append_time,
                    seq, key, value, headers, key_size, value_size))
     if pos != end:
-        raise _Corrupt(f"{end - pos} bytes left after the declared {count} records")
+        raise CorruptBatch(f"{end - pos} bytes left after the declared {count} records")
     return records
 
 
@@ -413,26 +325,26 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
     if left:
         records += _records_v2(data, p, end, left, base_offset, base_ts, base_seq, append_time)
     elif p != end:
-        raise _Corrupt(f"{end - p} bytes left after the declared {count} records")
+        raise CorruptBatch(f"{end - p} bytes left after the declared {count} records")
     return records
 
 
 def _headers(data, pos: int, rec_end: int) -> tuple[list, int]:
     count, pos = _varint(data, pos)
     if count < 0 or count > rec_end - pos:
-        raise _Corrupt(f"impossible header count {count}")
+        raise CorruptBatch(f"impossible header count {count}")
     headers = []
     for _ in range(count):
         klen, pos = _varint(data, pos)
         if klen < 0 or pos + klen > rec_end:
-            raise _Corrupt(f"header key length {klen} at {pos} is invalid")
+            raise CorruptBatch(f"header key length {klen} at {pos} is invalid")
         hkey = bytes(data[pos:pos + klen]).decode("utf-8", "replace")
         pos += klen
         vlen, pos = _varint(data, pos)
         if vlen == -1:
             hval = None
         elif vlen < 0 or pos + vlen > rec_end:
-            raise _Corrupt(f"header value length {vlen} at {pos} is invalid")
+            raise CorruptBatch(f"header value length {vlen} at {pos} is invalid")
         else:
             hval = data[pos:pos + vlen]
             pos += vlen
@@ -445,7 +357,7 @@ def _mark_control(records: list[Record]) -> None:
     for rec in records:
         key = rec.key
         if key is None or len(key) < 4:
-            raise _Corrupt(f"control record at offset {rec.offset} has a "
+            raise CorruptBatch(f"control record at offset {rec.offset} has a "
                            f"{'null' if key is None else len(key)}-byte key, needs 4")
         _, ctype = _CONTROL_KEY.unpack_from(key)
         name = CONTROL_TYPES.get(ctype)
@@ -454,7 +366,7 @@ def _mark_control(records: list[Record]) -> None:
             continue
         value = rec.value
         if value is None or len(value) < 6:
-            raise _Corrupt(f"{name} marker at offset {rec.offset} has a "
+            raise CorruptBatch(f"{name} marker at offset {rec.offset} has a "
                            f"{'null' if value is None else len(value)}-byte value, needs 6")
         rec.control = name
         rec.coordinator_epoch = _CONTROL_VALUE.unpack_from(value)[1]
@@ -468,9 +380,9 @@ def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch
     computed = _crc32c(memoryview(buf)[off + 21:end])
     codec = attributes & 7
     if codec >= len(CODEC_NAMES):
-        raise _Corrupt(f"unknown compression codec {codec} (attributes {attributes})")
+        raise CorruptBatch(f"unknown compression codec {codec} (attributes {attributes})")
     if count < 0:
-        raise _Corrupt(f"negative record count {count}")
+        raise CorruptBatch(f"negative record count {count}")
     log_append = bool(attributes & 8)
     is_control = bool(attributes & 32)
     batch = _alloc(Batch)  # slot by slot: cheaper than the dataclass __init__ call
@@ -497,15 +409,15 @@ def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch
     if codec == 0:
         data, start, stop = buf, off + 61, end
         if count > stop - start:
-            raise _Corrupt(f"record count {count} is more than the {stop - start} bytes of records")
+            raise CorruptBatch(f"record count {count} is more than the {stop - start} bytes of records")
     else:
         try:
             data = decompress(codec, memoryview(buf)[off + 61:end], 2)
         except CodecError as exc:
-            raise _Corrupt(str(exc)) from None
+            raise CorruptBatch(str(exc)) from None
         start, stop = 0, len(data)
         if count > stop:
-            raise _Corrupt(f"record count {count} is more than the {stop} decompressed bytes")
+            raise CorruptBatch(f"record count {count} is more than the {stop} decompressed bytes")
     append_time = max_ts if log_append else None
     parse = _fast_records if count > 1 else _records_v2
     batch.records = parse(data, start, stop, count, base_offset, base_ts, base_seq, append_time)
@@ -594,8 +506,6 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
     A CrcMismatch event comes right before its (still decoded) batch. A non-recoverable
     error or TrailingBytes is the last event.
     """
-    from .legacy import parse_legacy
-
     src = _Source(buf_or_file, start, end)
     unpack_prefix = _PREFIX.unpack_from
     while True:  # the ensure/advance calls are inlined for the common, already-buffered case
@@ -636,8 +546,8 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
             elif magic == 0 or magic == 1:
                 batch, computed = parse_legacy(buf, off, total, position)
             else:
-                raise _Corrupt(f"unknown magic {magic}")
-        except _Corrupt as exc:
+                raise CorruptBatch(f"unknown magic {magic}")
+        except CorruptBatch as exc:
             yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): {exc}")
         except IndexError:
             yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): "

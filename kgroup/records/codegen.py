@@ -574,17 +574,3 @@ def writer(message: Message, version: int):
     src = GeneratedSource(version, version in message.flexible)
     entry = _WriterBuilder(src).struct_fn(message.struct)
     return src.compile(entry, f"write {message.name} v{version}")
-
-
-def json_converter(message: Message, version: int):
-    """data dict -> JSON-ready dict (see schema_jsongen)."""
-    from .schema_jsongen import json_converter as build
-
-    return build(message, version)
-
-
-def text_emitter(message: Message, version: int):
-    """data dict -> Jackson JSON text (see schema_jsongen)."""
-    from .schema_jsongen import text_emitter as build
-
-    return build(message, version)

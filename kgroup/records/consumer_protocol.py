@@ -12,6 +12,7 @@ import struct
 from . import codegen
 from .schema import embedded_message
 from .schema_records import RecordDecodeError, RecordEncodeError, _encode
+from .schema_jsongen import json_converter
 from .schema_runtime import ReadFailure
 
 _INT16 = struct.Struct(">h")
@@ -74,10 +75,10 @@ def subscription_to_json(buf: bytes) -> dict:
     """kafka-dump-log's JSON for a subscription; raises RecordDecodeError if it does not parse."""
     version, data = _decode(SUBSCRIPTION, "subscription", buf)
     message = embedded_message(SUBSCRIPTION)
-    return codegen.json_converter(message, min(version, message.valid.high))(data)
+    return json_converter(message, min(version, message.valid.high))(data)
 
 
 def assignment_to_json(buf: bytes) -> dict:
     version, data = _decode(ASSIGNMENT, "assignment", buf)
     message = embedded_message(ASSIGNMENT)
-    return codegen.json_converter(message, min(version, message.valid.high))(data)
+    return json_converter(message, min(version, message.valid.high))(data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from .batch import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record, _Corrupt
+from .batch_model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, CorruptBatch, Record
 from .codecs import CODEC_NAMES, CodecError, decompress
 
 _ENTRY = struct.Struct(">qiIbB")  # offset, size, crc, magic, attributes
@@ -21,11 +21,11 @@ def _message(buf, off: int, end: int):
     """Parse the message of the entry at buf[off:end]; returns its fields and computed CRC."""
     offset, _size, crc, magic, attributes = _ENTRY.unpack_from(buf, off)
     if magic not in (0, 1):
-        raise _Corrupt(f"message at {off} has magic {magic} inside a legacy entry")
+        raise CorruptBatch(f"message at {off} has magic {magic} inside a legacy entry")
     pos = off + 18
     if magic == 1:
         if end - pos < 16:
-            raise _Corrupt(f"magic 1 message at {off} is too short for its timestamp")
+            raise CorruptBatch(f"magic 1 message at {off} is too short for its timestamp")
         (timestamp,) = _INT64.unpack_from(buf, pos)
         pos += 8
     else:
@@ -33,18 +33,18 @@ def _message(buf, off: int, end: int):
     fields = []
     for name in ("key", "value"):
         if pos + 4 > end:
-            raise _Corrupt(f"message at {off} ends before its {name} length")
+            raise CorruptBatch(f"message at {off} ends before its {name} length")
         (size,) = _INT32.unpack_from(buf, pos)
         pos += 4
         if size == -1:
             fields.append((None, -1))
             continue
         if size < 0 or pos + size > end:
-            raise _Corrupt(f"message at {off}: {name} length {size} runs past the message end")
+            raise CorruptBatch(f"message at {off}: {name} length {size} runs past the message end")
         fields.append((bytes(buf[pos:pos + size]), size))
         pos += size
     if pos != end:
-        raise _Corrupt(f"message at {off} has {end - pos} bytes after its value")
+        raise CorruptBatch(f"message at {off} has {end - pos} bytes after its value")
     computed = zlib.crc32(memoryview(buf)[off + 16:end])
     (key, key_size), (value, value_size) = fields
     return offset, crc, computed, magic, attributes, timestamp, key, key_size, value, value_size
@@ -57,17 +57,17 @@ def _inner_records(blob: bytes, wrapper_offset: int, wrapper_magic: int, append_
     pos, end = 0, len(blob)
     while pos < end:
         if pos + 12 > end:
-            raise _Corrupt(f"{end - pos} stray bytes at the end of the decompressed wrapper")
+            raise CorruptBatch(f"{end - pos} stray bytes at the end of the decompressed wrapper")
         (size,) = _INT32.unpack_from(blob, pos + 8)
         if size < 14 or pos + 12 + size > end:
-            raise _Corrupt(f"inner message at {pos} of the wrapper has impossible size {size}")
+            raise CorruptBatch(f"inner message at {pos} of the wrapper has impossible size {size}")
         msg = _message(blob, pos, pos + 12 + size)
         if msg[4] & 7:
-            raise _Corrupt(f"inner message at {pos} of the wrapper is itself compressed")
+            raise CorruptBatch(f"inner message at {pos} of the wrapper is itself compressed")
         raw.append(msg)
         pos += 12 + size
     if not raw:
-        raise _Corrupt("compressed wrapper holds no messages")
+        raise CorruptBatch("compressed wrapper holds no messages")
     shift = 0
     if wrapper_magic >= 1 and wrapper_offset != 0:
         shift = wrapper_offset - raw[-1][0]
@@ -96,14 +96,14 @@ def parse_legacy(buf, off: int, total: int, position: int) -> tuple[Batch, int]:
         records = [Record(offset, timestamp, -1, key, value, [], key_size, value_size, crc, valid)]
     elif codec >= 4:
         name = CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else str(codec)
-        raise _Corrupt(f"compression codec {name} is not allowed with magic {magic}")
+        raise CorruptBatch(f"compression codec {name} is not allowed with magic {magic}")
     else:
         if value is None:
-            raise _Corrupt(f"{CODEC_NAMES[codec]} wrapper message has a null value")
+            raise CorruptBatch(f"{CODEC_NAMES[codec]} wrapper message has a null value")
         try:
             blob = decompress(codec, value, magic)
         except CodecError as exc:
-            raise _Corrupt(str(exc)) from None
+            raise CorruptBatch(str(exc)) from None
         append_time = timestamp if ts_type == "LogAppendTime" else None
         records = _inner_records(blob, offset, magic, append_time)
     batch = Batch(position, records[0].offset, offset, magic, total, crc, valid, attributes,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from . import codegen
 from .consumer_protocol import (
     assignment_to_json,
     encode_assignment,
@@ -18,6 +17,7 @@ from .consumer_protocol import (
     subscription_to_json,
 )
 from .schema import embedded_message
+from .schema_jsongen import json_converter, text_emitter
 from .schema_records import RecordDecodeError, record_schema
 from .schema_runtime import from_b64, from_b64url, jackson_fix
 
@@ -48,7 +48,7 @@ def key_to_json(key) -> dict:
     converter = _KEY_CONVERTERS.get(index)
     if converter is None:
         schema = record_schema(key.record_type, key.family)
-        converter = _KEY_CONVERTERS[index] = codegen.json_converter(schema.key, key.record_type)
+        converter = _KEY_CONVERTERS[index] = json_converter(schema.key, key.record_type)
     return converter(key.data)
 
 
@@ -62,7 +62,7 @@ def value_to_json(record_type: int, value, family: str = "consumer", *,
     index = (family, record_type, value.version)
     converter = _VALUE_CONVERTERS.get(index)
     if converter is None:
-        converter = _VALUE_CONVERTERS[index] = codegen.json_converter(
+        converter = _VALUE_CONVERTERS[index] = json_converter(
             *_value_message(record_type, value.version, family))
     result = converter(value.data)
     if parse_consumer_protocol and record_type == 2 and result.get("protocolType") == "consumer":
@@ -88,7 +88,7 @@ def dump_log_key(key) -> str:
     emitter = _KEY_TEXT.get(index)
     if emitter is None:
         schema = record_schema(key.record_type, key.family)
-        emitter = _KEY_TEXT[index] = codegen.text_emitter(schema.key, key.record_type)
+        emitter = _KEY_TEXT[index] = text_emitter(schema.key, key.record_type)
     return '{"type":"%d","data":%s}' % (key.record_type, emitter(key.data))
 
 
@@ -102,7 +102,7 @@ def dump_log_payload(record_type: int, value, family: str = "consumer") -> str:
         index = (family, record_type, value.version)
         emitter = _VALUE_TEXT.get(index)
         if emitter is None:
-            emitter = _VALUE_TEXT[index] = codegen.text_emitter(
+            emitter = _VALUE_TEXT[index] = text_emitter(
                 *_value_message(record_type, value.version, family))
         text = emitter(value.data)
     return '{"version":"%d","data":%s}' % (value.version, text)

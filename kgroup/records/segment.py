@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..errors import KgroupError
-from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, Batch, BatchError, scan
+from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, scan
+from .batch_model import Batch, BatchError
 
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]

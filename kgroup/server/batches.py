@@ -105,7 +105,8 @@ def split_batches(data: bytes, where: str) -> list[BatchHeader]:
 
 def _check_records(data: bytes, where: str) -> None:
     """Decode every record with kgroup's batch reader (decompressing), as Kafka validates."""
-    from kgroup.records.batch import BatchError, scan
+    from kgroup.records.batch import scan
+    from kgroup.records.batch_model import BatchError
 
     for event in scan(data, path=where):
         if isinstance(event, BatchError):

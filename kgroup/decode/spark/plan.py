@@ -74,7 +74,7 @@ def split_file(path: str, target_bytes: int = DEFAULT_SPLIT_BYTES,
 
 def plan_tasks(inputs, target_bytes: int = DEFAULT_SPLIT_BYTES, until_offset: int | None = None
                ) -> list[RangeTask]:
-    """RangeTasks for every input file in reading order (inputs from kgroup.records.dump.resolve_inputs).
+    """RangeTasks for every input file in reading order (inputs from kgroup.decode.inputs.resolve_inputs).
 
     An empty file still gets one (empty) task so its summary says it was read.
     """

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pyspark.accumulators import AccumulatorParam
 
-from .columns import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
+from ..render import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
 from .reader import RangeReader, RangeSummary
 from .replay import reduced_rows, replay
 
@@ -25,7 +25,7 @@ class ReadOptions:
 
     until_offset: int | None = None
     until_time: int | None = None
-    row_filter: object = None  # kgroup.records.dump.RowFilter, applied on the executors
+    row_filter: object = None  # kgroup.decode.inputs.RowFilter, applied on the executors
 
 
 class SummariesParam(AccumulatorParam):

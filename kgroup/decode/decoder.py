@@ -16,7 +16,7 @@ from kgroup.records import (
     decode_value,
     record_type_name,
 )
-from kgroup.records.batch import BatchError, TrailingBytes
+from kgroup.records.batch_model import BatchError, TrailingBytes
 from kgroup.records.segment import SegmentFile, family_for_topic, iter_segment
 
 _alloc = object.__new__

@@ -1,7 +1,7 @@
 """What one Spark task does with its byte range: the local engine's reading loop, range-bounded.
 
-The same scanner, RowDecoder and ProblemLog as `kgroup.records.decoder.iter_decoded` and
-`kgroup.records.dump.iter_input`, with the same rules (a CRC mismatch is reported and the batch still
+The same scanner, RowDecoder and ProblemLog as `kgroup.decode.decoder.iter_decoded` and
+`kgroup.decode.inputs.iter_input`, with the same rules (a CRC mismatch is reported and the batch still
 read, the --until-offset stop is decided after decoding the batch, --until-time filters rows), so the
 problems and rows of all ranges of a file, concatenated, are exactly those of the local engine.
 No pyspark import: this runs in Spark's Python workers and in plain tests alike.
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.records.batch import Batch, BatchError, scan
-from kgroup.records.decoder import Problem, ProblemLog, RowDecoder
+from kgroup.records.batch import scan
+from kgroup.records.batch_model import Batch, BatchError
+from kgroup.decode.decoder import Problem, ProblemLog, RowDecoder
 from kgroup.records.segment import SegmentFile
 
 

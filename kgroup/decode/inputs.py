@@ -1,7 +1,7 @@
 """Reading a whole dump: inputs to segment files, the --until cut-offs, and row filters.
 
-The command layer only renders; everything that decides *what* is read and kept lives here so the
-Spark engine and `describe --from-dump` reuse it.
+Everything that decides *what* is read and kept lives here, so both engines and `describe --from-dump`
+reuse it; bad option values raise OptionError, which the CLI shows as click shows a bad parameter.
 """
 
 from __future__ import annotations
@@ -11,11 +11,23 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from kgroup.errors import KgroupError
-from kgroup.records.decoder import ProblemLog, iter_decoded, resolve_family
+from kgroup.decode.decoder import ProblemLog, iter_decoded, resolve_family
+from kgroup.errors import EXIT_USAGE, KgroupError
+from kgroup.records import record_type_name
 from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
 
 STDIN = "-"
+
+
+class OptionError(KgroupError):
+    """A value or combination of options the decode wing refuses; `option` names the option when one is
+    to blame (the CLI shows it as a bad parameter, else as a usage error)."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass
@@ -74,10 +86,58 @@ def parse_until_time(text: str | None) -> int | None:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise KgroupError(f"--until-time: {text!r} is neither epoch milliseconds nor an ISO 8601 time") from None
+        raise OptionError(f"{text!r} is neither epoch milliseconds nor an ISO 8601 time", "--until-time") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return int(when.timestamp() * 1000)
+
+
+def known_type_names() -> dict[str, str]:
+    """Every --type spelling -> canonical name."""
+    names = {"control": "control", "error": "error"}
+    for family in ("consumer", "connect"):
+        for rtype in range(16):
+            try:
+                name = record_type_name(rtype, family)
+            except Exception:  # noqa: BLE001 - a type the family does not define
+                continue
+            names[name] = name
+    return names
+
+
+def normalize_types(types, family) -> set:
+    """--type values (names, key type numbers, comma lists) as canonical names."""
+    known = known_type_names()
+    out = set()
+    for text in types:
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part.isdigit():
+                try:
+                    out.add(record_type_name(int(part), family or "consumer"))
+                    continue
+                except Exception:  # noqa: BLE001
+                    raise OptionError(f"no record type {part}", "--type") from None
+            if part not in known:
+                raise OptionError(f"unknown record type {part!r}; known: {', '.join(sorted(known))}", "--type")
+            out.add(known[part])
+    return out
+
+
+def family_overrides(inputs, family) -> list[str]:
+    """A note when paths name the other family than an explicit --family (which wins)."""
+    if not family:
+        return []
+    clashing = [inp.shown_path for inp in inputs if resolve_family(inp.segment, None) not in (None, family)]
+    if not clashing:
+        return []
+    topic = "__consumer_offsets" if family == "connect" else "__worker_offsets"
+    extra = len(clashing) - 1
+    more = f" (and {extra} more file{'s' if extra > 1 else ''})" if extra else ""
+    return [f"{clashing[0]}{more}: the path names {topic} but --family {family} was given; "
+            f"decoding as {family} records"]
 
 
 @dataclass

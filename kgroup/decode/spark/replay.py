@@ -4,18 +4,19 @@ log partition's rows are replayed in log order by the very `PartitionState` the 
 Why dropping rows inside one range is safe (the replay's result is only the final state):
 * types 2-15: `PartitionState` keeps, per decoded identity, whatever the *last* row said (upsert or
   delete), so every earlier row of that identity in the range is irrelevant;
-* a plain offset commit (not transactional, or producer -1) followed later in the same partition by a
-  plain commit or a tombstone for the same decoded (group, topic, partition): its only effect is the
+* a plain offset commit (producer id -1, see `pending_until_marker`) followed later in the same
+  partition by a plain commit or a tombstone for the same decoded (group, topic, partition): its only effect is the
   committed value until that later write, which then replaces or deletes it unconditionally; it never
   touches the pending transactions (a COMMIT marker in between may install or skip a pending entry,
   but the later write overwrites that too);
-* transactional commits, tombstones and markers are all kept;
+* commits with a producer id (pending until a marker), tombstones and markers are all kept;
 * error rows and rows of a batch with a bad CRC never reach the replay, as in the local engine.
 """
 
 from __future__ import annotations
 
-from kgroup.records.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
+from kgroup.coordinator.offsets_store import pending_until_marker
+from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
 
 from .reader import RangeReader
 
@@ -29,7 +30,7 @@ def reduced_rows(reader: RangeReader) -> list:
     """
     latest_identity: dict = {}  # identity -> (position, row)
     latest_plain: dict = {}  # (group, topic, partition) -> (position, row)
-    always: list = []  # (position, row): markers, tombstones, transactional commits
+    always: list = []  # (position, row): markers, tombstones, commits with a producer id
     position = 0
     for batch, batch_rows in reader:
         if not batch.crc_valid:  # reported already; corrupt bytes must not change the state
@@ -50,7 +51,7 @@ def reduced_rows(reader: RangeReader) -> list:
             if row.value is None:
                 latest_plain.pop(key, None)
                 always.append((position, row))
-            elif row.transactional and row.producer_id != -1:
+            elif pending_until_marker(row.producer_id):
                 always.append((position, row))
             else:
                 latest_plain[key] = (position, row)
@@ -62,7 +63,5 @@ def reduced_rows(reader: RangeReader) -> list:
 def replay(ordered_rows) -> PartitionState:
     """Replay (seq, index, row) triples of one log partition, sorted here into log order."""
     state = PartitionState()
-    apply = state.apply
-    for _seq, _index, row in sorted(ordered_rows, key=lambda t: (t[0], t[1])):
-        apply(row)
+    state.apply_all(row for _seq, _index, row in sorted(ordered_rows, key=lambda t: (t[0], t[1])))
     return state

@@ -1,0 +1,102 @@
+"""Which engine decodes, in which format, and where its output goes.
+
+`decode_offsets` is the whole `decode-offsets` verb below the option parsing: it checks that the
+engine, format and --out fit together, chooses the engine for --engine auto (a note on stderr says
+which and why), and runs the local engine or the Spark driver. Its result is the exit status.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kgroup.writers import note
+
+from . import run
+from .decoder import ProblemLog
+from .inputs import STDIN, OptionError, resolve_inputs
+from .out_dir import output_file, prepare_out_dir
+
+def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
+    from .spark.plan import parse_size
+
+    out = []
+    for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):
+        try:
+            out.append(parse_size(text))
+        except ValueError as exc:
+            raise OptionError(str(exc), name) from None
+    return out[0], out[1]
+
+
+def parse_spark_conf(pairs) -> dict:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"{pair!r} is not KEY=VALUE", "--spark-conf")
+        conf[key.strip()] = value
+    return conf
+
+
+def input_bytes(paths) -> int:
+    """Total size of the segment files under paths (unreadable paths count 0; they are reported later)."""
+    return sum(i.size for i in resolve_inputs([p for p in paths if p != STDIN], None, ProblemLog()))
+
+
+def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
+    """local or spark; for auto, a note on stderr says which and why."""
+    if engine != "auto":
+        return engine
+    from .spark.session import unavailable_reason
+
+    size = input_bytes(paths)
+    if STDIN in paths or output == "dump-log":
+        why = "stdin can't be split" if STDIN in paths else "-o dump-log is local only"
+        note(f"note: --engine auto: decoding locally ({why})")
+        return "local"
+    if size < threshold:
+        note(f"note: --engine auto: decoding locally ({_mb(size)} of input is below the Spark threshold "
+             f"of {_mb(threshold)}, see --spark-threshold)")
+        return "local"
+    reason = unavailable_reason()
+    if reason:
+        note(f"note: --engine auto: decoding locally although the input is {_mb(size)}: {reason}")
+        return "local"
+    note(f"note: --engine auto: decoding with Spark ({_mb(size)} of input)")
+    return "spark"
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
+
+
+def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,
+                   spark_conf: dict, split_bytes: int, threshold: int) -> int:
+    """Pick the engine and the output format, then decode; common holds the view, family, filters,
+    --until cut-offs and --strict."""
+    view = common["view"]
+    if engine == "spark" and output == "dump-log":
+        raise OptionError("-o dump-log runs on the local engine only (it prints one file at a time)")
+    engine = choose_engine(engine, paths, threshold, output)
+    if out is not None and not explicit_output:
+        output = "parquet" if engine == "spark" and view == "records" else "jsonl"
+    if output == "parquet":
+        if engine != "spark":
+            raise OptionError("-o parquet needs the Spark engine (--engine spark); "
+                              "the local engine writes jsonl, json, csv or table")
+        if out is None or view != "records":
+            raise OptionError("-o parquet writes records under --out DIR (--view records)")
+    if engine == "spark" and out is not None and view == "records" and output not in ("parquet", "jsonl"):
+        raise OptionError(f"-o {output} --out: the Spark engine writes records as parquet or jsonl part "
+                          f"files (use one of those, or leave out --out to get {output} on stdout)")
+    if engine == "spark":
+        from .spark.driver import decode_spark
+
+        return decode_spark(paths, output=output, master=master, spark_conf=spark_conf, out=out,
+                            split_bytes=split_bytes, **common)
+    if out is None:
+        return run.decode(paths, output=output, progress=progress, **common)
+    prepare_out_dir(out)
+    os.makedirs(out)
+    with open(output_file(out, view, output), "w", encoding="utf-8") as stream:
+        return run.decode(paths, output=output, progress=progress, stream=stream, **common)

@@ -1,0 +1,29 @@
+"""--out: a new directory for the output, and the one file an output rendered in this process goes to."""
+
+from __future__ import annotations
+
+import os
+
+from kgroup.errors import KgroupError
+
+#: File extension of each text format under --out.
+EXTENSIONS = {"jsonl": "jsonl", "json": "json", "csv": "csv", "table": "txt", "dump-log": "txt"}
+
+
+def prepare_out_dir(out: str) -> None:
+    """A local --out must not exist yet or be empty (Spark refuses to write into an existing one)."""
+    if "://" in out and not out.startswith("file://"):
+        return  # hdfs://, s3a://, ...: Spark itself checks
+    path = out.removeprefix("file://")
+    if os.path.isdir(path):
+        if os.listdir(path):
+            raise KgroupError(f"--out {out}: directory exists and is not empty; give a new directory")
+        os.rmdir(path)  # Spark creates it, and refuses an existing one
+    elif os.path.exists(path):
+        raise KgroupError(f"--out {out}: exists and is not a directory")
+
+
+def output_file(directory: str, view: str, output: str) -> str:
+    """The one file an output rendered in this process goes to under --out."""
+    name = "state" if view == "state" else "part-00000"
+    return os.path.join(directory, f"{name}.{EXTENSIONS[output]}")

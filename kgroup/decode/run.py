@@ -1,0 +1,143 @@
+"""The local engine: reads the inputs in this process and writes rows, state or kafka-dump-log text.
+
+One sink per view/format gets every batch in log order; what a sink writes goes to the stream given
+(stdout, or a file under --out). Problems go to stderr as they are found; `outcome` decides the
+exit status, as it does for the Spark engine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from kgroup.writers import Progress, note
+
+from .decoder import ProblemLog
+from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
+from .inputs import RowFilter, family_overrides, iter_input, normalize_types, resolve_inputs
+from .outcome import run_decode
+from .render import RowWriter, renderer
+from .render_state import render_state
+from .state import OffsetsState
+
+
+class DumpLogSink:
+    def __init__(self, stream):
+        self.stream = stream
+
+    def begin(self, inp):
+        self.stream.write("".join(line + "\n" for line in header_lines(inp.shown_path, inp.segment.base_offset)))
+
+    def batch(self, batch, rows):
+        self.stream.write("\n".join(batch_lines(batch, rows)) + "\n")
+
+    def end(self, inp, problems):
+        trailing = problems.trailing_bytes.get(inp.segment.path)
+        if trailing:
+            self.stream.write(trailing_bytes_line(os.path.basename(inp.segment.path), trailing[1]) + "\n")
+
+    def close(self):
+        pass
+
+
+class RowSink:
+    """jsonl / json / csv / table of records, streaming."""
+
+    def __init__(self, output, row_filter, stream):
+        self.keep = row_filter.keep if row_filter.active else None
+        self.render = renderer(output)
+        self.writer = RowWriter(output, stream)
+
+    def begin(self, inp):
+        pass
+
+    def batch(self, batch, rows):
+        keep, render = self.keep, self.render
+        self.writer.add_all([render(row) for row in rows if keep is None or keep(row)])
+
+    def end(self, inp, problems):
+        pass
+
+    def close(self):
+        self.writer.close()
+
+
+class StateSink:
+    """Replays every row (filters apply to what is shown, not to the replay)."""
+
+    def __init__(self, output, row_filter, stream):
+        self.output = output
+        self.filter = row_filter
+        self.stream = stream
+        self.state = OffsetsState()
+        self.current = None
+
+    def begin(self, inp):
+        self.current = self.state.for_partition(inp.segment.topic or inp.segment.path, inp.segment.partition)
+
+    def batch(self, batch, rows):
+        if not batch.crc_valid:  # reported already; corrupt bytes must not change the state
+            return
+        self.current.apply_all(rows)
+
+    def end(self, inp, problems):
+        pass
+
+    def close(self):
+        render_state(self.state, self.output, self.filter, self.stream)
+
+
+def default_progress(view: str) -> bool:
+    """Progress by default only when stderr is a terminal, and not when records stream to that
+    terminal too (the meter's line would end up inside the printed records)."""
+    return sys.stderr.isatty() and not (view == "records" and sys.stdout.isatty())
+
+
+def decode(paths, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
+           progress, stream=None) -> int:
+    """Decode with the local engine; until_time is epoch ms. Returns the exit status."""
+    stream = stream or sys.stdout
+    row_filter = RowFilter(groups, topics, normalize_types(types, family))
+    if progress is None:
+        progress = default_progress(view)
+    meter = None
+
+    def report(problem):
+        if meter is not None:
+            meter.clear()  # the message must not land on the progress line
+        note(str(problem))
+
+    problems = ProblemLog(strict=strict, report=report)
+    if view == "state":
+        sink = StateSink(output, row_filter, stream)
+    elif output == "dump-log":
+        sink = DumpLogSink(stream)
+    else:
+        sink = RowSink(output, row_filter, stream)
+
+    def body() -> int:
+        nonlocal meter
+        batches_read = 0
+        inputs = resolve_inputs(paths, family, problems)
+        for text in family_overrides(inputs, family):
+            note(f"note: {text}")
+        meter = Progress(sum(i.size for i in inputs), "decoding", enabled=progress)
+        done = 0
+        for inp in inputs:
+            sink.begin(inp)
+            base = done
+
+            def tick(pos, base=base):
+                meter.update(base + pos, problems.records_ok)
+
+            for batch, rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_time,
+                                          progress=tick if meter.enabled else None):
+                batches_read += 1
+                sink.batch(batch, rows)
+            sink.end(inp, problems)
+            done += inp.size
+        meter.close()
+        sink.close()
+        return batches_read
+
+    return run_decode(problems, body)

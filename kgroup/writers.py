@@ -1,0 +1,184 @@
+"""Writers every verb shares: compact JSON, streamed JSON arrays, CSV, tables, ISO times, a status line.
+
+Click-free and stream-based (the library renders, the CLI only picks the stream), so the decode wing
+and Spark's Python workers use them without importing the command layer.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import time
+from datetime import datetime, timezone
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
+def dumps(obj) -> str:
+    """Compact JSON, non-ASCII kept (one shared encoder: json.dumps with options builds one per call)."""
+    return _compact(obj)
+
+
+class JsonArrayWriter:
+    """Streams a JSON array element by element, so memory stays flat however many rows there are."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.count = 0
+
+    def __enter__(self):
+        self.stream.write("[")
+        return self
+
+    def write(self, obj) -> None:
+        self.write_text(dumps(obj))
+
+    def write_text(self, text: str) -> None:
+        """Append one element already serialized as JSON."""
+        self.stream.write(("\n" if self.count == 0 else ",\n") + text)
+        self.count += 1
+
+    def __exit__(self, *exc):
+        self.stream.write("\n]\n" if self.count else "]\n")
+        return False
+
+
+class CsvWriter:
+    def __init__(self, columns, stream=None):
+        self.columns = columns
+        self.writer = csv.writer(stream or sys.stdout, lineterminator="\n")
+        self.writer.writerow(columns)
+
+    def write(self, row: dict) -> None:
+        self.writer.writerow(["" if row.get(c) is None else _csv_cell(row.get(c)) for c in self.columns])
+
+
+def _csv_cell(value):
+    if isinstance(value, (dict, list)):
+        return dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+class ChunkedTable:
+    """A table printed in chunks (aligned within a chunk) so a huge input never buffers whole."""
+
+    def __init__(self, headers, chunk=1000, stream=None):
+        self.headers = headers
+        self.chunk = chunk
+        self.rows = []
+        self.printed = False
+        self.stream = stream or sys.stdout
+
+    def add(self, row) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        from tabulate import tabulate
+
+        text = tabulate(self.rows, headers=() if self.printed else self.headers, tablefmt="plain",
+                        disable_numparse=True)
+        self.stream.write(text + "\n")
+        self.rows = []
+        self.printed = True
+
+
+def table(rows, headers, title=None, stream=None) -> None:
+    """Print one small table (with an optional title line); prints `(none)` for no rows."""
+    from tabulate import tabulate
+
+    out = stream or sys.stdout
+    if title:
+        out.write(title + "\n")
+    if rows:
+        out.write(tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True) + "\n")
+    else:
+        out.write("(none)\n")
+
+
+def note(text: str, stream=None) -> None:
+    """One `kgroup: ...` line on stderr: a problem, a note, a summary."""
+    (stream or sys.stderr).write(f"kgroup: {text}\n")
+
+
+def iso_ms(ms) -> str:
+    """Epoch milliseconds as an ISO 8601 UTC time; Kafka's -1 (no time) as an empty cell."""
+    if ms is None or ms < 0:
+        return ""
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+class StatusLine:
+    """One line on stderr, redrawn in place, shown only when stderr is a terminal.
+
+    Call clear() before writing anything else to the terminal, so no text lands on the line.
+    """
+
+    def __init__(self, enabled: bool | None = None):
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\033[K{text}")
+            sys.stderr.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        """Erase the line (it is drawn again at the next show)."""
+        if self.enabled and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False
+
+    def close(self) -> None:
+        self.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.clear()
+
+
+class Progress(StatusLine):
+    """A progress meter for reading inputs of a known total size.
+
+    A total of 0 means the size is unknown (stdin): bytes and records are shown without a percentage.
+    """
+
+    def __init__(self, total_bytes: int, label: str, enabled: bool | None = None):
+        super().__init__(enabled)
+        self.known = total_bytes > 0
+        self.total = max(total_bytes, 1)
+        self.label = label
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.done = 0
+
+    def update(self, done_bytes: int, records: int = 0) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2:
+            return
+        self.last = now
+        self.done = done_bytes
+        elapsed = max(now - self.start, 1e-6)
+        rate = done_bytes / elapsed / 1e6
+        if self.known:
+            pct = min(100.0, 100.0 * done_bytes / self.total)
+            where = f"{pct:5.1f}%  {done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"
+        else:
+            where = f"{done_bytes / 1e6:,.1f} MB"
+        self.show(f"{self.label}: {where}  {rate:,.1f} MB/s  {records:,} records")
