@@ -60,10 +60,10 @@ def handle_list_groups(coord, request, client_id: str, client_host: str):
     types = {t.strip().lower() for t in (request.types_filter or ())} if version >= 5 else set()
     listed = []
     if not types or GROUP_TYPE in types:
-        for group_id, group in coord.classic_groups().items():
+        for group in coord.classic_groups():
             if states and group.state.lower() not in states:
                 continue
-            listed.append(_Listed(group_id=group_id, protocol_type=group.protocol_type or "",
+            listed.append(_Listed(group_id=group.group_id, protocol_type=group.protocol_type or "",
                                   group_state=group.state, group_type=GROUP_TYPE))
     return coord.done_reply(ListGroupsResponse(version=version, throttle_time_ms=0,
                                                error_code=codes.NONE, groups=listed))

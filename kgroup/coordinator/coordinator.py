@@ -1,8 +1,20 @@
-"""GroupCoordinator: the facade over the classic group state machine and the offsets manager.
+"""GroupCoordinator: the facade over the group state machines and the offsets manager.
 
 Pure and deterministic: no sockets, no wall clock, no threads. Time only moves through
 ``advance``; due timers fire in deadline order, each at its own deadline (a timer that
 fires at t schedules its follow-ups relative to t), and ``now_ms`` ends at the target.
+
+Operations (Kafka's CoordinatorRuntime write operations): each request, each timer firing and
+each transaction marker is one operation. It changes state in place, appends its records, and
+ends by handing those records to the host's ``log_writer`` (if any). If the writer raises, the
+operation is reverted as one unit through the undo journal (``undo.py``): the next request
+sees the state from before, the parked replies it completed are parked again and the request's
+own reply fails. Why revert rather than apply by replay: a classic group's live state (parked
+requests, pending members, the rebalance in flight) is far richer than its GroupMetadata record,
+as in Kafka, whose classic-group operations do not replay their records either. Offsets do go
+through one replay path: live commits and ``from_records`` both apply records through
+``OffsetManager._apply`` (the OffsetStore), and ``from_records`` dispatches every record by
+type through ``_replay_record``. See docs/coordinator-event-sourcing.md.
 """
 
 from __future__ import annotations
@@ -17,8 +29,10 @@ from .group import ClassicGroup, GroupSnapshot
 from .log import LogEntry, Reply
 from .persistence import (GROUP_METADATA, empty_group_metadata_record, group_from_value,
                           group_tombstone)
-from .rebalance import heartbeat_key, join_key, prepare_rebalance, reschedule_member, sync_key
+from .rebalance import (heartbeat_key, join_key, prepare_rebalance, reschedule_heartbeat,
+                        reschedule_member, sync_key)
 from .timers import TimerQueue
+from .undo import UndoJournal
 
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
@@ -49,18 +63,25 @@ def _load_offset_manager():
 
 class GroupCoordinator:
     def __init__(self, config: dict | None = None, now_ms: int = 0,
-                 uuid_source: Callable[[], str] | None = None, keep_log: bool = True):
+                 uuid_source: Callable[[], str] | None = None, keep_log: bool = True,
+                 log_writer: Callable[[list[LogEntry]], None] | None = None):
         """``keep_log=False`` is for long-running hosts (``kgroup serve``, large simulations): the
-        log is handed over by ``take_log()`` and forgotten, and ``records`` stays empty, so memory
-        does not grow with the number of commits and rebalances."""
+        log is handed over by ``take_log()`` (or ``log_writer``) and forgotten, and ``records``
+        stays empty, so memory does not grow with the number of commits and rebalances.
+
+        ``log_writer(entries)``, if given, is called at the end of every operation that appended
+        something, with that operation's entries; it makes them durable or raises, and then the
+        operation is reverted (see the module docstring). Entries it took are not handed over
+        again by ``take_log()``."""
         self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
         self.now_ms = int(now_ms)
         self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
-        self._timers = TimerQueue()
+        self.undo = UndoJournal()
+        self._timers = TimerQueue(self.undo)
         self._groups: dict[str, ClassicGroup] = {}
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
-        self._suppress_appends = False
+        self.log_writer = log_writer
         self.keep_log = keep_log
         self.log: list[LogEntry] = []
         self.records: list[tuple[bytes, bytes | None]] = []
@@ -84,22 +105,63 @@ class GroupCoordinator:
         for group in self._groups.values():
             group.listener = fn
 
+    # ---- operations --------------------------------------------------------------------
+    def _begin(self) -> tuple[int, int, int, int]:
+        """Open an operation: what ``_revert`` needs to drop the log entries it appends."""
+        self.undo.begin()
+        return len(self.log), len(self.records), self.log_end_offset, self.entries_appended
+
+    def _end(self, start: tuple[int, int, int, int]) -> list[LogEntry]:
+        """Hand the operation's entries to the host; commit, or revert and re-raise if it fails."""
+        entries = self.log[start[0]:]
+        if entries and self.log_writer is not None:
+            try:
+                self.log_writer(entries)
+            except BaseException:
+                self._revert(start)
+                raise
+            if self.keep_log:
+                self._taken = len(self.log)
+            else:
+                self.log = []
+        self.undo.commit()
+        return entries
+
+    def _revert(self, start: tuple[int, int, int, int]) -> None:
+        log_size, records_size, self.log_end_offset, self.entries_appended = start
+        del self.log[log_size:]
+        del self.records[records_size:]
+        self.undo.revert()
+        for reply in self._callbacks:        # completed by the reverted operation: parked again
+            reply.reopen()
+        self._callbacks.clear()
+
     # ---- requests ----------------------------------------------------------------------
     def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
         api_key = getattr(request, "API_KEY", None)
         handler = self._handlers.get(api_key)
-        if handler is not None:
-            reply = handler(self, request, client_id, client_host)
-        elif api_key in _OFFSET_METHODS:
-            if self.offsets is None:
-                raise UnsupportedRequest(
-                    f"{API_NAMES[api_key]} (API key {api_key}): the offsets manager is not available")
-            response = getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host)
-            reply = self.done_reply(response)
-        else:
+        if handler is None and api_key not in _OFFSET_METHODS:
             name = getattr(request, "name", type(request).__name__)
             raise UnsupportedRequest(
                 f"the group coordinator does not serve {name} (API key {api_key})")
+        if handler is None and self.offsets is None:
+            raise UnsupportedRequest(
+                f"{API_NAMES[api_key]} (API key {api_key}): the offsets manager is not available")
+        start = self._begin()
+        try:
+            if handler is not None:
+                reply = handler(self, request, client_id, client_host)
+            else:
+                reply = self.done_reply(
+                    getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host))
+        except BaseException:
+            self._revert(start)
+            raise
+        try:
+            reply.records = self._end(start)
+        except Exception as exc:     # noqa: BLE001 - the host's writer refused: tell the client
+            reply.fail(exc)
+            return reply
         self._run_callbacks()
         return reply
 
@@ -124,18 +186,40 @@ class GroupCoordinator:
         target = self.now_ms + ms
         timers = self._timers
         while True:
+            start = self._begin()
             due = timers.pop_due(target)
             if due is None:
+                self.undo.commit()
                 break
             deadline, fn = due
             if deadline > self.now_ms:
                 self.now_ms = deadline
-            fn()
+            try:
+                fn()
+            except BaseException:
+                self._revert(start)
+                raise
+            # a writer's failure propagates: the timer is back, due, and fires at the next advance
+            self._end(start)
             self._run_callbacks()
         self.now_ms = target
 
     def next_deadline_ms(self) -> int | None:
         return self._timers.next_deadline()
+
+    def timer_deadline(self, key) -> int | None:
+        """When the timer ``key`` fires (None: no such timer). Keys: ``heartbeat-<group>-<member>``,
+        ``join-<group>``, ``sync-<group>``, ``expire-group-metadata``."""
+        return self._timers.deadline(key)
+
+    def set_session_deadline(self, group_id: str, member_id: str, timeout_ms: int) -> bool:
+        """Expire the member's session ``timeout_ms`` from now, as a heartbeat then would have
+        (simulate's coalesced heartbeats). False if the group has no such member."""
+        group = self.get_classic_group(group_id)
+        if group is None or member_id not in group.members:
+            return False
+        reschedule_heartbeat(self, group, member_id, timeout_ms)
+        return True
 
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
         """Keyed timer due delay_ms from now; rescheduling a key replaces it."""
@@ -155,8 +239,10 @@ class GroupCoordinator:
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def classic_groups(self) -> dict[str, ClassicGroup]:
-        return self._groups
+    def classic_groups(self) -> list[ClassicGroup]:
+        """The live classic groups, in creation order (a new list: the coordinator's own map stays
+        private)."""
+        return list(self._groups.values())
 
     def get_classic_group(self, group_id: str) -> ClassicGroup | None:
         return self._groups.get(group_id)
@@ -174,6 +260,8 @@ class GroupCoordinator:
         if group is None:
             group = ClassicGroup(group_id)
             group.listener = self.on_group_transition
+            group.undo = self.undo
+            self.undo.push(self._groups.pop, group_id, None)
             self._groups[group_id] = group
             if persist:
                 self.append_records([empty_group_metadata_record(group_id)])
@@ -185,11 +273,21 @@ class GroupCoordinator:
             reschedule_member(self, group, member)
 
     def delete_group_metadata(self, group_id: str) -> None:
-        group = self._groups.pop(group_id, None)
-        if group is None:
+        if group_id not in self._groups:
             return
+        self._save_group_map()
+        group = self._groups.pop(group_id)
         self._cancel_group_timers(group)
         self.append_records([group_tombstone(group_id)])
+
+    def _save_group_map(self) -> None:
+        """Before removing a group: the map as it was (its order is ListGroups' order)."""
+        if self.undo.first_change("group map"):
+            self.undo.push(self._restore_group_map, dict(self._groups))
+
+    def _restore_group_map(self, saved: dict) -> None:
+        self._groups.clear()
+        self._groups.update(saved)
 
     def _cancel_group_timers(self, group: ClassicGroup) -> None:
         for member_id in list(group.members) + list(group.pending_members):
@@ -202,8 +300,6 @@ class GroupCoordinator:
 
     # ---- log ---------------------------------------------------------------------------
     def append(self, entry: LogEntry) -> None:
-        if self._suppress_appends:
-            return
         entry.timestamp_ms = self.now_ms
         self.log.append(entry)
         self.entries_appended += 1
@@ -232,31 +328,37 @@ class GroupCoordinator:
     def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
                         coordinator_epoch: int = 0) -> None:
         """The transaction coordinator's marker: the offsets manager appends and applies it."""
-        if self.offsets is None:
-            self.append(LogEntry(records=[], producer_id=producer_id,
-                                 producer_epoch=producer_epoch, transactional=True,
-                                 control="COMMIT" if commit else "ABORT",
-                                 coordinator_epoch=coordinator_epoch))
-        else:
-            self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
+        start = self._begin()
+        try:
+            if self.offsets is None:
+                self.append(LogEntry(records=[], producer_id=producer_id,
+                                     producer_epoch=producer_epoch, transactional=True,
+                                     control="COMMIT" if commit else "ABORT",
+                                     coordinator_epoch=coordinator_epoch))
+            else:
+                self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
+        except BaseException:
+            self._revert(start)
+            raise
+        self._end(start)
         self._run_callbacks()
 
     # ---- failover ----------------------------------------------------------------------
     @classmethod
     def from_records(cls, records: Iterable, config: dict | None = None, now_ms: int = 0,
                      uuid_source: Callable[[], str] | None = None,
-                     keep_log: bool = True) -> "GroupCoordinator":
+                     keep_log: bool = True,
+                     log_writer: Callable[[list[LogEntry]], None] | None = None
+                     ) -> "GroupCoordinator":
         """Rebuild groups (static member maps included) and offsets from a partition's records.
 
         ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry.
-        The new coordinator's own log starts empty: the replayed records are already stored.
+        The new coordinator's own log starts empty: the replayed records are already stored
+        (replay applies records, it never appends any).
         """
-        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log)
-        coord._suppress_appends = True
-        try:
-            coord.log_end_offset = coord._replay(records)
-        finally:
-            coord._suppress_appends = False
+        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
+                    log_writer=log_writer)
+        coord.log_end_offset = coord._replay(records)
         coord._on_loaded()
         return coord
 
@@ -301,6 +403,7 @@ class GroupCoordinator:
             if decoded_value is not None:
                 group = group_from_value(group_id, decoded_value.data)
                 group.listener = self._on_group_transition
+                group.undo = self.undo
                 self._groups[group_id] = group
         elif self.offsets is not None:
             if decoded_value is not None and decoded_key.data["group"] not in self._groups:
@@ -309,6 +412,8 @@ class GroupCoordinator:
             self.offsets.replay(decoded_key, decoded_value, offset, entry)
 
     def _on_loaded(self) -> None:
+        """The load's own operation: sessions restart, oversized groups rebalance."""
+        start = self._begin()
         max_size = self.config.group_max_size
         for group in list(self._groups.values()):
             for member in group.members.values():
@@ -317,6 +422,7 @@ class GroupCoordinator:
                 prepare_rebalance(self, group)
         if self.offsets is not None:
             self.offsets.start()
+        self._end(start)
         self._run_callbacks()
 
 

@@ -8,8 +8,10 @@ for a walk over every member except where Kafka's protocol itself needs one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from . import codes
+from .undo import NO_UNDO
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -80,13 +82,14 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener")
+                 "record_dirty", "listener", "undo")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
         self.state = state
         self.previous_state: str | None = None
         self.listener = None  # the coordinator's on_group_transition, if any
+        self.undo = NO_UNDO   # the coordinator's UndoJournal: what a failed append reverts
         self.generation_id = 0
         self.protocol_type: str | None = None
         self.protocol_name: str | None = None
@@ -107,11 +110,40 @@ class ClassicGroup:
         self.record_protocol = None
         self.record_dirty: set[str] = set()
 
+    # ---- undo ----------------------------------------------------------------------------
+    _SAVED = ("state", "previous_state", "generation_id", "protocol_type", "protocol_name",
+              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join")
+
+    def save(self) -> None:
+        """Call before changing the group's fields: the first change in an operation saves them
+        (and the few protocol counts) for a revert. The member map and the id sets are changed
+        through the journal instead (``undo.dict_put`` ...), one inverse per change, so even a
+        large group is never copied per request."""
+        undo = self.undo
+        if undo.open and undo.first_change(self):
+            undo.push(self._restore, _group_fields(self), self.protocol_counts.copy())
+
+    def save_member(self, member: "Member") -> None:
+        """Call before changing a member's fields (the group is saved with it)."""
+        undo = self.undo
+        if undo.open:
+            if undo.first_change(self):
+                undo.push(self._restore, _group_fields(self), self.protocol_counts.copy())
+            if undo.first_change(member):
+                undo.push(_restore_slots, member, Member.__slots__, _member_fields(member))
+
+    def _restore(self, fields, protocol_counts) -> None:
+        for name, value in zip(self._SAVED, fields):
+            setattr(self, name, value)
+        self.protocol_counts = protocol_counts
+        self.drop_record_cache()     # it may hold encodings of the reverted members
+
     # ---- state ---------------------------------------------------------------------------
     def transition_to(self, target: str, now_ms: int) -> None:
         if self.state not in VALID_PREVIOUS[target]:
             raise IllegalStateTransition(
                 f"group {self.group_id!r}: illegal transition {self.state} -> {target}")
+        self.save()
         self.previous_state = self.state
         self.state = target
         self.current_state_timestamp = now_ms
@@ -147,41 +179,47 @@ class ClassicGroup:
 
     # ---- membership ----------------------------------------------------------------------
     def add(self, member: Member, join_reply=None, join_version: int = 0) -> None:
+        self.save()
+        undo = self.undo
         if not self.members:
             self.protocol_type = member.protocol_type
-        self.members[member.member_id] = member
+        undo.dict_put(self.members, member.member_id, member)
         self.touch_record(member.member_id)
         self._count_protocols(member, 1)
         if join_reply is not None:
             member.join_reply = join_reply
             member.join_version = join_version
             self.num_awaiting_join += 1
-        self.pending_members.discard(member.member_id)
+        undo.set_discard(self.pending_members, member.member_id)
         if member.group_instance_id is not None:
-            self.static_members[member.group_instance_id] = member.member_id
+            undo.dict_put(self.static_members, member.group_instance_id, member.member_id)
         if self.leader_id is None:
             self.leader_id = member.member_id
 
     def remove(self, member_id: str) -> Member | None:
         """Drop a member (or pending id) without answering its parked requests."""
-        member = self.members.pop(member_id, None)
+        self.save()
+        undo = self.undo
+        member = self.members.get(member_id)
         if member is not None:
+            undo.dict_del(self.members, member_id, ordered=True)
             self.forget_record(member_id)
             self._count_protocols(member, -1)
             if member.join_reply is not None:
                 self.num_awaiting_join -= 1
             if member.group_instance_id is not None \
                     and self.static_members.get(member.group_instance_id) == member_id:
-                del self.static_members[member.group_instance_id]
+                undo.dict_del(self.static_members, member.group_instance_id)
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
-        self.pending_members.discard(member_id)
-        self.pending_sync.discard(member_id)
+        undo.set_discard(self.pending_members, member_id)
+        undo.set_discard(self.pending_sync, member_id)
         return member
 
     def update_member(self, member: Member, protocols, rebalance_timeout_ms: int,
                       session_timeout_ms: int, join_reply, join_version: int) -> None:
         """Replace protocols and timeouts and park (or un-park) the member's JoinGroup."""
+        self.save_member(member)
         self._count_protocols(member, -1)
         member.protocols = protocols
         self._count_protocols(member, 1)
@@ -199,6 +237,7 @@ class ClassicGroup:
         """Detach the member's parked JoinGroup reply (or None) so the caller can answer it."""
         reply = member.join_reply
         if reply is not None:
+            self.save_member(member)
             member.join_reply = None
             self.num_awaiting_join -= 1
         return reply
@@ -257,6 +296,15 @@ class ClassicGroup:
                     break
         # most votes wins; ties go to the first candidate in support order (deterministic)
         return max(candidates, key=lambda name: votes[name])
+
+
+_group_fields = attrgetter(*ClassicGroup._SAVED)
+_member_fields = attrgetter(*Member.__slots__)
+
+
+def _restore_slots(obj, names, values) -> None:
+    for name, value in zip(names, values):
+        setattr(obj, name, value)
 
 
 @dataclass(frozen=True, slots=True)

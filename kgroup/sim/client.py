@@ -16,8 +16,6 @@ from functools import partial
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
-from kgroup.coordinator.rebalance import reschedule_heartbeat
-
 from .assignors import MemberInfo, get_assignor
 
 NONE = 0
@@ -135,11 +133,9 @@ class SimConsumer:
         last = self._slot_ms + (now - self._slot_ms) // interval * interval
         if last <= self._refreshed_ms:
             return
-        group = engine.group()
-        if group is None or self.member_id not in group.members:
+        if not engine.coordinator.set_session_deadline(
+                engine.group_id, self.member_id, last + self.config.session_timeout_ms - now):
             return
-        reschedule_heartbeat(engine.coordinator, group, self.member_id,
-                             last + self.config.session_timeout_ms - now)
         self._refreshed_ms = last
 
     def wake(self, now: int, born: int) -> None:
