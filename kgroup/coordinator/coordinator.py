@@ -4,17 +4,10 @@ Pure and deterministic: no sockets, no wall clock, no threads. Time only moves t
 ``advance``; due timers fire in deadline order, each at its own deadline (a timer that
 fires at t schedules its follow-ups relative to t), and ``now_ms`` ends at the target.
 
-Operations (Kafka's CoordinatorRuntime write operations): each request, each timer firing and
-each transaction marker is one operation. It changes state in place, appends its records, and
-ends by handing those records to the host's ``log_writer`` (if any). If the writer raises, the
-operation is reverted as one unit through the undo journal (``undo.py``): the next request
-sees the state from before, the parked replies it completed are parked again and the request's
-own reply fails. Why revert rather than apply by replay: a classic group's live state (parked
-requests, pending members, the rebalance in flight) is far richer than its GroupMetadata record,
-as in Kafka, whose classic-group operations do not replay their records either. Offsets do go
-through one replay path: live commits and ``from_records`` both apply records through
-``OffsetManager._apply`` (the OffsetStore), and ``from_records`` dispatches every record by
-type through ``_replay_record``. See docs/coordinator-event-sourcing.md.
+Each request, timer firing and transaction marker is one operation (Kafka's CoordinatorRuntime
+write operation): it changes state in place, appends its records and hands them to the host's
+``log_writer``; if that raises, the operation is reverted as one unit (``undo.py``). Why revert
+rather than apply by replay, and the host's contract: docs/coordinator-event-sourcing.md.
 """
 
 from __future__ import annotations
@@ -23,14 +16,14 @@ import uuid
 from typing import Callable, Iterable
 
 from . import codes
-from .codes import CoordinatorReplayError, UnsupportedRequest
+from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
 from .group import ClassicGroup, GroupSnapshot
+from .group_types import Group
 from .log import LogEntry, Reply
-from .persistence import (GROUP_METADATA, empty_group_metadata_record, group_from_value,
-                          group_tombstone)
-from .rebalance import (heartbeat_key, join_key, prepare_rebalance, reschedule_heartbeat,
-                        reschedule_member, sync_key)
+from .persistence import empty_group_metadata_record, group_tombstone
+from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
+from .replay import replay_log
 from .timers import TimerQueue
 from .undo import UndoJournal
 
@@ -78,7 +71,7 @@ class GroupCoordinator:
         self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
         self.undo = UndoJournal()
         self._timers = TimerQueue(self.undo)
-        self._groups: dict[str, ClassicGroup] = {}
+        self._groups: dict[str, Group] = {}       # every group, whatever its type
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
         self.log_writer = log_writer
@@ -234,18 +227,27 @@ class GroupCoordinator:
     # ---- groups ------------------------------------------------------------------------
     def group(self, group_id: str) -> GroupSnapshot | None:
         group = self._groups.get(group_id)
-        return None if group is None else GroupSnapshot.of(group)
+        return None if group is None else group.snapshot()
 
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def classic_groups(self) -> list[ClassicGroup]:
-        """The live classic groups, in creation order (a new list: the coordinator's own map stays
-        private)."""
+    def all_groups(self) -> list[Group]:
+        """The live groups of every type, in creation order (a new list: the coordinator's own map
+        stays private). Read them; only operations change them."""
         return list(self._groups.values())
 
-    def get_classic_group(self, group_id: str) -> ClassicGroup | None:
+    def classic_groups(self) -> list[ClassicGroup]:
+        return [g for g in self._groups.values() if g.group_type == ClassicGroup.group_type]
+
+    def get_group(self, group_id: str) -> Group | None:
         return self._groups.get(group_id)
+
+    def get_classic_group(self, group_id: str) -> ClassicGroup | None:
+        """The group if it is a classic one: the classic APIs see only those (Kafka's
+        GroupMetadataManager.getOrMaybeCreateClassicGroup)."""
+        group = self._groups.get(group_id)
+        return group if group is not None and group.group_type == "classic" else None
 
     def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
         """The group, created Empty if unknown.
@@ -289,11 +291,9 @@ class GroupCoordinator:
         self._groups.clear()
         self._groups.update(saved)
 
-    def _cancel_group_timers(self, group: ClassicGroup) -> None:
-        for member_id in list(group.members) + list(group.pending_members):
-            self.cancel(heartbeat_key(group.group_id, member_id))
-        self.cancel(join_key(group.group_id))
-        self.cancel(sync_key(group.group_id))
+    def _cancel_group_timers(self, group: Group) -> None:
+        for key in group.timer_keys():
+            self.cancel(key)
 
     def committed_offsets(self, group_id: str) -> dict:
         return {} if self.offsets is None else self.offsets.committed(group_id)
@@ -358,58 +358,19 @@ class GroupCoordinator:
         """
         coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
                     log_writer=log_writer)
-        coord.log_end_offset = coord._replay(records)
+        coord.log_end_offset = replay_log(coord, records)
         coord._on_loaded()
         return coord
 
-    def _replay(self, records: Iterable) -> None:
-        from kgroup.records import decode_key, decode_value
-        offset = 0
-        for item in records:
-            if isinstance(item, LogEntry):
-                entry = item
-                if entry.control is not None:
-                    if self.offsets is not None:
-                        self.offsets.replay_end_transaction(entry.producer_id,
-                                                            entry.control == "COMMIT", offset)
-                    offset += 1
-                    continue
-                pairs = entry.records
-            else:
-                entry, pairs = None, (item,)
-            for key, value in pairs:
-                record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
-                self._replay_record(key, value, offset, record_entry, decode_key, decode_value)
-                offset += 1
-        return offset
-
-    def _replay_record(self, key, value, offset, entry, decode_key, decode_value) -> None:
-        if not isinstance(key, (bytes, bytearray)) or len(key) < 2:
-            raise CoordinatorReplayError(f"record at log offset {offset}: key is missing or too short")
-        record_type = int.from_bytes(key[:2], "big", signed=True)
-        if record_type not in (0, 1, GROUP_METADATA):
-            return          # unknown record types are skipped, as Kafka's loader does
-        try:
-            decoded_key = decode_key(bytes(key))
-            decoded_value = decode_value(record_type, None if value is None else bytes(value))
-        except Exception as exc:     # noqa: BLE001 - the decoder's own error names the field
-            raise CoordinatorReplayError(
-                f"record at log offset {offset} (type {record_type}) cannot be decoded: {exc}") from exc
-        if record_type == GROUP_METADATA:
-            group_id = decoded_key.data["group"]
-            old = self._groups.pop(group_id, None)
-            if old is not None:
-                self._cancel_group_timers(old)
-            if decoded_value is not None:
-                group = group_from_value(group_id, decoded_value.data)
-                group.listener = self._on_group_transition
-                group.undo = self.undo
-                self._groups[group_id] = group
-        elif self.offsets is not None:
-            if decoded_value is not None and decoded_key.data["group"] not in self._groups:
-                # Offsets of a group that never joined: Kafka's loader recreates the simple group.
-                self.get_or_create_classic_group(decoded_key.data["group"], persist=False)
-            self.offsets.replay(decoded_key, decoded_value, offset, entry)
+    def _put_group(self, group_id: str, group: Group | None) -> None:
+        """Replay's change of the group map: the record's group replaces any earlier one."""
+        old = self._groups.pop(group_id, None)
+        if old is not None:
+            self._cancel_group_timers(old)
+        if group is not None:
+            group.listener = self._on_group_transition
+            group.undo = self.undo
+            self._groups[group_id] = group
 
     def _on_loaded(self) -> None:
         """The load's own operation: sessions restart, oversized groups rebalance."""

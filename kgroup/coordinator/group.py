@@ -78,6 +78,9 @@ class Member:
 
 
 class ClassicGroup:
+    """A classic group (the ``Group`` of type "classic", see group_types.py)."""
+
+    group_type = "classic"
     __slots__ = ("group_id", "state", "previous_state", "generation_id", "protocol_type",
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
@@ -149,6 +152,20 @@ class ClassicGroup:
         self.current_state_timestamp = now_ms
         if self.listener is not None:
             self.listener(self, self.previous_state, now_ms)
+
+    # ---- the Group interface (group_types.py) ---------------------------------------------
+    def snapshot(self) -> "GroupSnapshot":
+        return GroupSnapshot.of(self)
+
+    def listed(self) -> tuple[str, str, str, str]:
+        return self.group_id, self.protocol_type or "", self.state, self.group_type
+
+    def timer_keys(self) -> list[str]:
+        from .rebalance import heartbeat_key, join_key, sync_key
+        group_id = self.group_id
+        keys = [heartbeat_key(group_id, member_id)
+                for member_id in list(self.members) + list(self.pending_members)]
+        return keys + [join_key(group_id), sync_key(group_id)]
 
     def can_rebalance(self) -> bool:
         return self.state in (STABLE, COMPLETING_REBALANCE, EMPTY)
