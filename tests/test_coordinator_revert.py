@@ -8,6 +8,7 @@ import asyncio
 from types import SimpleNamespace
 
 import pytest
+from kafka.protocol.consumer.group import SyncGroupRequest
 
 from test_coordinator_harness import RANGE, NONE, Harness, JoinGroupRequest, Protocol
 from test_coordinator_offsets_helpers import commit_request, fetch_request, fetched, txn_commit_request
@@ -32,6 +33,22 @@ def attach(h: Harness) -> Disk:
     disk = Disk()
     h.coord.log_writer = disk
     return disk
+
+
+def join_request(group, instance):
+    """A static member's JoinGroup with an empty member id (a first join, or a restart)."""
+    return JoinGroupRequest(version=9, group_id=group, session_timeout_ms=10_000,
+                            rebalance_timeout_ms=30_000, member_id="", group_instance_id=instance,
+                            protocol_type="consumer",
+                            protocols=[Protocol(name=n, metadata=m) for n, m in RANGE])
+
+
+def sync_request(member_id, instance, assignments=None):
+    return SyncGroupRequest(
+        version=5, group_id="g", generation_id=1, member_id=member_id, group_instance_id=instance,
+        protocol_type="consumer", protocol_name="range",
+        assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
+                     for m, a in (assignments or {}).items()])
 
 
 def committed(coord, group="g"):
@@ -78,20 +95,20 @@ def test_failed_leader_sync_leaves_the_group_completing_with_the_followers_parke
     leader = joins[0].response.leader
     follower = next(m for m in ids.values() if m != leader)
     instance = {m: i for i, m in ids.items()}
-    parked = h.coord.handle(h_sync(follower, instance[follower]))
+    parked = h.coord.handle(sync_request(follower, instance[follower]))
     assert not parked.done
     before = h.group()
     timers = {k: h.coord.timer_deadline(k) for k in (f"heartbeat-g-{leader}", f"heartbeat-g-{follower}", "sync-g")}
     disk = attach(h)
     disk.full = True
     assignments = {leader: b"A0", follower: b"A1"}
-    failed = h.coord.handle(h_sync(leader, instance[leader], assignments))
+    failed = h.coord.handle(sync_request(leader, instance[leader], assignments))
     assert failed.error is not None and not parked.done
     assert h.group() == before and h.group().state == "CompletingRebalance"
     assert {k: h.coord.timer_deadline(k) for k in timers} == timers
     assert disk.entries == [] and h.coord.records == [r for e in h.coord.log for r in e.records]
     disk.full = False
-    ok = h.coord.handle(h_sync(leader, instance[leader], assignments))
+    ok = h.coord.handle(sync_request(leader, instance[leader], assignments))
     assert ok.response.error_code == NONE and ok.response.assignment == assignments[leader]
     assert parked.done and parked.response.assignment == assignments[follower]
     assert h.group().state == "Stable" and len(disk.entries) == 1
@@ -100,26 +117,13 @@ def test_failed_leader_sync_leaves_the_group_completing_with_the_followers_parke
     assert restored.group("g").members == h.group().members
 
 
-def h_sync(member_id, instance, assignments=None):
-    from kafka.protocol.consumer.group import SyncGroupRequest
-    return SyncGroupRequest(
-        version=5, group_id="g", generation_id=1, member_id=member_id, group_instance_id=instance,
-        protocol_type="consumer", protocol_name="range",
-        assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
-                     for m, a in (assignments or {}).items()])
-
-
 def test_failed_static_restart_keeps_the_old_member_id_and_order():
     h = Harness()
     ids = h.stable(instances=("i0", "i1", "i2"))
     before = h.group()
     disk = attach(h)
     disk.full = True
-    request = JoinGroupRequest(version=9, group_id="g", session_timeout_ms=10_000,
-                               rebalance_timeout_ms=30_000, member_id="", group_instance_id="i0",
-                               protocol_type="consumer",
-                               protocols=[Protocol(name=n, metadata=m) for n, m in RANGE])
-    assert h.coord.handle(request).error is not None
+    assert h.coord.handle(join_request("g", "i0")).error is not None
     assert h.group() == before
     assert h.coord.timer_deadline(f"heartbeat-g-{ids['i0']}") is not None
     disk.full = False
@@ -130,11 +134,7 @@ def test_failed_group_creation_leaves_no_group_and_no_timer():
     h = Harness()
     disk = attach(h)
     disk.full = True
-    request = JoinGroupRequest(version=9, group_id="new", session_timeout_ms=10_000,
-                               rebalance_timeout_ms=30_000, member_id="", group_instance_id="s",
-                               protocol_type="consumer",
-                               protocols=[Protocol(name=n, metadata=m) for n, m in RANGE])
-    assert h.coord.handle(request).error is not None
+    assert h.coord.handle(join_request("new", "s")).error is not None
     assert h.coord.group("new") is None and h.coord.groups() == []
     assert h.coord.timer_deadline("join-new") is None
     assert h.coord.next_deadline_ms() == h.coord.timer_deadline("expire-group-metadata")
