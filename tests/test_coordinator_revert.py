@@ -152,7 +152,7 @@ def test_failed_timer_is_reverted_raised_and_fires_again():
         h.coord.advance(expiry - h.coord.now_ms + 5)
     assert h.coord.now_ms == expiry and h.group() == before and h.coord.timer_deadline(key) == expiry
     disk.full = False
-    h.coord.advance(5)
+    assert h.coord.advance(5) == disk.entries
     assert h.group().state == "Empty" and h.group().generation == before.generation + 1
     assert len(disk.entries) == 1 and h.coord.timer_deadline(key) is None
 

@@ -171,13 +171,16 @@ class GroupCoordinator:
             reply.run_callbacks()
 
     # ---- time --------------------------------------------------------------------------
-    def advance(self, ms: int) -> None:
-        """Move virtual time forward by whole milliseconds (fractions are dropped)."""
+    def advance(self, ms: int) -> list[LogEntry]:
+        """Move virtual time forward by whole milliseconds (fractions are dropped).
+
+        Returns the entries the timers that fired appended (each firing is one operation)."""
         ms = int(ms)
         if ms < 0:
             raise ValueError(f"advance: time cannot go backwards ({ms} ms)")
         target = self.now_ms + ms
         timers = self._timers
+        appended: list[LogEntry] = []
         while True:
             start = self._begin()
             due = timers.pop_due(target)
@@ -193,9 +196,10 @@ class GroupCoordinator:
                 self._revert(start)
                 raise
             # a writer's failure propagates: the timer is back, due, and fires at the next advance
-            self._end(start)
+            appended += self._end(start)
             self._run_callbacks()
         self.now_ms = target
+        return appended
 
     def next_deadline_ms(self) -> int | None:
         return self._timers.next_deadline()
