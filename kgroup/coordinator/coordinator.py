@@ -21,6 +21,7 @@ from .config import CoordinatorConfig
 from .group import ClassicGroup, GroupSnapshot
 from .group_types import Group
 from .log import LogEntry, Reply
+from .operation_log import OperationLog
 from .persistence import empty_group_metadata_record, group_tombstone
 from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
 from .replay import replay_log
@@ -54,7 +55,7 @@ def _load_offset_manager():
     return OffsetManager
 
 
-class GroupCoordinator:
+class GroupCoordinator(OperationLog):
     def __init__(self, config: dict | None = None, now_ms: int = 0,
                  uuid_source: Callable[[], str] | None = None, keep_log: bool = True,
                  log_writer: Callable[[list[LogEntry]], None] | None = None):
@@ -74,13 +75,7 @@ class GroupCoordinator:
         self._groups: dict[str, Group] = {}       # every group, whatever its type
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
-        self.log_writer = log_writer
-        self.keep_log = keep_log
-        self.log: list[LogEntry] = []
-        self.records: list[tuple[bytes, bytes | None]] = []
-        self.entries_appended = 0     # LogEntry appends ever made (take_log() does not reset it)
-        self.log_end_offset = 0       # next log offset: a record or a marker takes one each
-        self._taken = 0               # how much of self.log take_log() has handed over
+        self._init_log(keep_log, log_writer)
         self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
@@ -97,37 +92,6 @@ class GroupCoordinator:
         self._on_group_transition = fn
         for group in self._groups.values():
             group.listener = fn
-
-    # ---- operations --------------------------------------------------------------------
-    def _begin(self) -> tuple[int, int, int, int]:
-        """Open an operation: what ``_revert`` needs to drop the log entries it appends."""
-        self.undo.begin()
-        return len(self.log), len(self.records), self.log_end_offset, self.entries_appended
-
-    def _end(self, start: tuple[int, int, int, int]) -> list[LogEntry]:
-        """Hand the operation's entries to the host; commit, or revert and re-raise if it fails."""
-        entries = self.log[start[0]:]
-        if entries and self.log_writer is not None:
-            try:
-                self.log_writer(entries)
-            except BaseException:
-                self._revert(start)
-                raise
-            if self.keep_log:
-                self._taken = len(self.log)
-            else:
-                self.log = []
-        self.undo.commit()
-        return entries
-
-    def _revert(self, start: tuple[int, int, int, int]) -> None:
-        log_size, records_size, self.log_end_offset, self.entries_appended = start
-        del self.log[log_size:]
-        del self.records[records_size:]
-        self.undo.revert()
-        for reply in self._callbacks:        # completed by the reverted operation: parked again
-            reply.reopen()
-        self._callbacks.clear()
 
     # ---- requests ----------------------------------------------------------------------
     def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
@@ -301,33 +265,6 @@ class GroupCoordinator:
 
     def committed_offsets(self, group_id: str) -> dict:
         return {} if self.offsets is None else self.offsets.committed(group_id)
-
-    # ---- log ---------------------------------------------------------------------------
-    def append(self, entry: LogEntry) -> None:
-        entry.timestamp_ms = self.now_ms
-        self.log.append(entry)
-        self.entries_appended += 1
-        if entry.control is None:
-            self.log_end_offset += len(entry.records)
-            if self.keep_log:
-                self.records.extend(entry.records)
-        else:
-            self.log_end_offset += 1
-
-    def take_log(self) -> list[LogEntry]:
-        """The entries appended since the last call, in order (what a host must persist).
-
-        With ``keep_log=False`` they are dropped from ``log`` here; otherwise ``log`` keeps them all.
-        """
-        if self.keep_log:
-            new = self.log[self._taken:]
-            self._taken = len(self.log)
-            return new
-        new, self.log = self.log, []
-        return new
-
-    def append_records(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        self.append(LogEntry(records=records))
 
     def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
                         coordinator_epoch: int = 0) -> None:
