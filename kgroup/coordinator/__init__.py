@@ -3,6 +3,7 @@
     coord = GroupCoordinator(config={...}, now_ms=0, uuid_source=None)
     reply = coord.handle(request, client_id, client_host)   # kafka-python request objects
     coord.advance(ms)
+    coord = GroupCoordinator(..., log_writer=fn)   # fn(entries) persists each operation's records
 
 The contract (what the embedding API promises) is in docs/architecture.md, "The embedded coordinator".
 """
@@ -11,8 +12,9 @@ from .codes import CoordinatorReplayError, UnsupportedRequest
 from .config import CoordinatorConfig, CoordinatorConfigError
 from .coordinator import GroupCoordinator
 from .group import ClassicGroup, GroupSnapshot, Member, MemberSnapshot
+from .group_types import Group
 from .log import LogEntry, Reply
 
 __all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",
-           "UnsupportedRequest", "CoordinatorReplayError", "ClassicGroup", "Member",
+           "UnsupportedRequest", "CoordinatorReplayError", "Group", "ClassicGroup", "Member",
            "GroupSnapshot", "MemberSnapshot"]
