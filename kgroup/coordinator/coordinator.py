@@ -112,7 +112,7 @@ class GroupCoordinator(OperationLog):
                 reply = self.done_reply(
                     getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host))
         except BaseException:
-            self._revert(start)
+            self._abort(start)
             raise
         try:
             reply.records = self._end(start)
@@ -146,18 +146,17 @@ class GroupCoordinator(OperationLog):
         timers = self._timers
         appended: list[LogEntry] = []
         while True:
-            start = self._begin()
-            due = timers.pop_due(target)
-            if due is None:
-                self.undo.commit()
+            deadline = timers.next_deadline()
+            if deadline is None or deadline > target:
                 break
-            deadline, fn = due
+            start = self._begin()
+            deadline, fn = timers.pop_due(target)
             if deadline > self.now_ms:
                 self.now_ms = deadline
             try:
                 fn()
             except BaseException:
-                self._revert(start)
+                self._abort(start)
                 raise
             # a writer's failure propagates: the timer is back, due, and fires at the next advance
             appended += self._end(start)
@@ -279,7 +278,7 @@ class GroupCoordinator(OperationLog):
             else:
                 self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
         except BaseException:
-            self._revert(start)
+            self._abort(start)
             raise
         self._end(start)
         self._run_callbacks()

@@ -37,7 +37,7 @@ class Member:
     __slots__ = ("member_id", "group_instance_id", "client_id", "client_host",
                  "rebalance_timeout_ms", "session_timeout_ms", "protocol_type", "protocols",
                  "assignment", "is_new", "join_reply", "join_version", "sync_reply",
-                 "sync_version")
+                 "sync_version", "position")
 
     def __init__(self, member_id: str, group_instance_id: str | None, client_id: str,
                  client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
@@ -56,6 +56,7 @@ class Member:
         self.join_version = 0
         self.sync_reply = None   # parked SyncGroup Reply
         self.sync_version = 0
+        self.position = 0        # its place in the group's member map (ClassicGroup.append_member)
 
     def metadata(self, protocol: str | None) -> bytes:
         for name, metadata in self.protocols:
@@ -85,7 +86,7 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener", "undo")
+                 "record_dirty", "listener", "undo", "_next_position")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
@@ -93,6 +94,7 @@ class ClassicGroup:
         self.previous_state: str | None = None
         self.listener = None  # the coordinator's on_group_transition, if any
         self.undo = NO_UNDO   # the coordinator's UndoJournal: what a failed append reverts
+        self._next_position = 0
         self.generation_id = 0
         self.protocol_type: str | None = None
         self.protocol_name: str | None = None
@@ -123,17 +125,48 @@ class ClassicGroup:
         through the journal instead (``undo.dict_put`` ...), one inverse per change, so even a
         large group is never copied per request."""
         undo = self.undo
-        if undo.open and undo.first_change(self):
-            undo.push(self._restore, _group_fields(self), self.protocol_counts.copy())
+        if undo.open and self not in undo.saved:
+            undo.saved.add(self)
+            undo.actions.append((self._restore, (_group_fields(self), self.protocol_counts.copy())))
 
     def save_member(self, member: "Member") -> None:
         """Call before changing a member's fields (the group is saved with it)."""
         undo = self.undo
         if undo.open:
-            if undo.first_change(self):
-                undo.push(self._restore, _group_fields(self), self.protocol_counts.copy())
-            if undo.first_change(member):
-                undo.push(_restore_slots, member, Member.__slots__, _member_fields(member))
+            saved = undo.saved
+            if self not in saved:
+                saved.add(self)
+                undo.actions.append((self._restore, (_group_fields(self), self.protocol_counts.copy())))
+            if member not in saved:
+                saved.add(member)
+                undo.actions.append((_restore_slots, (member, Member.__slots__, _member_fields(member))))
+
+    def append_member(self, member: "Member") -> None:
+        """Put a member at the end of the member map (the map only: counts are the caller's).
+
+        Positions grow with every append, so the map's order is the members' position order: a
+        revert puts a dropped member back in its place without the map ever being copied."""
+        existing = self.members.get(member.member_id)
+        if existing is not None:
+            member.position = existing.position
+        else:
+            member.position = self._next_position
+            self._next_position += 1
+        self.undo.dict_put(self.members, member.member_id, member)
+
+    def drop_member(self, member_id: str) -> None:
+        """Take a member out of the member map (the map only: counts are the caller's)."""
+        member = self.members.pop(member_id)
+        undo = self.undo
+        if undo.open:
+            undo.actions.append((self._put_back_member, (member,)))
+
+    def _put_back_member(self, member: "Member") -> None:
+        members = self.members
+        members[member.member_id] = member
+        ordered = sorted(members.values(), key=_position)
+        members.clear()
+        members.update((m.member_id, m) for m in ordered)
 
     def _restore(self, fields, protocol_counts) -> None:
         for name, value in zip(self._SAVED, fields):
@@ -200,7 +233,7 @@ class ClassicGroup:
         undo = self.undo
         if not self.members:
             self.protocol_type = member.protocol_type
-        undo.dict_put(self.members, member.member_id, member)
+        self.append_member(member)
         self.touch_record(member.member_id)
         self._count_protocols(member, 1)
         if join_reply is not None:
@@ -219,7 +252,7 @@ class ClassicGroup:
         undo = self.undo
         member = self.members.get(member_id)
         if member is not None:
-            undo.dict_del(self.members, member_id, ordered=True)
+            self.drop_member(member_id)
             self.forget_record(member_id)
             self._count_protocols(member, -1)
             if member.join_reply is not None:
@@ -316,6 +349,7 @@ class ClassicGroup:
 
 
 _group_fields = attrgetter(*ClassicGroup._SAVED)
+_position = attrgetter("position")
 _member_fields = attrgetter(*Member.__slots__)
 
 

@@ -210,7 +210,7 @@ def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_
     """Kafka's replaceStaticMember: fence the old incarnation, copy it under the new id."""
     old = group.members[old_id]
     group.save_member(old)
-    group.undo.dict_del(group.members, old_id, ordered=True)
+    group.drop_member(old_id)
     group.forget_record(old_id)
     join_reply = old.join_reply
     if join_reply is not None:
@@ -224,7 +224,7 @@ def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_
     new = Member(new_id, old.group_instance_id, old.client_id, old.client_host,
                  old.rebalance_timeout_ms, old.session_timeout_ms, old.protocol_type,
                  old.protocols, old.assignment)
-    group.undo.dict_put(group.members, new_id, new)      # protocol counts carry over unchanged
+    group.append_member(new)      # protocol counts carry over unchanged
     group.touch_record(new_id)
     if group.leader_id == old_id:
         group.leader_id = new_id

@@ -34,7 +34,7 @@ class Reply:
     def __init__(self, queue: list | None = None, response=None):
         self.response = response
         self.done = response is not None
-        self.records: list[LogEntry] = []
+        self.records: list[LogEntry] | tuple = ()
         self.error: BaseException | None = None
         self._callbacks: list[Callable[["Reply"], None]] | None = None
         self._queue = queue

@@ -27,9 +27,17 @@ class OperationLog:
 
     # ---- operations --------------------------------------------------------------------
     def _begin(self) -> tuple[int, int, int, int]:
-        """Open an operation: what ``_revert`` needs to drop the log entries it appends."""
-        self.undo.begin()
+        """Open an operation: what ``_revert`` needs to drop the log entries it appends.
+
+        Only a host's writer can refuse an operation: without one nothing is journaled."""
+        if self.log_writer is not None:
+            self.undo.begin()
         return len(self.log), len(self.records), self.log_end_offset, self.entries_appended
+
+    def _abort(self, start: tuple[int, int, int, int]) -> None:
+        """The operation raised (a bug, a malformed request): undone if journaled, else it stands."""
+        if self.undo.open:
+            self._revert(start)
 
     def _end(self, start: tuple[int, int, int, int]) -> list[LogEntry]:
         """Hand the operation's entries to the host; commit, or revert and re-raise if it fails."""

@@ -25,7 +25,7 @@ class TimerQueue:
     def schedule(self, key: Hashable, deadline_ms: int, fn: Callable[[], None]) -> None:
         undo = self.undo
         if undo is not None and undo.open:
-            undo.push(self._restore, key, self._live.get(key))
+            undo.actions.append((self._restore, (key, self._live.get(key))))
         self._seq += 1
         self._live[key] = (deadline_ms, self._seq, fn)
         heapq.heappush(self._heap, (deadline_ms, self._seq, key))

@@ -9,7 +9,8 @@ timers and offsets push one inverse per change. A heartbeat therefore costs one 
 session timer's previous entry), never a copy of its group.
 
 Outside an operation (``open`` False) nothing is recorded: a coordinator rebuilt by
-``from_records``, or driven by tests between requests, pays nothing.
+``from_records``, or driven by tests between requests, pays nothing; nor does a coordinator
+without a ``log_writer``, whose operations cannot fail (the journal is opened only with one).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from typing import Callable
 
 
 class UndoJournal:
-    __slots__ = ("open", "_actions", "_saved")
+    __slots__ = ("open", "actions", "saved")
 
     def __init__(self) -> None:
         self.open = False
-        self._actions: list[tuple[Callable, tuple]] = []
-        self._saved: set = set()
+        # (inverse, args), newest last; the hot mutation points append to it directly
+        self.actions: list[tuple[Callable, tuple]] = []
+        self.saved: set = set()     # what saved itself in this operation (first_change)
 
     def begin(self) -> None:
         self.open = True
@@ -31,63 +33,59 @@ class UndoJournal:
     def push(self, fn: Callable, *args) -> None:
         """Remember ``fn(*args)`` as the inverse of a change about to be made."""
         if self.open:
-            self._actions.append((fn, args))
+            self.actions.append((fn, args))
 
     def first_change(self, key) -> bool:
         """True the first time ``key`` (an object, or a hashable name of some state) is changed
         in this operation: the caller saves that state now."""
         if not self.open:
             return False
-        saved = self._saved
+        saved = self.saved
         size = len(saved)
         saved.add(key)
         return len(saved) != size
 
     def commit(self) -> None:
         self.open = False
-        self._actions.clear()
-        self._saved.clear()
+        if self.actions:
+            self.actions = []
+            self.saved = set()
 
     def revert(self) -> None:
-        actions = self._actions
+        actions = self.actions
         self.open = False
-        self._actions = []
-        self._saved.clear()
+        self.actions = []
+        self.saved = set()
         for fn, args in reversed(actions):
             fn(*args)
 
     # ---- containers: change them and remember the inverse (one tuple, whatever their size) ----
     def set_add(self, target: set, item) -> None:
         if self.open and item not in target:
-            self._actions.append((target.discard, (item,)))
+            self.actions.append((target.discard, (item,)))
         target.add(item)
 
     def set_discard(self, target: set, item) -> None:
         if item in target:
             if self.open:
-                self._actions.append((target.add, (item,)))
+                self.actions.append((target.add, (item,)))
             target.discard(item)
 
     def set_clear(self, target: set) -> None:
         if target and self.open:
-            self._actions.append((target.update, (set(target),)))
+            self.actions.append((target.update, (set(target),)))
         target.clear()
 
     def dict_put(self, target: dict, key, value) -> None:
         """An existing key keeps its place; a new one is removed again on revert."""
         if self.open:
-            self._actions.append((_put_back, (target, key, target.get(key, _MISSING))))
+            self.actions.append((_put_back, (target, key, target.get(key, _MISSING))))
         target[key] = value
 
-    def dict_del(self, target: dict, key, ordered: bool = False) -> None:
-        """Delete ``key``. ``ordered``: the dict's order matters, so its first removal in the
-        operation saves a copy (a revert restores the order); otherwise the key comes back last."""
+    def dict_del(self, target: dict, key) -> None:
+        """Delete ``key``; a revert puts it back last (for maps whose order does not matter)."""
         if self.open:
-            if ordered:
-                if self.first_change(("order", id(target))):
-                    self._actions.append((_refill, (target, target.copy())))
-            else:
-                self._actions.append((_put_back, (target, key, target[key])))
+            self.actions.append((_put_back, (target, key, target[key])))
         del target[key]
 
 
@@ -99,11 +97,6 @@ def _put_back(target: dict, key, value) -> None:
         target.pop(key, None)
     else:
         target[key] = value
-
-
-def _refill(target: dict, saved: dict) -> None:
-    target.clear()
-    target.update(saved)
 
 
 NO_UNDO = UndoJournal()     # never opened: what a group outside any coordinator changes through
