@@ -133,10 +133,8 @@ class ClassicGroup:
         """Call before changing a member's fields (the group is saved with it)."""
         undo = self.undo
         if undo.open:
+            self.save()
             saved = undo.saved
-            if self not in saved:
-                saved.add(self)
-                undo.actions.append((self._restore, (_group_fields(self), self.protocol_counts.copy())))
             if member not in saved:
                 saved.add(member)
                 undo.actions.append((_restore_slots, (member, Member.__slots__, _member_fields(member))))
