@@ -148,6 +148,7 @@ class GroupBridge:
             self._advance()
         except OSError as exc:   # a due timer's write failed (logged): this request waits too
             self._write_failed = True
+            self._release()      # what the timers before it completed
             future.set_exception(exc)
             return future
         reply = self.coord.handle(request, client_id=ctx.client_id, client_host=ctx.client_host)
