@@ -11,9 +11,10 @@ The contract (what the embedding API promises) is in docs/architecture.md, "The 
 from .codes import CoordinatorReplayError, UnsupportedRequest
 from .config import CoordinatorConfig, CoordinatorConfigError
 from .coordinator import GroupCoordinator
-from .group import ClassicGroup, GroupSnapshot, Member, MemberSnapshot
+from .group import ClassicGroup, Member
 from .group_types import Group
 from .log import LogEntry, Reply
+from .snapshots import GroupSnapshot, MemberSnapshot
 
 __all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",
            "UnsupportedRequest", "CoordinatorReplayError", "Group", "ClassicGroup", "Member",

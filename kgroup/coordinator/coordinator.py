@@ -18,13 +18,14 @@ from typing import Callable, Iterable
 from . import codes
 from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
-from .group import ClassicGroup, GroupSnapshot
+from .group import ClassicGroup
 from .group_types import Group
 from .log import LogEntry, Reply
 from .operation_log import OperationLog
 from .persistence import empty_group_metadata_record, group_tombstone
 from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
 from .replay import replay_log
+from .snapshots import GroupSnapshot
 from .timers import TimerQueue
 from .undo import UndoJournal
 

@@ -7,7 +7,6 @@ for a walk over every member except where Kafka's protocol itself needs one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import attrgetter
 
 from . import codes
@@ -186,6 +185,7 @@ class ClassicGroup:
 
     # ---- the Group interface (group_types.py) ---------------------------------------------
     def snapshot(self) -> "GroupSnapshot":
+        from .snapshots import GroupSnapshot
         return GroupSnapshot.of(self)
 
     def listed(self) -> tuple[str, str, str, str]:
@@ -354,41 +354,3 @@ _member_fields = attrgetter(*Member.__slots__)
 def _restore_slots(obj, names, values) -> None:
     for name, value in zip(names, values):
         setattr(obj, name, value)
-
-
-@dataclass(frozen=True, slots=True)
-class MemberSnapshot:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    assignment: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class GroupSnapshot:
-    group_id: str
-    state: str
-    generation: int
-    leader: str | None
-    protocol_type: str | None
-    protocol: str | None
-    members: tuple[MemberSnapshot, ...]
-    pending_members: tuple[str, ...]
-    static_members: dict
-    current_state_timestamp: int | None = None
-
-    @classmethod
-    def of(cls, group: ClassicGroup) -> "GroupSnapshot":
-        return cls(
-            group_id=group.group_id, state=group.state, generation=group.generation_id,
-            leader=group.leader_id, protocol_type=group.protocol_type, protocol=group.protocol_name,
-            members=tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id,
-                                         m.client_host, m.session_timeout_ms,
-                                         m.rebalance_timeout_ms, m.assignment)
-                          for m in group.members.values()),
-            pending_members=tuple(sorted(group.pending_members)),
-            static_members=dict(group.static_members),
-            current_state_timestamp=group.current_state_timestamp)
