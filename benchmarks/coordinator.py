@@ -8,9 +8,11 @@ so the ratio shows what the coordinator adds on top of merely handling request o
 Each run is reported twice: wall time including building the request objects, and the time
 spent inside the coordinator's handle/advance/take_log alone (requests arrive already built: from
 the wire in `serve`, from the simulated clients in `simulate`).
-A second figure runs it as `kgroup serve` does (``keep_log=False``: each request's records
-are handed over with ``take_log()`` and not kept, so the ~170 KB records of a 1,000-member
-group do not pile up in memory); a third leaves out the rolling bounce's GroupMetadata writes, which Kafka also
+A second figure hands the records over and forgets them (``keep_log=False``: taken with
+``take_log()``, so the ~170 KB records of a 1,000-member group do not pile up in memory); a
+third runs it as `kgroup serve` does, handing each operation's records to a ``log_writer``
+(one that writes nothing here), so every operation keeps the undo journal that reverts it if
+the write fails; a fourth leaves out the rolling bounce's GroupMetadata writes, which Kafka also
 performs (one full-group record per static restart) and which are O(members) each.
 
     .venv/bin/python benchmarks/coordinator.py [--members N] [--repeat R]
@@ -84,13 +86,16 @@ class _Timed:
         return getattr(self.coord, name)
 
 
-def run_coordinator(n: int, keep_log: bool = True) -> tuple[int, float, GroupCoordinator]:
-    """keep_log=False is how `kgroup serve` runs it: each request's records are taken (to be
-    written to disk) and not kept in memory; the records are still built and encoded.
+def run_coordinator(n: int, keep_log: bool = True, log_writer=None
+                    ) -> tuple[int, float, GroupCoordinator]:
+    """keep_log=False: each request's records are taken (to be written to disk) and not kept in
+    memory; the records are still built and encoded. A ``log_writer`` (here one that writes
+    nothing) is how `kgroup serve` hands them over: every operation then keeps an undo journal,
+    to be reverted if the write fails.
     Returns (requests, wall time including building the requests, the timed coordinator)."""
     counter = itertools.count()
     coord = _Timed(GroupCoordinator(config=CONFIG, uuid_source=lambda: f"{next(counter):032x}",
-                                    keep_log=keep_log))
+                                    keep_log=keep_log, log_writer=log_writer))
     take = (lambda: None) if keep_log else coord.take_log
     instances = [f"instance-{k}" for k in range(n)]
     handled = 0
@@ -190,6 +195,8 @@ def main(argv=None) -> None:
             best = (handled, elapsed, coord)
     handled, elapsed, coord = best
     handed = min((run_coordinator(n, keep_log=False) for _ in range(args.repeat)), key=lambda r: r[1])
+    written = min((run_coordinator(n, keep_log=False, log_writer=lambda entries: None)
+                   for _ in range(args.repeat)), key=lambda r: r[1])
     base = min((run_baseline(n) for _ in range(args.repeat)), key=lambda r: r[1])
     with _RecordEncodingLeftOut():
         logic = min((run_coordinator(n)[:2] for _ in range(args.repeat)), key=lambda r: r[1])
@@ -201,10 +208,13 @@ def main(argv=None) -> None:
     print("records kept in coord.records (the embedding API's default):")
     print(f"  wall time, requests built too {elapsed * 1000:.1f} ms = {handled / elapsed:,.0f} requests/s")
     print(f"  inside the coordinator        {coord.inside * 1000:.1f} ms = {handled / coord.inside:,.0f} requests/s")
-    print("records handed over, not kept in memory (keep_log=False, as kgroup serve runs it):")
+    print("records handed over, not kept in memory (keep_log=False, take_log()):")
     print(f"  wall time, requests built too {handed[1] * 1000:.1f} ms = {handed[0] / handed[1]:,.0f} requests/s")
     print(f"  inside the coordinator        {handed[2].inside * 1000:.1f} ms = "
           f"{handed[0] / handed[2].inside:,.0f} requests/s")
+    print("records handed to a log_writer (as kgroup serve runs it: revertible operations):")
+    print(f"  inside the coordinator        {written[2].inside * 1000:.1f} ms = "
+          f"{written[0] / written[2].inside:,.0f} requests/s")
     print(f"baseline (build+encode) time    {base[1] * 1000:.1f} ms for {base[0]} requests")
     print(f"baseline requests/s             {base[0] / base[1]:,.0f}")
     print(f"ratio coordinator/baseline time {elapsed / base[1]:.2f}x")

@@ -28,8 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 from kgroup.coordinator import GroupCoordinator  # noqa: E402
-from kgroup.coordinator.rebalance import reschedule_heartbeat  # noqa: E402
-from kgroup.sim import client, scenarios  # noqa: E402
+from kgroup.sim import scenarios  # noqa: E402
 from kgroup.sim.scenarios import SimParams, run_scenario  # noqa: E402
 
 
@@ -48,18 +47,17 @@ class RecordingCoordinator(GroupCoordinator):
         self.calls.append((self.now_ms, None, member_id))
         return super().refresh_session(group, member_id)
 
-
-def recording_session_deadline(coord, group, member_id, timeout_ms):
-    """The simulation moving a stopped sleeper's session deadline back (coalesced heartbeats)."""
-    coord.calls.append((coord.now_ms, timeout_ms, member_id))
-    return reschedule_heartbeat(coord, group, member_id, timeout_ms)
+    def set_session_deadline(self, group_id, member_id, timeout_ms):
+        """The simulation moving a stopped sleeper's session deadline back (coalesced heartbeats)."""
+        self.calls.append((self.now_ms, timeout_ms, member_id))
+        return super().set_session_deadline(group_id, member_id, timeout_ms)
 
 
 def _apply(coord, request, who):
     if request is None:
         coord.refresh_session(coord.get_classic_group("g"), who)
     elif isinstance(request, int):
-        reschedule_heartbeat(coord, coord.get_classic_group("g"), who, request)
+        coord.set_session_deadline("g", who, request)
     else:
         coord.handle(request, client_id=who)
 
@@ -118,7 +116,6 @@ def main():
         return coord
 
     scenarios.GroupCoordinator = recording
-    client.reschedule_heartbeat = recording_session_deadline
     try:
         start, cpu = time.perf_counter(), time.process_time()
         result = run_scenario("rolling-bounce", params)
@@ -126,7 +123,6 @@ def main():
         simulation_cpu = time.process_time() - cpu
     finally:
         scenarios.GroupCoordinator = GroupCoordinator
-        client.reschedule_heartbeat = reschedule_heartbeat
     calls = recorders[0].calls
     baseline_s, baseline_cpu, replayed = replay(calls, params.initial_rebalance_delay_ms)
     assert replayed.group("g").generation == result.generation_end, "replay diverged"

@@ -175,7 +175,7 @@ def _consumer(broker, instance):
 
 
 def _group(broker):
-    return broker.run(lambda: broker.broker.groups.coord.group(GROUP))
+    return broker.group(GROUP)
 
 
 def _settle(broker, fleet, partitions, timeout=30.0):
@@ -192,8 +192,7 @@ def _await_commits(broker, partitions, timeout=10.0):
     """Until auto-commit has stored an offset for every partition, so describe shows committed offsets."""
     from kgroup.client.fleet import wait_until
 
-    wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets(GROUP))) >= partitions,
-               timeout)
+    wait_until(lambda: len(broker.committed_offsets(GROUP)) >= partitions, timeout)
 
 
 def _produce(bootstrap, partitions, count):

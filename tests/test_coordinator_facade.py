@@ -107,7 +107,7 @@ def test_offsets_hooks():
     assert g.validate_member("x", None) == UNKNOWN_MEMBER_ID
     h.advance(1000)
     coord.refresh_session(g, ids["i1"])
-    assert coord._timers.deadline(f"heartbeat-g-{ids['i1']}") == 17_000
+    assert coord.timer_deadline(f"heartbeat-g-{ids['i1']}") == 17_000
     simple = coord.get_or_create_classic_group("simple")
     assert simple.state == "Empty" and coord.get_or_create_classic_group("simple") is simple
     records = len(coord.records)

@@ -215,13 +215,13 @@ def test_row4_replacement_reschedules_new_id_with_the_old_session_timeout():
     """b.3 step 4: the new id's session timer uses the timeout from before the update (step 5)."""
     h, ids, _ = in_state("Stable")
     h.advance(250)
-    old_deadline = h.coord._timers.deadline(f"heartbeat-g-{ids['i1']}")
+    old_deadline = h.coord.timer_deadline(f"heartbeat-g-{ids['i1']}")
     r = h.join(instance="i1", session=20_000)
     new_id = r.response.member_id
-    assert h.coord._timers.deadline(f"heartbeat-g-{new_id}") == h.coord.now_ms + 10_000
+    assert h.coord.timer_deadline(f"heartbeat-g-{new_id}") == h.coord.now_ms + 10_000
     assert next(m for m in h.group().members if m.member_id == new_id).session_timeout_ms == 20_000
     # the old id's timer is left to fire harmlessly
-    assert h.coord._timers.deadline(f"heartbeat-g-{ids['i1']}") == old_deadline
+    assert h.coord.timer_deadline(f"heartbeat-g-{ids['i1']}") == old_deadline
     assert h.heartbeat(ids["i0"], 1, instance="i0").response.error_code == NONE
     h.advance(old_deadline - h.coord.now_ms)
     assert h.group().state == "Stable" and h.group().static_members["i1"] == new_id

@@ -38,7 +38,7 @@ def test_admin_removal_by_instance_id():
     g = h.group()
     assert g.static_members == {"i0": ids["i0"]}
     assert g.state == "PreparingRebalance"
-    assert f"heartbeat-g-{ids['i1']}" not in h.coord._timers
+    assert h.coord.timer_deadline(f"heartbeat-g-{ids['i1']}") is None
 
 
 def test_table_rows():

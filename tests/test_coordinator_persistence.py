@@ -142,7 +142,7 @@ def test_restored_members_heartbeat_with_persisted_ids_and_sessions_restart_at_l
     h = Harness()
     ids = h.stable()
     restored = GroupCoordinator.from_records(h.coord.records, config=CONFIG, now_ms=50_000)
-    assert restored._timers.deadline(f"heartbeat-g-{ids['i1']}") == 60_000
+    assert restored.timer_deadline(f"heartbeat-g-{ids['i1']}") == 60_000
     restored.advance(5000)
     hb = restored.handle
     from kafka.protocol.consumer.group import HeartbeatRequest

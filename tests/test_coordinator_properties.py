@@ -33,6 +33,8 @@ class Client:
 
     def on_join(self, reply):
         r = reply.response
+        if r is None:       # the operation's append failed: nothing happened
+            return
         if r.error_code in (0, 79):
             self.member_id = r.member_id
             self.generation = r.generation_id
@@ -89,7 +91,7 @@ def run(coord, clients, op):
             group_instance_id=c.instance, protocol_type="consumer",
             protocol_name=group.protocol_name if group is not None and group.protocol_name else "range",
             assignments=assignments))
-        reply.add_done_callback(lambda r: r.response.encode())
+        reply.add_done_callback(lambda r: r.response is None or r.response.encode())
     elif kind == "heartbeat":
         coord.handle(HeartbeatRequest(version=4, group_id=c.group, generation_id=c.generation,
                                       member_id=c.member_id, group_instance_id=c.instance))
@@ -189,3 +191,58 @@ def test_rolling_bounces_of_static_members_never_rebalance(order):
         f"s{k}": b"a" + f"s{k}-u{k}".encode() for k in range(4)}
     restored = GroupCoordinator.from_records(coord.records, config=CONFIG)
     assert described(restored.group("g")) == described(g)
+
+
+def fingerprint(coord):
+    """Everything a later request can observe of the groups, their timers and their offsets."""
+    out = {"now": coord.now_ms, "log_end": coord.log_end_offset, "records": len(coord.records)}
+    for group_id in coord.groups():
+        g = coord.get_classic_group(group_id)
+        members = [(m.member_id, m.protocols, m.assignment, m.is_new, m.rebalance_timeout_ms,
+                    m.session_timeout_ms, id(m.join_reply), m.join_version, id(m.sync_reply),
+                    m.sync_version) for m in g.members.values()]
+        out[group_id] = (coord.group(group_id), members, sorted(g.pending_sync), g.previous_state,
+                         g.num_awaiting_join, g.new_member_added, dict(g.protocol_counts),
+                         {key: coord.timer_deadline(key) for key in g.timer_keys()},
+                         coord.committed_offsets(group_id))
+    return out
+
+
+class FailingDisk:
+    def __init__(self):
+        self.full = False
+        self.calls = 0
+
+    def __call__(self, entries):
+        self.calls += 1
+        if self.full:
+            raise OSError(28, "No space left on device")
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(operation, st.booleans()), min_size=10, max_size=60))
+def test_a_request_whose_append_fails_changes_nothing(ops):
+    counter = itertools.count()
+    disk = FailingDisk()
+    coord = GroupCoordinator(config=CONFIG, uuid_source=lambda: f"u{next(counter)}", log_writer=disk)
+    clients = make_clients()
+    reverted = 0
+    for op, fail in ops:
+        disk.full = fail
+        before, calls = fingerprint(coord), disk.calls
+        try:
+            run(coord, clients, op)
+        except OSError:
+            assert fail and op[0] in ("advance", "round")     # a timer's append failed
+        if fail and disk.calls > calls and op[0] not in ("advance", "round"):
+            assert fingerprint(coord) == before
+            reverted += 1
+        check_invariants(coord, {})
+    disk.full = False
+    event(f"requests reverted: {min(reverted, 3)}+")
+    # what was written is what memory holds
+    states = {coord.get_classic_group(g).state for g in coord.groups()}
+    if states <= {"Stable", "Empty"}:
+        restored = GroupCoordinator.from_records(coord.records, config=CONFIG, now_ms=coord.now_ms)
+        for group_id in coord.groups():
+            assert described(restored.group(group_id)) == described(coord.group(group_id))

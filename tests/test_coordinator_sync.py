@@ -85,11 +85,11 @@ def test_stable_sync_does_not_refresh_the_session_but_a_propagated_assignment_do
     h.sync(ids["i0"], 1, instance="i0", assignments={ids["i1"]: b"F"})
     assert follower.done
     # propagation reschedules the parked member's session from the completion time
-    assert h.coord._timers.deadline(key) == h.coord.now_ms + 10_000
-    deadline = h.coord._timers.deadline(key)
+    assert h.coord.timer_deadline(key) == h.coord.now_ms + 10_000
+    deadline = h.coord.timer_deadline(key)
     h.advance(700)
     assert h.sync(ids["i1"], 1, instance="i1").response.error_code == NONE
-    assert h.coord._timers.deadline(key) == deadline     # c.1 step 9: Stable sync, no refresh
+    assert h.coord.timer_deadline(key) == deadline     # c.1 step 9: Stable sync, no refresh
 
 
 @pytest.mark.parametrize("version", range(6))
@@ -121,7 +121,7 @@ def test_heartbeat_refreshes_session_in_stable_and_completing():
     key = f"heartbeat-g-{ids['i1']}"
     h.advance(4000)
     assert h.heartbeat(ids["i1"], 1).response.error_code == NONE
-    assert h.coord._timers.deadline(key) == h.coord.now_ms + 10_000
+    assert h.coord.timer_deadline(key) == h.coord.now_ms + 10_000
 
 
 def test_heartbeat_in_preparing_rebalance_refreshes_and_says_rebalance():
@@ -129,16 +129,16 @@ def test_heartbeat_in_preparing_rebalance_refreshes_and_says_rebalance():
     key = f"heartbeat-g-{ids['i1']}"
     h.advance(100)
     assert h.heartbeat(ids["i1"], 1).response.error_code == REBALANCE_IN_PROGRESS
-    assert h.coord._timers.deadline(key) == h.coord.now_ms + 10_000
+    assert h.coord.timer_deadline(key) == h.coord.now_ms + 10_000
 
 
 def test_illegal_generation_does_not_refresh_session():
     h, ids, _ = in_state("Stable")
     key = f"heartbeat-g-{ids['i1']}"
-    deadline = h.coord._timers.deadline(key)
+    deadline = h.coord.timer_deadline(key)
     h.advance(100)
     assert h.heartbeat(ids["i1"], 0).response.error_code == ILLEGAL_GENERATION
-    assert h.coord._timers.deadline(key) == deadline
+    assert h.coord.timer_deadline(key) == deadline
 
 
 def test_heartbeat_on_empty_group_is_unknown_member():

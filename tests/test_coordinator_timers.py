@@ -230,9 +230,9 @@ def test_round_with_no_rejoiner_is_extended_until_sessions_expire():
     # nobody heartbeats: i2 expires at 26000 -> PreparingRebalance, join deadline 56000
     advance_to(h, 26_000)
     assert h.group().state == "PreparingRebalance" and len(h.group().members) == 2
-    assert h.coord._timers.deadline("join-g") == 56_000
+    assert h.coord.timer_deadline("join-g") == 56_000
     advance_to(h, 55_999)
-    assert h.coord._timers.deadline("join-g") == 56_000
+    assert h.coord.timer_deadline("join-g") == 56_000
     # i0 and i1 are due at 56000 too; they were scheduled earlier, so they expire first
     advance_to(h, 56_000)
     g = h.group()
@@ -247,10 +247,10 @@ def test_stuck_round_is_rearmed_for_another_rebalance_timeout():
     h.sync(b.response.member_id, 1, instance="i1")
     h.sync(a.response.member_id, 1, instance="i0", assignments={})
     advance_to(h, 26_000)                                  # i1 expires, nobody is awaiting the join
-    assert h.coord._timers.deadline("join-g") == 56_000
+    assert h.coord.timer_deadline("join-g") == 56_000
     advance_to(h, 56_000)                                  # no rejoiner: re-armed, still preparing
     assert h.group().state == "PreparingRebalance" and h.group().generation == 1
-    assert h.coord._timers.deadline("join-g") == 86_000
+    assert h.coord.timer_deadline("join-g") == 86_000
     advance_to(h, 96_000)                                  # i0's session (6000 + 90000) ends it
     assert h.group().state == "Empty" and h.group().generation == 2
 
@@ -275,7 +275,7 @@ def test_members_that_never_sync_are_removed_at_the_sync_deadline_static_too():
 def test_sync_deadline_cancelled_once_everybody_synced():
     h = Harness()
     h.stable()
-    assert "sync-g" not in h.coord._timers
+    assert h.coord.timer_deadline("sync-g") is None
 
 
 def test_rejoin_with_known_id_in_stable_then_sync_saves_a_late_static_member():

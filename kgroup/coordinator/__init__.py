@@ -3,6 +3,7 @@
     coord = GroupCoordinator(config={...}, now_ms=0, uuid_source=None)
     reply = coord.handle(request, client_id, client_host)   # kafka-python request objects
     coord.advance(ms)
+    coord = GroupCoordinator(..., log_writer=fn)   # fn(entries) persists each operation's records
 
 The contract (what the embedding API promises) is in docs/architecture.md, "The embedded coordinator".
 """
@@ -13,12 +14,13 @@ _EXPORTS = {
     "CoordinatorReplayError": "codes", "UnsupportedRequest": "codes",
     "CoordinatorConfig": "config", "CoordinatorConfigError": "config",
     "GroupCoordinator": "coordinator",
-    "ClassicGroup": "group", "GroupSnapshot": "group", "Member": "group", "MemberSnapshot": "group",
+    "ClassicGroup": "group", "Member": "group", "Group": "group_types",
+    "GroupSnapshot": "snapshots", "MemberSnapshot": "snapshots",
     "LogEntry": "log", "Reply": "log",
 }
 
 __all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",
-           "UnsupportedRequest", "CoordinatorReplayError", "ClassicGroup", "Member",
+           "UnsupportedRequest", "CoordinatorReplayError", "Group", "ClassicGroup", "Member",
            "GroupSnapshot", "MemberSnapshot"]
 
 

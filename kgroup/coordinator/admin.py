@@ -13,7 +13,6 @@ _DescribedMember = _Described.DescribedGroupMember
 _Listed = ListGroupsResponse.ListedGroup
 _Deleted = DeleteGroupsResponse.DeletableGroupResult
 # authorized_operations stays None: kafka-python encodes that as INT32_MIN ("not requested")
-GROUP_TYPE = "classic"
 
 
 def handle_describe_groups(coord, request, client_id: str, client_host: str):
@@ -59,12 +58,12 @@ def handle_list_groups(coord, request, client_id: str, client_host: str):
     states = {s.strip().lower() for s in (request.states_filter or ())} if version >= 4 else set()
     types = {t.strip().lower() for t in (request.types_filter or ())} if version >= 5 else set()
     listed = []
-    if not types or GROUP_TYPE in types:
-        for group_id, group in coord.classic_groups().items():
-            if states and group.state.lower() not in states:
-                continue
-            listed.append(_Listed(group_id=group_id, protocol_type=group.protocol_type or "",
-                                  group_state=group.state, group_type=GROUP_TYPE))
+    for group in coord.all_groups():
+        group_id, protocol_type, state, group_type = group.listed()
+        if (types and group_type not in types) or (states and state.lower() not in states):
+            continue
+        listed.append(_Listed(group_id=group_id, protocol_type=protocol_type,
+                              group_state=state, group_type=group_type))
     return coord.done_reply(ListGroupsResponse(version=version, throttle_time_ms=0,
                                                error_code=codes.NONE, groups=listed))
 

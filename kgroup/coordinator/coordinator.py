@@ -1,8 +1,13 @@
-"""GroupCoordinator: the facade over the classic group state machine and the offsets manager.
+"""GroupCoordinator: the facade over the group state machines and the offsets manager.
 
 Pure and deterministic: no sockets, no wall clock, no threads. Time only moves through
 ``advance``; due timers fire in deadline order, each at its own deadline (a timer that
 fires at t schedules its follow-ups relative to t), and ``now_ms`` ends at the target.
+
+Each request, timer firing and transaction marker is one operation (Kafka's CoordinatorRuntime
+write operation): it changes state in place, appends its records and hands them to the host's
+``log_writer``; if that raises, the operation is reverted as one unit (``undo.py``). Why revert
+rather than apply by replay, and the host's contract: docs/coordinator-event-sourcing.md.
 """
 
 from __future__ import annotations
@@ -11,14 +16,18 @@ import uuid
 from typing import Callable, Iterable
 
 from . import codes
-from .codes import CoordinatorReplayError, UnsupportedRequest
+from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
-from .group import ClassicGroup, GroupSnapshot
+from .group import ClassicGroup
+from .group_types import Group
 from .log import LogEntry, Reply
-from .persistence import (GROUP_METADATA, empty_group_metadata_record, group_from_value,
-                          group_tombstone)
-from .rebalance import heartbeat_key, join_key, prepare_rebalance, reschedule_member, sync_key
+from .operation_log import OperationLog
+from .persistence import empty_group_metadata_record, group_tombstone
+from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
+from .replay import replay_log
+from .snapshots import GroupSnapshot
 from .timers import TimerQueue
+from .undo import UndoJournal
 
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
@@ -47,26 +56,27 @@ def _load_offset_manager():
     return OffsetManager
 
 
-class GroupCoordinator:
+class GroupCoordinator(OperationLog):
     def __init__(self, config: dict | None = None, now_ms: int = 0,
-                 uuid_source: Callable[[], str] | None = None, keep_log: bool = True):
+                 uuid_source: Callable[[], str] | None = None, keep_log: bool = True,
+                 log_writer: Callable[[list[LogEntry]], None] | None = None):
         """``keep_log=False`` is for long-running hosts (``kgroup serve``, large simulations): the
-        log is handed over by ``take_log()`` and forgotten, and ``records`` stays empty, so memory
-        does not grow with the number of commits and rebalances."""
+        log is handed over by ``take_log()`` (or ``log_writer``) and forgotten, and ``records``
+        stays empty, so memory does not grow with the number of commits and rebalances.
+
+        ``log_writer(entries)``, if given, is called at the end of every operation that appended
+        something, with that operation's entries; it makes them durable or raises, and then the
+        operation is reverted (see the module docstring). Entries it took are not handed over
+        again by ``take_log()``."""
         self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
         self.now_ms = int(now_ms)
         self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
-        self._timers = TimerQueue()
-        self._groups: dict[str, ClassicGroup] = {}
+        self.undo = UndoJournal()
+        self._timers = TimerQueue(self.undo)
+        self._groups: dict[str, Group] = {}       # every group, whatever its type
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
-        self._suppress_appends = False
-        self.keep_log = keep_log
-        self.log: list[LogEntry] = []
-        self.records: list[tuple[bytes, bytes | None]] = []
-        self.entries_appended = 0     # LogEntry appends ever made (take_log() does not reset it)
-        self.log_end_offset = 0       # next log offset: a record or a marker takes one each
-        self._taken = 0               # how much of self.log take_log() has handed over
+        self._init_log(keep_log, log_writer)
         self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
@@ -88,18 +98,28 @@ class GroupCoordinator:
     def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
         api_key = getattr(request, "API_KEY", None)
         handler = self._handlers.get(api_key)
-        if handler is not None:
-            reply = handler(self, request, client_id, client_host)
-        elif api_key in _OFFSET_METHODS:
-            if self.offsets is None:
-                raise UnsupportedRequest(
-                    f"{API_NAMES[api_key]} (API key {api_key}): the offsets manager is not available")
-            response = getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host)
-            reply = self.done_reply(response)
-        else:
+        if handler is None and api_key not in _OFFSET_METHODS:
             name = getattr(request, "name", type(request).__name__)
             raise UnsupportedRequest(
                 f"the group coordinator does not serve {name} (API key {api_key})")
+        if handler is None and self.offsets is None:
+            raise UnsupportedRequest(
+                f"{API_NAMES[api_key]} (API key {api_key}): the offsets manager is not available")
+        start = self._begin()
+        try:
+            if handler is not None:
+                reply = handler(self, request, client_id, client_host)
+            else:
+                reply = self.done_reply(
+                    getattr(self.offsets, _OFFSET_METHODS[api_key])(request, client_id, client_host))
+        except BaseException:
+            self._abort(start)
+            raise
+        try:
+            reply.records = self._end(start)
+        except Exception as exc:     # noqa: BLE001 - the host's writer refused: tell the client
+            reply.fail(exc)
+            return reply
         self._run_callbacks()
         return reply
 
@@ -116,26 +136,51 @@ class GroupCoordinator:
             reply.run_callbacks()
 
     # ---- time --------------------------------------------------------------------------
-    def advance(self, ms: int) -> None:
-        """Move virtual time forward by whole milliseconds (fractions are dropped)."""
+    def advance(self, ms: int) -> list[LogEntry]:
+        """Move virtual time forward by whole milliseconds (fractions are dropped).
+
+        Returns the entries the timers that fired appended (each firing is one operation)."""
         ms = int(ms)
         if ms < 0:
             raise ValueError(f"advance: time cannot go backwards ({ms} ms)")
         target = self.now_ms + ms
         timers = self._timers
+        appended: list[LogEntry] = []
         while True:
-            due = timers.pop_due(target)
-            if due is None:
+            deadline = timers.next_deadline()
+            if deadline is None or deadline > target:
                 break
-            deadline, fn = due
+            start = self._begin()
+            deadline, fn = timers.pop_due(target)
             if deadline > self.now_ms:
                 self.now_ms = deadline
-            fn()
+            try:
+                fn()
+            except BaseException:
+                self._abort(start)
+                raise
+            # a writer's failure propagates: the timer is back, due, and fires at the next advance
+            appended += self._end(start)
             self._run_callbacks()
         self.now_ms = target
+        return appended
 
     def next_deadline_ms(self) -> int | None:
         return self._timers.next_deadline()
+
+    def timer_deadline(self, key) -> int | None:
+        """When the timer ``key`` fires (None: no such timer). Keys: ``heartbeat-<group>-<member>``,
+        ``join-<group>``, ``sync-<group>``, ``expire-group-metadata``."""
+        return self._timers.deadline(key)
+
+    def set_session_deadline(self, group_id: str, member_id: str, timeout_ms: int) -> bool:
+        """Expire the member's session ``timeout_ms`` from now, as a heartbeat then would have
+        (simulate's coalesced heartbeats). False if the group has no such member."""
+        group = self.get_classic_group(group_id)
+        if group is None or member_id not in group.members:
+            return False
+        reschedule_heartbeat(self, group, member_id, timeout_ms)
+        return True
 
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
         """Keyed timer due delay_ms from now; rescheduling a key replaces it."""
@@ -150,16 +195,27 @@ class GroupCoordinator:
     # ---- groups ------------------------------------------------------------------------
     def group(self, group_id: str) -> GroupSnapshot | None:
         group = self._groups.get(group_id)
-        return None if group is None else GroupSnapshot.of(group)
+        return None if group is None else group.snapshot()
 
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def classic_groups(self) -> dict[str, ClassicGroup]:
-        return self._groups
+    def all_groups(self) -> list[Group]:
+        """The live groups of every type, in creation order (a new list: the coordinator's own map
+        stays private). Read them; only operations change them."""
+        return list(self._groups.values())
+
+    def classic_groups(self) -> list[ClassicGroup]:
+        return [g for g in self._groups.values() if g.group_type == ClassicGroup.group_type]
+
+    def get_group(self, group_id: str) -> Group | None:
+        return self._groups.get(group_id)
 
     def get_classic_group(self, group_id: str) -> ClassicGroup | None:
-        return self._groups.get(group_id)
+        """The group if it is a classic one: the classic APIs see only those (Kafka's
+        GroupMetadataManager.getOrMaybeCreateClassicGroup)."""
+        group = self._groups.get(group_id)
+        return group if group is not None and group.group_type == "classic" else None
 
     def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
         """The group, created Empty if unknown.
@@ -174,6 +230,8 @@ class GroupCoordinator:
         if group is None:
             group = ClassicGroup(group_id)
             group.listener = self.on_group_transition
+            group.undo = self.undo
+            self.undo.push(self._groups.pop, group_id, None)
             self._groups[group_id] = group
             if persist:
                 self.append_records([empty_group_metadata_record(group_id)])
@@ -185,130 +243,79 @@ class GroupCoordinator:
             reschedule_member(self, group, member)
 
     def delete_group_metadata(self, group_id: str) -> None:
-        group = self._groups.pop(group_id, None)
-        if group is None:
+        if group_id not in self._groups:
             return
+        self._save_group_map()
+        group = self._groups.pop(group_id)
         self._cancel_group_timers(group)
         self.append_records([group_tombstone(group_id)])
 
-    def _cancel_group_timers(self, group: ClassicGroup) -> None:
-        for member_id in list(group.members) + list(group.pending_members):
-            self.cancel(heartbeat_key(group.group_id, member_id))
-        self.cancel(join_key(group.group_id))
-        self.cancel(sync_key(group.group_id))
+    def _save_group_map(self) -> None:
+        """Before removing a group: the map as it was (its order is ListGroups' order)."""
+        if self.undo.first_change("group map"):
+            self.undo.push(self._restore_group_map, dict(self._groups))
+
+    def _restore_group_map(self, saved: dict) -> None:
+        self._groups.clear()
+        self._groups.update(saved)
+
+    def _cancel_group_timers(self, group: Group) -> None:
+        for key in group.timer_keys():
+            self.cancel(key)
 
     def committed_offsets(self, group_id: str) -> dict:
         return {} if self.offsets is None else self.offsets.committed(group_id)
 
-    # ---- log ---------------------------------------------------------------------------
-    def append(self, entry: LogEntry) -> None:
-        if self._suppress_appends:
-            return
-        entry.timestamp_ms = self.now_ms
-        self.log.append(entry)
-        self.entries_appended += 1
-        if entry.control is None:
-            self.log_end_offset += len(entry.records)
-            if self.keep_log:
-                self.records.extend(entry.records)
-        else:
-            self.log_end_offset += 1
-
-    def take_log(self) -> list[LogEntry]:
-        """The entries appended since the last call, in order (what a host must persist).
-
-        With ``keep_log=False`` they are dropped from ``log`` here; otherwise ``log`` keeps them all.
-        """
-        if self.keep_log:
-            new = self.log[self._taken:]
-            self._taken = len(self.log)
-            return new
-        new, self.log = self.log, []
-        return new
-
-    def append_records(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        self.append(LogEntry(records=records))
-
     def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool,
                         coordinator_epoch: int = 0) -> None:
         """The transaction coordinator's marker: the offsets manager appends and applies it."""
-        if self.offsets is None:
-            self.append(LogEntry(records=[], producer_id=producer_id,
-                                 producer_epoch=producer_epoch, transactional=True,
-                                 control="COMMIT" if commit else "ABORT",
-                                 coordinator_epoch=coordinator_epoch))
-        else:
-            self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
+        start = self._begin()
+        try:
+            if self.offsets is None:
+                self.append(LogEntry(records=[], producer_id=producer_id,
+                                     producer_epoch=producer_epoch, transactional=True,
+                                     control="COMMIT" if commit else "ABORT",
+                                     coordinator_epoch=coordinator_epoch))
+            else:
+                self.offsets.end_transaction(producer_id, producer_epoch, commit, coordinator_epoch)
+        except BaseException:
+            self._abort(start)
+            raise
+        self._end(start)
         self._run_callbacks()
 
     # ---- failover ----------------------------------------------------------------------
     @classmethod
     def from_records(cls, records: Iterable, config: dict | None = None, now_ms: int = 0,
                      uuid_source: Callable[[], str] | None = None,
-                     keep_log: bool = True) -> "GroupCoordinator":
+                     keep_log: bool = True,
+                     log_writer: Callable[[list[LogEntry]], None] | None = None
+                     ) -> "GroupCoordinator":
         """Rebuild groups (static member maps included) and offsets from a partition's records.
 
         ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry.
-        The new coordinator's own log starts empty: the replayed records are already stored.
+        The new coordinator's own log starts empty: the replayed records are already stored
+        (replay applies records, it never appends any).
         """
-        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log)
-        coord._suppress_appends = True
-        try:
-            coord.log_end_offset = coord._replay(records)
-        finally:
-            coord._suppress_appends = False
+        coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
+                    log_writer=log_writer)
+        coord.log_end_offset = replay_log(coord, records)
         coord._on_loaded()
         return coord
 
-    def _replay(self, records: Iterable) -> None:
-        from kgroup.records import decode_key, decode_value
-        offset = 0
-        for item in records:
-            if isinstance(item, LogEntry):
-                entry = item
-                if entry.control is not None:
-                    if self.offsets is not None:
-                        self.offsets.replay_end_transaction(entry.producer_id,
-                                                            entry.control == "COMMIT", offset)
-                    offset += 1
-                    continue
-                pairs = entry.records
-            else:
-                entry, pairs = None, (item,)
-            for key, value in pairs:
-                record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
-                self._replay_record(key, value, offset, record_entry, decode_key, decode_value)
-                offset += 1
-        return offset
-
-    def _replay_record(self, key, value, offset, entry, decode_key, decode_value) -> None:
-        if not isinstance(key, (bytes, bytearray)) or len(key) < 2:
-            raise CoordinatorReplayError(f"record at log offset {offset}: key is missing or too short")
-        record_type = int.from_bytes(key[:2], "big", signed=True)
-        if record_type not in (0, 1, GROUP_METADATA):
-            return          # unknown record types are skipped, as Kafka's loader does
-        try:
-            decoded_key = decode_key(bytes(key))
-            decoded_value = decode_value(record_type, None if value is None else bytes(value))
-        except Exception as exc:     # noqa: BLE001 - the decoder's own error names the field
-            raise CoordinatorReplayError(
-                f"record at log offset {offset} (type {record_type}) cannot be decoded: {exc}") from exc
-        if record_type == GROUP_METADATA:
-            group_id = decoded_key.data["group"]
-            old = self._groups.pop(group_id, None)
-            if old is not None:
-                self._cancel_group_timers(old)
-            if decoded_value is not None:
-                group = group_from_value(group_id, decoded_value.data)
-                group.listener = self._on_group_transition
-                self._groups[group_id] = group
-        elif self.offsets is not None:
-            if decoded_value is not None and decoded_key.data["group"] not in self._groups:
-                # Offsets of a group that never joined: Kafka's loader recreates the simple group.
-                self.get_or_create_classic_group(decoded_key.data["group"], persist=False)
-            self.offsets.replay(decoded_key, decoded_value, offset, entry)
+    def _put_group(self, group_id: str, group: Group | None) -> None:
+        """Replay's change of the group map: the record's group replaces any earlier one."""
+        old = self._groups.pop(group_id, None)
+        if old is not None:
+            self._cancel_group_timers(old)
+        if group is not None:
+            group.listener = self._on_group_transition
+            group.undo = self.undo
+            self._groups[group_id] = group
 
     def _on_loaded(self) -> None:
+        """The load's own operation: sessions restart, oversized groups rebalance."""
+        start = self._begin()
         max_size = self.config.group_max_size
         for group in list(self._groups.values()):
             for member in group.members.values():
@@ -317,6 +324,7 @@ class GroupCoordinator:
                 prepare_rebalance(self, group)
         if self.offsets is not None:
             self.offsets.start()
+        self._end(start)
         self._run_callbacks()
 
 

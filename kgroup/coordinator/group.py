@@ -7,9 +7,10 @@ for a walk over every member except where Kafka's protocol itself needs one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from operator import attrgetter
 
 from . import codes
+from .undo import NO_UNDO
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -35,7 +36,7 @@ class Member:
     __slots__ = ("member_id", "group_instance_id", "client_id", "client_host",
                  "rebalance_timeout_ms", "session_timeout_ms", "protocol_type", "protocols",
                  "assignment", "is_new", "join_reply", "join_version", "sync_reply",
-                 "sync_version")
+                 "sync_version", "position")
 
     def __init__(self, member_id: str, group_instance_id: str | None, client_id: str,
                  client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
@@ -54,6 +55,7 @@ class Member:
         self.join_version = 0
         self.sync_reply = None   # parked SyncGroup Reply
         self.sync_version = 0
+        self.position = 0        # its place in the group's member map (ClassicGroup.append_member)
 
     def metadata(self, protocol: str | None) -> bytes:
         for name, metadata in self.protocols:
@@ -76,17 +78,22 @@ class Member:
 
 
 class ClassicGroup:
+    """A classic group (the ``Group`` of type "classic", see group_types.py)."""
+
+    group_type = "classic"
     __slots__ = ("group_id", "state", "previous_state", "generation_id", "protocol_type",
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener")
+                 "record_dirty", "listener", "undo", "_next_position")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
         self.state = state
         self.previous_state: str | None = None
         self.listener = None  # the coordinator's on_group_transition, if any
+        self.undo = NO_UNDO   # the coordinator's UndoJournal: what a failed append reverts
+        self._next_position = 0
         self.generation_id = 0
         self.protocol_type: str | None = None
         self.protocol_name: str | None = None
@@ -107,16 +114,89 @@ class ClassicGroup:
         self.record_protocol = None
         self.record_dirty: set[str] = set()
 
+    # ---- undo ----------------------------------------------------------------------------
+    _SAVED = ("state", "previous_state", "generation_id", "protocol_type", "protocol_name",
+              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join")
+
+    def save(self) -> None:
+        """Call before changing the group's fields: the first change in an operation saves them
+        (and the few protocol counts) for a revert. The member map and the id sets are changed
+        through the journal instead (``undo.dict_put`` ...), one inverse per change, so even a
+        large group is never copied per request."""
+        undo = self.undo
+        if undo.open and self not in undo.saved:
+            undo.saved.add(self)
+            undo.actions.append((self._restore, (_group_fields(self), self.protocol_counts.copy())))
+
+    def save_member(self, member: "Member") -> None:
+        """Call before changing a member's fields (the group is saved with it)."""
+        undo = self.undo
+        if undo.open:
+            self.save()
+            saved = undo.saved
+            if member not in saved:
+                saved.add(member)
+                undo.actions.append((_restore_slots, (member, Member.__slots__, _member_fields(member))))
+
+    def append_member(self, member: "Member") -> None:
+        """Put a member at the end of the member map (the map only: counts are the caller's).
+
+        Positions grow with every append, so the map's order is the members' position order: a
+        revert puts a dropped member back in its place without the map ever being copied."""
+        existing = self.members.get(member.member_id)
+        if existing is not None:
+            member.position = existing.position
+        else:
+            member.position = self._next_position
+            self._next_position += 1
+        self.undo.dict_put(self.members, member.member_id, member)
+
+    def drop_member(self, member_id: str) -> None:
+        """Take a member out of the member map (the map only: counts are the caller's)."""
+        member = self.members.pop(member_id)
+        undo = self.undo
+        if undo.open:
+            undo.actions.append((self._put_back_member, (member,)))
+
+    def _put_back_member(self, member: "Member") -> None:
+        members = self.members
+        members[member.member_id] = member
+        ordered = sorted(members.values(), key=_position)
+        members.clear()
+        members.update((m.member_id, m) for m in ordered)
+
+    def _restore(self, fields, protocol_counts) -> None:
+        for name, value in zip(self._SAVED, fields):
+            setattr(self, name, value)
+        self.protocol_counts = protocol_counts
+        self.drop_record_cache()     # it may hold encodings of the reverted members
+
     # ---- state ---------------------------------------------------------------------------
     def transition_to(self, target: str, now_ms: int) -> None:
         if self.state not in VALID_PREVIOUS[target]:
             raise IllegalStateTransition(
                 f"group {self.group_id!r}: illegal transition {self.state} -> {target}")
+        self.save()
         self.previous_state = self.state
         self.state = target
         self.current_state_timestamp = now_ms
         if self.listener is not None:
             self.listener(self, self.previous_state, now_ms)
+
+    # ---- the Group interface (group_types.py) ---------------------------------------------
+    def snapshot(self) -> "GroupSnapshot":
+        from .snapshots import GroupSnapshot
+        return GroupSnapshot.of(self)
+
+    def listed(self) -> tuple[str, str, str, str]:
+        return self.group_id, self.protocol_type or "", self.state, self.group_type
+
+    def timer_keys(self) -> list[str]:
+        from .rebalance import heartbeat_key, join_key, sync_key
+        group_id = self.group_id
+        keys = [heartbeat_key(group_id, member_id)
+                for member_id in list(self.members) + list(self.pending_members)]
+        return keys + [join_key(group_id), sync_key(group_id)]
 
     def can_rebalance(self) -> bool:
         return self.state in (STABLE, COMPLETING_REBALANCE, EMPTY)
@@ -147,41 +227,47 @@ class ClassicGroup:
 
     # ---- membership ----------------------------------------------------------------------
     def add(self, member: Member, join_reply=None, join_version: int = 0) -> None:
+        self.save()
+        undo = self.undo
         if not self.members:
             self.protocol_type = member.protocol_type
-        self.members[member.member_id] = member
+        self.append_member(member)
         self.touch_record(member.member_id)
         self._count_protocols(member, 1)
         if join_reply is not None:
             member.join_reply = join_reply
             member.join_version = join_version
             self.num_awaiting_join += 1
-        self.pending_members.discard(member.member_id)
+        undo.set_discard(self.pending_members, member.member_id)
         if member.group_instance_id is not None:
-            self.static_members[member.group_instance_id] = member.member_id
+            undo.dict_put(self.static_members, member.group_instance_id, member.member_id)
         if self.leader_id is None:
             self.leader_id = member.member_id
 
     def remove(self, member_id: str) -> Member | None:
         """Drop a member (or pending id) without answering its parked requests."""
-        member = self.members.pop(member_id, None)
+        self.save()
+        undo = self.undo
+        member = self.members.get(member_id)
         if member is not None:
+            self.drop_member(member_id)
             self.forget_record(member_id)
             self._count_protocols(member, -1)
             if member.join_reply is not None:
                 self.num_awaiting_join -= 1
             if member.group_instance_id is not None \
                     and self.static_members.get(member.group_instance_id) == member_id:
-                del self.static_members[member.group_instance_id]
+                undo.dict_del(self.static_members, member.group_instance_id)
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
-        self.pending_members.discard(member_id)
-        self.pending_sync.discard(member_id)
+        undo.set_discard(self.pending_members, member_id)
+        undo.set_discard(self.pending_sync, member_id)
         return member
 
     def update_member(self, member: Member, protocols, rebalance_timeout_ms: int,
                       session_timeout_ms: int, join_reply, join_version: int) -> None:
         """Replace protocols and timeouts and park (or un-park) the member's JoinGroup."""
+        self.save_member(member)
         self._count_protocols(member, -1)
         member.protocols = protocols
         self._count_protocols(member, 1)
@@ -199,6 +285,7 @@ class ClassicGroup:
         """Detach the member's parked JoinGroup reply (or None) so the caller can answer it."""
         reply = member.join_reply
         if reply is not None:
+            self.save_member(member)
             member.join_reply = None
             self.num_awaiting_join -= 1
         return reply
@@ -259,39 +346,11 @@ class ClassicGroup:
         return max(candidates, key=lambda name: votes[name])
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSnapshot:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    assignment: bytes
+_group_fields = attrgetter(*ClassicGroup._SAVED)
+_position = attrgetter("position")
+_member_fields = attrgetter(*Member.__slots__)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupSnapshot:
-    group_id: str
-    state: str
-    generation: int
-    leader: str | None
-    protocol_type: str | None
-    protocol: str | None
-    members: tuple[MemberSnapshot, ...]
-    pending_members: tuple[str, ...]
-    static_members: dict
-    current_state_timestamp: int | None = None
-
-    @classmethod
-    def of(cls, group: ClassicGroup) -> "GroupSnapshot":
-        return cls(
-            group_id=group.group_id, state=group.state, generation=group.generation_id,
-            leader=group.leader_id, protocol_type=group.protocol_type, protocol=group.protocol_name,
-            members=tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id,
-                                         m.client_host, m.session_timeout_ms,
-                                         m.rebalance_timeout_ms, m.assignment)
-                          for m in group.members.values()),
-            pending_members=tuple(sorted(group.pending_members)),
-            static_members=dict(group.static_members),
-            current_state_timestamp=group.current_state_timestamp)
+def _restore_slots(obj, names, values) -> None:
+    for name, value in zip(names, values):
+        setattr(obj, name, value)

@@ -114,7 +114,7 @@ class _Join:
         if instance_id is None:
             if version >= 4:
                 # KIP-394: hand out the id and wait for the second JoinGroup
-                group.pending_members.add(new_id)
+                group.undo.set_add(group.pending_members, new_id)
                 reschedule_heartbeat(coord, group, new_id, self.session_timeout)
                 return coord.done_reply(join_error(version, codes.MEMBER_ID_REQUIRED, new_id))
         elif instance_id in group.static_members:
@@ -208,7 +208,9 @@ class _Join:
 
 def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_id: str) -> Member:
     """Kafka's replaceStaticMember: fence the old incarnation, copy it under the new id."""
-    old = group.members.pop(old_id)
+    old = group.members[old_id]
+    group.save_member(old)
+    group.drop_member(old_id)
     group.forget_record(old_id)
     join_reply = old.join_reply
     if join_reply is not None:
@@ -222,9 +224,9 @@ def _swap_static_member(group: ClassicGroup, instance_id: str, old_id: str, new_
     new = Member(new_id, old.group_instance_id, old.client_id, old.client_host,
                  old.rebalance_timeout_ms, old.session_timeout_ms, old.protocol_type,
                  old.protocols, old.assignment)
-    group.members[new_id] = new      # protocol counts carry over unchanged
+    group.append_member(new)      # protocol counts carry over unchanged
     group.touch_record(new_id)
     if group.leader_id == old_id:
         group.leader_id = new_id
-    group.static_members[instance_id] = new_id
+    group.undo.dict_put(group.static_members, instance_id, new_id)
     return new

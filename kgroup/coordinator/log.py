@@ -22,15 +22,20 @@ class LogEntry:
 class Reply:
     """The answer to one request; parked requests (JoinGroup, SyncGroup) complete later.
 
-    Callbacks run after the coordinator operation that completed the reply has finished,
-    so a callback sees a consistent state and may call back into the coordinator.
+    Callbacks run after the coordinator operation that completed the reply has finished (and
+    its records were appended), so a callback sees a consistent state and may call back into
+    the coordinator. ``records`` are the LogEntry appends of the operation that handled the
+    request (Kafka's CoordinatorResult.records). ``error`` is set, and ``response`` stays None,
+    when the host could not append them: the operation was reverted, nothing it did happened.
     """
 
-    __slots__ = ("response", "done", "_callbacks", "_queue")
+    __slots__ = ("response", "done", "records", "error", "_callbacks", "_queue")
 
     def __init__(self, queue: list | None = None, response=None):
         self.response = response
         self.done = response is not None
+        self.records: list[LogEntry] | tuple = ()
+        self.error: BaseException | None = None
         self._callbacks: list[Callable[["Reply"], None]] | None = None
         self._queue = queue
 
@@ -48,9 +53,20 @@ class Reply:
             return False
         self.response = response
         self.done = True
-        if self._callbacks:
-            self._queue.append(self)
+        self._queue.append(self)       # the operation runs the callbacks, or reopens it on revert
         return True
+
+    def reopen(self) -> None:
+        """Undo ``complete`` (the operation that completed it was reverted): parked again."""
+        self.response = None
+        self.done = False
+
+    def fail(self, error: BaseException) -> None:
+        """The request's operation was reverted: done, with ``error`` instead of a response."""
+        self.response = None
+        self.error = error
+        self.done = True
+        self.run_callbacks()
 
     def run_callbacks(self) -> None:
         callbacks, self._callbacks = self._callbacks, None

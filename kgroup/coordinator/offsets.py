@@ -109,6 +109,7 @@ class OffsetManager:
                     OFFSET_COMMIT_KEY_TYPE, {"group": group_id, "topic": topic, "partition": partition})
             records.append((key, None if value is None else _encode_offset_value(encode_value, value)))
         base = self._append(records, producer_id, producer_epoch)
+        self._save_group(group_id)
         for i, (tp, value) in enumerate(items):
             self._apply(group_id, tp, value, base + i, producer_id)
 
@@ -133,8 +134,16 @@ class OffsetManager:
         self._store.end_transaction(producer_id, commit)
 
     def _note_epoch(self, producer_id: int, epoch: int) -> None:
-        if epoch > self._producer_epochs.get(producer_id, -1):
+        known = self._producer_epochs.get(producer_id)
+        if epoch > (-1 if known is None else known):
+            self._coord.undo.push(_restore_key, self._producer_epochs, producer_id, known)
             self._producer_epochs[producer_id] = epoch
+
+    def _save_group(self, group_id: str) -> None:
+        """Before the operation's first change of the group's offsets: save them for a revert."""
+        undo = self._coord.undo
+        if undo.first_change(("offsets", group_id)):
+            undo.push(self._store.restore_group, group_id, self._store.save_group(group_id))
 
     # ------------------------------------------------------------------ group checks
     def _group_for_commit(self, group_id: str, generation: int, not_found_error: int):
@@ -266,6 +275,8 @@ class OffsetManager:
         self._note_epoch(producer_id, producer_epoch)
         self._append([], producer_id, producer_epoch, "COMMIT" if commit else "ABORT",
                      coordinator_epoch)
+        for group_id in self._store.transaction_groups(producer_id):
+            self._save_group(group_id)
         self._store.end_transaction(producer_id, commit)
 
     # ------------------------------------------------------------------ OffsetFetch
@@ -385,6 +396,13 @@ class OffsetManager:
             if all_expired and group is not None and group.is_empty():
                 coord.delete_group_metadata(group_id)
         return expired_all
+
+
+def _restore_key(mapping: dict, key, value) -> None:
+    if value is None:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = value
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:

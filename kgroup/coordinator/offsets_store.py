@@ -113,6 +113,36 @@ class OffsetStore:
             if not committed:
                 del self._committed[group_id]
 
+    # -- undo (a failed append reverts the operation's changes) ---------------------------
+    def save_group(self, group_id: str):
+        """Everything the store holds for the group, to give back to ``restore_group``.
+
+        Copies the group's maps (the stored values are never changed in place)."""
+        committed = self._committed.get(group_id)
+        pending = {producer_id: dict(by_group[group_id])
+                   for producer_id, by_group in self._pending.items() if group_id in by_group}
+        open_set = self._open_by_group.get(group_id)
+        return (None if committed is None else dict(committed), pending,
+                None if open_set is None else set(open_set))
+
+    def restore_group(self, group_id: str, saved) -> None:
+        committed, pending, open_set = saved
+        for producer_id, by_group in list(self._pending.items()):
+            by_group.pop(group_id, None)
+            if not by_group and producer_id not in pending:
+                del self._pending[producer_id]
+        for producer_id, offsets in pending.items():
+            self._pending.setdefault(producer_id, {})[group_id] = offsets
+        for target, value in ((self._committed, committed), (self._open_by_group, open_set)):
+            if value is None:
+                target.pop(group_id, None)
+            else:
+                target[group_id] = value
+
+    def transaction_groups(self, producer_id: int) -> list[str]:
+        """Groups the producer's open transaction wrote offsets for."""
+        return list(self._pending.get(producer_id, ()))
+
     # -- queries -------------------------------------------------------------------------
     def committed(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         return {tp: s[_VALUE] for tp, s in self._committed.get(group_id, {}).items()}

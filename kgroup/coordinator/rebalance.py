@@ -76,6 +76,7 @@ def remove_member_and_update(coord, group: ClassicGroup, member: Member) -> None
 def add_member_then_rebalance(coord, group: ClassicGroup, member: Member, reply, version: int) -> None:
     member.is_new = True
     if group.state == PREPARING_REBALANCE and group.previous_state == EMPTY:
+        group.save()
         group.new_member_added = True
     group.add(member, reply, version)
     # a member without its id cannot heartbeat: it gets the new-member join timeout instead
@@ -101,7 +102,8 @@ def maybe_complete_join_phase(coord, group: ClassicGroup) -> None:
 def prepare_rebalance(coord, group: ClassicGroup) -> None:
     if group.state == COMPLETING_REBALANCE:
         reset_and_propagate_assignment_with_error(coord, group, codes.REBALANCE_IN_PROGRESS)
-    group.pending_sync.clear()
+    group.save()
+    group.undo.set_clear(group.pending_sync)
     coord.cancel(sync_key(group.group_id))
     initial = group.state == EMPTY
     if initial:
@@ -124,6 +126,7 @@ def try_complete_initial_rebalance(coord, group_id: str, delay: int, remaining: 
     if group is None or group.state != PREPARING_REBALANCE:
         return
     if group.new_member_added and remaining != 0:
+        group.save()
         group.new_member_added = False
         configured = coord.config.group_initial_rebalance_delay_ms
         _schedule_initial(coord, group_id, min(configured, remaining), max(remaining - delay, 0))
@@ -175,8 +178,9 @@ def complete_join(coord, group: ClassicGroup) -> None:
                 group.protocol_type, group.protocol_name, leader,
                 members=member_list(group) if is_leader else None))
         reschedule_member(coord, group, member)
+        group.save_member(member)
         member.is_new = False
-        group.pending_sync.add(member.member_id)
+        group.undo.set_add(group.pending_sync, member.member_id)
     _schedule_pending_sync(coord, group)
 
 
@@ -188,12 +192,14 @@ def _maybe_elect_new_joined_leader(group: ClassicGroup) -> bool:
         return True
     for member in group.members.values():
         if member.join_reply is not None:
+            group.save()
             group.leader_id = member.member_id
             return True
     return False
 
 
 def _init_next_generation(coord, group: ClassicGroup) -> None:
+    group.save()
     group.generation_id += 1
     if group.members:
         group.protocol_name = group.select_protocol()
@@ -201,7 +207,7 @@ def _init_next_generation(coord, group: ClassicGroup) -> None:
     else:
         group.protocol_name = None
         group.transition_to(EMPTY, coord.now_ms)
-    group.pending_sync.clear()
+    group.undo.set_clear(group.pending_sync)
     # new_member_added is only cleared by the initial-delay timer, as in Kafka
 
 
@@ -228,13 +234,14 @@ def expire_pending_sync(coord, group_id: str, generation: int) -> None:
 
 
 def remove_pending_sync(coord, group: ClassicGroup, member_id: str) -> None:
-    group.pending_sync.discard(member_id)
+    group.undo.set_discard(group.pending_sync, member_id)
     if not group.pending_sync and group.state in (COMPLETING_REBALANCE, STABLE):
         coord.cancel(sync_key(group.group_id))
 
 
 def reset_and_propagate_assignment_with_error(coord, group: ClassicGroup, error: int) -> None:
     for member in group.members.values():
+        group.save_member(member)
         member.assignment = b""
     group.drop_record_cache()
     propagate_assignment(coord, group, error)
@@ -248,6 +255,7 @@ def propagate_assignment(coord, group: ClassicGroup, error: int) -> None:
         reply = member.sync_reply
         if reply is None:
             continue
+        group.save_member(member)
         member.sync_reply = None
         reply.complete(sync_response(member.sync_version, error, member.assignment,
                                      protocol_type, protocol_name))

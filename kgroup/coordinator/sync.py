@@ -45,6 +45,7 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
                                   group.protocol_name))
     # CompletingRebalance: park until the leader's assignment is installed
     reply = coord.parked_reply()
+    group.save_member(member)
     member.sync_reply = reply
     member.sync_version = version
     remove_pending_sync(coord, group, member_id)
@@ -53,10 +54,11 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
         for entry in request.assignments or ():
             assignments[entry.member_id] = wire_bytes(
                 entry.assignment, f"SyncGroup group {group_id!r} assignment of member {entry.member_id!r}")
-        # Kafka writes the record before it installs the assignment, and reverts if the append
-        # fails; an append cannot fail here, so install first and write the record from the
-        # group itself: its record cache then holds the new encodings for the next write.
+        # Kafka writes the record before it installs the assignment; here the assignment is
+        # installed first and the record written from the group itself (its record cache then
+        # holds the new encodings for the next write): a failed append reverts both as one unit.
         for member_entry in group.members.values():
+            group.save_member(member_entry)
             member_entry.assignment = assignments.get(member_entry.member_id, b"")
             group.touch_record(member_entry.member_id)
         coord.append_records([group_metadata_record(group)])

@@ -1,10 +1,13 @@
 """The group APIs: the pure coordinator driven by the event loop, its log made durable on disk.
 
 Virtual time is the wall clock at start-up advanced by the loop's monotonic clock; a timer task
-sleeps until `coord.next_deadline_ms()` and advances the coordinator. After every coordinator call
-each new `coord.log` entry is appended to its group's `__consumer_offsets` partition (written with
-kgroup's record writer) and fsynced, and only then are the responses that call completed sent.
-So an acknowledged OffsetCommit or group change is on disk before the client hears about it.
+sleeps until `coord.next_deadline_ms()` and advances the coordinator. The bridge is the
+coordinator's ``log_writer``: at the end of every coordinator operation its entries are appended
+to their groups' `__consumer_offsets` partitions (written with kgroup's record writer) and
+fsynced, and only then are the responses that operation completed sent. So an acknowledged
+OffsetCommit or group change is on disk before the client hears about it. If the write fails
+the coordinator reverts the operation (memory stays as it was on disk), the request fails, and a
+timer that fired stays due and is retried after a pause.
 On start the `__consumer_offsets` partitions are replayed with `GroupCoordinator.from_records`.
 """
 
@@ -20,6 +23,7 @@ from kgroup.server.storage import OFFSETS_TOPIC
 log = logging.getLogger("kgroup.server.groups")
 
 OFFSET_COMMIT = 8
+WRITE_RETRY_S = 0.5     # the pause before a timer whose write failed fires again
 
 
 def _empty_commit_response(version):
@@ -51,8 +55,8 @@ class GroupBridge:
         self.broker = broker
         self.partitions = broker.logdir.topics[OFFSETS_TOPIC].partitions
         self.coord = None
-        self._backlog: list = []  # entries a failed write left unwritten, retried first
         self._ready: list = []
+        self._write_failed = False
         self._timer_task: asyncio.Task | None = None
         self._wake: asyncio.Future | None = None
         self._sleep_until: float | None = None
@@ -76,13 +80,14 @@ class GroupBridge:
         config = dict(self.broker.config.coordinator)
         entries = self._load_entries()
         now = self.now_ms()
-        # keep_log=False: each entry is handed over by take_log() once written, so a long-running
-        # server's memory does not grow with every commit and rebalance.
+        # keep_log=False: each entry is forgotten once written, so a long-running server's memory
+        # does not grow with every commit and rebalance.
         if entries:
-            self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now, keep_log=False)
+            self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now,
+                                                       keep_log=False, log_writer=self._write_logged)
         else:
-            self.coord = GroupCoordinator(config=config, now_ms=now, keep_log=False)
-        self.coord.take_log()  # whatever it holds now came from disk; only later entries are written
+            self.coord = GroupCoordinator(config=config, now_ms=now, keep_log=False,
+                                          log_writer=self._write_logged)
         self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
 
     async def stop(self):
@@ -129,10 +134,16 @@ class GroupBridge:
             future.set_result(_add_unknown_partitions(
                 _empty_commit_response(request.version), unknown))
             return future
-        self._advance()
+        try:
+            self._advance()
+        except OSError as exc:   # a due timer's write failed (logged): this request waits too
+            self._write_failed = True
+            self._release()      # what the timers before it completed
+            future.set_exception(exc)
+            return future
         reply = self.coord.handle(request, client_id=ctx.client_id, client_host=ctx.client_host)
         reply.add_done_callback(lambda r, f=future, u=unknown: self._ready.append((f, r, u)))
-        self._flush()
+        self._release()
         self._maybe_wake_timer()
         if future.done() and future.exception() is None:
             return future.result()  # answered (and persisted) already: no need to await
@@ -158,32 +169,24 @@ class GroupBridge:
             request.topics = kept
         return unknown
 
-    def _flush(self):
-        """Persist new log entries, fsync, then release the replies completed so far."""
-        error = None
-        try:
-            self._persist()
-        except OSError as exc:  # disk trouble: the clients must not be told it worked
-            log.error("writing %s failed: %s", OFFSETS_TOPIC, exc)
-            error = exc
+    def _release(self):
+        """Send the replies completed so far: their operations' records are on disk already, or
+        the operation was reverted and the reply carries the write's error."""
         ready, self._ready = self._ready, []
         for future, reply, unknown in ready:
             if future.done():
                 continue
-            if error is not None:
-                future.set_exception(error)
+            if reply.error is not None:
+                future.set_exception(reply.error)
             else:
                 future.set_result(_add_unknown_partitions(reply.response, unknown))
 
-    def _persist(self):
-        entries = self._backlog + self.coord.take_log()
-        self._backlog = []
-        if not entries:
-            return
+    def _write_logged(self, entries):
+        """The coordinator's log_writer: a failure is logged here, once, and raised to it."""
         try:
             self._write(entries)
-        except OSError:
-            self._backlog = entries  # retried at the next write (the clients were told it failed)
+        except OSError as exc:   # disk trouble: the coordinator reverts, the clients are told
+            log.error("writing %s failed: %s", OFFSETS_TOPIC, exc)
             raise
 
     def _write(self, entries):
@@ -245,12 +248,17 @@ class GroupBridge:
             self._sleep_until = deadline
             self._wake = loop.create_future()
             delay = None if deadline is None else max(0.0, (deadline - self.now_ms() + 1) / 1000.0)
+            if self._write_failed:      # the failed timer is still due: do not spin on the disk
+                self._write_failed = False
+                delay = WRITE_RETRY_S if delay is None else max(delay, WRITE_RETRY_S)
             # asyncio.wait, not wait_for: 3.11's wait_for can swallow a cancellation.
             await asyncio.wait((self._wake,), timeout=delay)
             if self._stopped:
                 return
             try:
                 self._advance()
-                self._flush()
+            except OSError:     # logged by _write_logged; the timer fires again after a pause
+                self._write_failed = True
             except Exception:  # keep the clock running whatever one timer did
                 log.exception("advancing the group coordinator failed")
+            self._release()

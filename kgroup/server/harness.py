@@ -49,6 +49,14 @@ class ThreadedBroker:
             return fn()
         return self.call(wrapper(), timeout)
 
+    def group(self, group_id):
+        """The group coordinator's snapshot of a group (None if it has none), read on the loop."""
+        return self.run(lambda: self.broker.groups.coord.group(group_id))
+
+    def committed_offsets(self, group_id) -> dict:
+        """The group's committed offsets as the group coordinator holds them, read on the loop."""
+        return self.run(lambda: self.broker.groups.coord.committed_offsets(group_id))
+
     def stop(self):
         try:
             self.call(self.broker.stop())

@@ -17,7 +17,6 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
                                            SyncGroupRequest)
 
 from kgroup.assignors import MemberInfo, get_assignor
-from kgroup.coordinator.rebalance import reschedule_heartbeat
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
@@ -120,11 +119,9 @@ class SimConsumer:
         last = self._slot_ms + (now - self._slot_ms) // interval * interval
         if last <= self._refreshed_ms:
             return
-        group = engine.group()
-        if group is None or self.member_id not in group.members:
+        if not engine.coordinator.set_session_deadline(
+                engine.group_id, self.member_id, last + self.config.session_timeout_ms - now):
             return
-        reschedule_heartbeat(engine.coordinator, group, self.member_id,
-                             last + self.config.session_timeout_ms - now)
         self._refreshed_ms = last
 
     def wake(self, now: int, born: int) -> None:

@@ -25,7 +25,6 @@ class Engine:
                  on_transition: Callable | None = None):
         self.coordinator = coordinator
         self.group_id = group_id
-        self._groups = coordinator.classic_groups()     # the live map: one lookup per use
         if on_transition is not None:
             # on_transition(group, previous state, now) on every state change of this group, as
             # it happens: watching between steps would miss transitions made within one call
@@ -68,7 +67,8 @@ class Engine:
         return reply
 
     def group(self):
-        return self._groups.get(self.group_id)
+        """The simulated group, live (read it, never change it: only requests change it)."""
+        return self.coordinator.get_classic_group(self.group_id)
 
     # ---- coalesced heartbeats -------------------------------------------------------------
     def sleep(self, consumer) -> None:
@@ -107,7 +107,7 @@ class Engine:
         timer): a heartbeat due this very millisecond was scheduled one interval ago, and
         runs after the change only if the change was scheduled earlier still.
         """
-        group = self._groups.get(self.group_id)
+        group = self.group()
         if group is None or group.state != "Stable" or group.generation_id != self._sleep_generation:
             self.wake_all(born)
             return
@@ -167,7 +167,7 @@ class Engine:
             self.steps += 1
             if not quiet:
                 if self.observer is not None:
-                    self.observer(self._groups.get(self.group_id), now)
+                    self.observer(self.group(), now)
                 return True
 
     def run_until(self, limit_ms: int, done: Callable[[], bool] | None = None) -> bool:

@@ -1,0 +1,75 @@
+"""Rebuilding a coordinator from its ``__consumer_offsets`` records (``GroupCoordinator.from_records``).
+
+One dispatch by the record's key type, as Kafka's ``GroupMetadataManager.replay`` and
+``OffsetMetadataManager.replay`` do: OffsetCommit records go through the offsets manager's one
+apply path (the one live commits take too), GroupMetadata records rebuild classic groups. A new
+group type (KIP-848's ``consumer``, ``connect``) registers the key types of its records in
+``REPLAY``. Replay applies records; it never appends any.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .codes import CoordinatorReplayError
+from .log import LogEntry
+from .persistence import GROUP_METADATA, group_from_value
+
+
+def replay_log(coord, records: Iterable) -> int:
+    """Apply ``records`` ((key, value) pairs or LogEntry) in order; returns the next log offset."""
+    from kgroup.records import decode_key, decode_value
+    offset = 0
+    for item in records:
+        if isinstance(item, LogEntry):
+            entry = item
+            if entry.control is not None:
+                if coord.offsets is not None:
+                    coord.offsets.replay_end_transaction(entry.producer_id,
+                                                         entry.control == "COMMIT", offset)
+                offset += 1
+                continue
+            pairs = entry.records
+        else:
+            entry, pairs = None, (item,)
+        for key, value in pairs:
+            record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
+            _replay_record(coord, key, value, offset, record_entry, decode_key, decode_value)
+            offset += 1
+    return offset
+
+
+def _replay_record(coord, key, value, offset, entry, decode_key, decode_value) -> None:
+    if not isinstance(key, (bytes, bytearray)) or len(key) < 2:
+        raise CoordinatorReplayError(f"record at log offset {offset}: key is missing or too short")
+    record_type = int.from_bytes(key[:2], "big", signed=True)
+    replay = REPLAY.get(record_type)
+    if replay is None:
+        return          # unknown record types are skipped, as Kafka's loader does
+    try:
+        decoded_key = decode_key(bytes(key))
+        decoded_value = decode_value(record_type, None if value is None else bytes(value))
+    except Exception as exc:     # noqa: BLE001 - the decoder's own error names the field
+        raise CoordinatorReplayError(
+            f"record at log offset {offset} (type {record_type}) cannot be decoded: {exc}") from exc
+    replay(coord, decoded_key, decoded_value, offset, entry)
+
+
+def replay_classic_group(coord, key, value, offset, entry) -> None:
+    """GroupMetadata (key type 2): the classic group as its record describes it, or gone."""
+    group_id = key.data["group"]
+    coord._put_group(group_id, None if value is None else group_from_value(group_id, value.data))
+
+
+def replay_offset_commit(coord, key, value, offset, entry) -> None:
+    """OffsetCommit (key types 0 and 1)."""
+    if coord.offsets is None:
+        return
+    if value is not None and coord.get_group(key.data["group"]) is None:
+        # Offsets of a group that never joined: Kafka's loader recreates the simple group.
+        coord.get_or_create_classic_group(key.data["group"], persist=False)
+    coord.offsets.replay(key, value, offset, entry)
+
+
+# key type -> replay; the KIP-848 consumer group's records (key types 3-8) will join here
+REPLAY = {0: replay_offset_commit, 1: replay_offset_commit, GROUP_METADATA: replay_classic_group}
