@@ -39,7 +39,7 @@ def _produce(bootstrap, per_partition):
 
 
 def snapshot(b, group):
-    return b.run(lambda: b.broker.groups.coord.group(group))
+    return b.group(group)
 
 
 class Fleet:
@@ -74,7 +74,7 @@ class Fleet:
 def shared(broker):
     """Group "desc": static d-0, d-1 and one dynamic member, all offsets committed; tests must not change it."""
     fleet = Fleet(broker, "desc", ["d-0", "d-1"], dynamic=1)
-    assert wait_until(lambda: len(broker.run(lambda: broker.broker.groups.coord.committed_offsets("desc")))
+    assert wait_until(lambda: len(broker.committed_offsets("desc"))
                       == PARTITIONS, 15)
     yield fleet
     fleet.close()

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from kafka.protocol.consumer.group import SyncGroupRequest
 
-from test_coordinator_harness import RANGE, NONE, Harness, JoinGroupRequest, Protocol
-from test_coordinator_offsets_helpers import commit_request, fetch_request, fetched, txn_commit_request
+from helpers.coordinator import RANGE, NONE, Harness, JoinGroupRequest, Protocol
+from helpers.offsets import commit_request, fetch_request, fetched, txn_commit_request
 
 from kgroup.coordinator import GroupCoordinator
 

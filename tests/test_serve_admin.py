@@ -75,11 +75,11 @@ def test_describe_list_delete_groups_and_offsets(admin, broker):
     from kafka.admin import MemberToRemove
     admin.remove_group_members("ops", [MemberToRemove(group_instance_id="ops-1")])
     deadline = time.monotonic() + 10
-    while broker.run(lambda: broker.broker.groups.coord.group("ops").state) != "Empty":
+    while broker.group("ops").state != "Empty":
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert admin.delete_groups(["ops"])["ops"] == "OK"
-    assert broker.run(lambda: broker.broker.groups.coord.committed_offsets("ops")) == {}
+    assert broker.committed_offsets("ops") == {}
 
 
 def test_consumer_offsets_topic_can_be_fetched(broker):
@@ -126,7 +126,7 @@ def test_offset_commit_to_unknown_topic_or_partition_is_refused(broker):
     assert commit([("src", [0, 1, 5]), ("nope", [0])]) == [
         ("nope", 0, 3), ("src", 0, 0), ("src", 1, 0), ("src", 5, 3)]
     assert commit([("nope", [2])]) == [("nope", 2, 3)]
-    committed = broker.run(lambda: broker.broker.groups.coord.committed_offsets("standalone"))
+    committed = broker.committed_offsets("standalone")
     assert {tp: om.offset for tp, om in committed.items()} == {("src", 0): 7, ("src", 1): 7}
 
 

@@ -21,11 +21,11 @@ def broker(tmp_path):
 
 
 def group(b, group_id):
-    return b.run(lambda: b.broker.groups.coord.group(group_id))
+    return b.group(group_id)
 
 
 def committed(b, group_id):
-    offsets = b.run(lambda: b.broker.groups.coord.committed_offsets(group_id))
+    offsets = b.committed_offsets(group_id)
     return {tp: om.offset for tp, om in offsets.items()}
 
 

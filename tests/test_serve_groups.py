@@ -40,7 +40,7 @@ def consumer(b, group, instance=None, **extra):
 
 
 def group(b, group_id):
-    return b.run(lambda: b.broker.groups.coord.group(group_id))
+    return b.group(group_id)
 
 
 def settle(b, group_id, consumers, timeout=20):
@@ -150,7 +150,7 @@ def test_offsets_and_static_map_survive_restart(tmp_path):
         assert seen == 12
         c.commit()
         before = group(b, "keep")
-        committed = b.run(lambda: b.broker.groups.coord.committed_offsets("keep"))
+        committed = b.committed_offsets("keep")
         assert {tp: om.offset for tp, om in committed.items()} == {
             (TOPIC, p): 2 for p in range(PARTITIONS)}
         c.close(autocommit=False)
@@ -162,7 +162,7 @@ def test_offsets_and_static_map_survive_restart(tmp_path):
         assert after.static_members == before.static_members
         assert after.generation == before.generation
         assert after.state == "Stable"
-        restored = b.run(lambda: b.broker.groups.coord.committed_offsets("keep"))
+        restored = b.committed_offsets("keep")
         assert {tp: om.offset for tp, om in restored.items()} == {
             (TOPIC, p): 2 for p in range(PARTITIONS)}
         c = consumer(b, "keep", "k-0")

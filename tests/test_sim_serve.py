@@ -71,7 +71,7 @@ class ConsumerProcess:
 
 
 def snapshot(b, group):
-    return b.run(lambda: b.broker.groups.coord.group(group))
+    return b.group(group)
 
 
 def settle(b, group, consumers, timeout=20):
