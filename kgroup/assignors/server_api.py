@@ -1,0 +1,95 @@
+"""The contract between the KIP-848 group coordinator and its server-side assignors.
+
+Kafka's `ConsumerGroupPartitionAssignor.assign(GroupSpec, SubscribedTopicDescriber)` returns a
+`GroupAssignment`; the coordinator calls it when a consumer group's epoch moves past its assignment
+epoch and installs the result as the new target assignment. The same shape here, in plain data, so
+the coordinator and the assignors (``uniform``, ``range``) are written against one definition:
+
+    assignor = get_server_assignor("uniform")
+    target = assignor.assign(GroupSpec(members={...}), {topic_id: TopicMetadata(...)})
+    # target: member id -> {topic id -> frozenset of partitions}
+
+Topic ids are Kafka's `Uuid`s as the coordinator keeps them (any hashable, usually the 16 bytes or
+the base64 text); assignors only compare and sort them, so every choice they make is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol
+
+HOMOGENEOUS = "HOMOGENEOUS"      # every member subscribes to the same topics (Kafka's SubscriptionType)
+HETEROGENEOUS = "HETEROGENEOUS"
+
+# member id -> topic id -> partitions
+Assignment = Mapping[str, Mapping[object, frozenset]]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSubscription:
+    """One member as the assignor sees it (Kafka's MemberSubscriptionAndAssignmentImpl)."""
+
+    subscribed_topic_ids: frozenset
+    assignment: Mapping[object, frozenset] = field(default_factory=dict)  # its current target
+    instance_id: str | None = None
+    rack_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """The members, sorted by nothing: assignors order them themselves (Kafka's GroupSpecImpl)."""
+
+    members: Mapping[str, MemberSubscription]
+    subscription_type: str = HOMOGENEOUS
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """A subscribed topic as the coordinator knows it from the metadata image."""
+
+    topic_id: object
+    name: str
+    num_partitions: int
+    partition_racks: Mapping[int, frozenset] = field(default_factory=dict)
+
+
+class ServerAssignor(Protocol):
+    name: str
+
+    def assign(self, group: GroupSpec, topics: Mapping[object, TopicMetadata]) -> Assignment:
+        """The target assignment: every member of ``group`` gets an entry, possibly empty."""
+
+
+class PartitionAssignorError(ValueError):
+    """The assignor cannot assign this input (Kafka's PartitionAssignorException)."""
+
+
+SERVER_ASSIGNORS: dict[str, type] = {}
+
+
+def register_server_assignor(cls: type) -> type:
+    """Class decorator: make an assignor available under its ``name`` (group.consumer.assignors)."""
+    SERVER_ASSIGNORS[cls.name] = cls
+    return cls
+
+
+def get_server_assignor(name: str) -> ServerAssignor:
+    """The server-side assignor registered as ``name``; ValueError names the known ones."""
+    _load_builtin()
+    cls = SERVER_ASSIGNORS.get(name)
+    if cls is None:
+        known = ", ".join(sorted(SERVER_ASSIGNORS)) or "none"
+        raise ValueError(f"unknown server-side assignor {name!r}; known: {known}")
+    return cls()
+
+
+def _load_builtin() -> None:
+    """Import the built-in assignors' modules so they register (uniform, range)."""
+    import importlib
+
+    for module in ("uniform", "server_range"):
+        try:
+            importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{module}":
+                raise
