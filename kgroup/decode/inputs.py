@@ -171,9 +171,10 @@ class RowFilter:
         return True
 
 
-def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None):
-    """Yield (batch, rows) for one input, stopping at the --until cut-offs."""
-    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress)
+def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None,
+               decode=True):
+    """Yield (batch, rows) for one input, stopping at the --until cut-offs (decode: see iter_decoded)."""
+    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode)
     for batch, rows in batches:
         if until_offset is not None and batch.base_offset > until_offset:
             return
