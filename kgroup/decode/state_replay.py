@@ -20,6 +20,11 @@ a value only it holds that would not decode is not reported (its key bytes are t
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import attrgetter
+
+_key_of = attrgetter("key")
+
 
 class BatchFacts:
     """What the row decoder needs of a batch once its other records are gone."""
@@ -53,17 +58,14 @@ class CompactingReplay:
             self.flush()
             self.state.apply_all(self.decoder.rows(batch, records))
             return
-        facts = BatchFacts(batch)
         survivors = self.survivors
-        keyless = None
-        for rec in records:
-            key = rec.key
-            if key is None:
-                keyless = (keyless or []) + [rec]
-                continue
-            survivors[key] = (rec, facts)
-        self.problems.records_ok += len(records) - (len(keyless) if keyless else 0)
-        if keyless:  # an error row each, reported now as the full decoder does
+        # C-level iteration: the latest record per key bytes wins, a keyless record lands under None
+        survivors.update(zip(map(_key_of, records), zip(records, repeat(BatchFacts(batch)))))
+        self.problems.records_ok += len(records)
+        if None in survivors:  # an error row each, reported now as the full decoder does
+            del survivors[None]
+            keyless = [rec for rec in records if rec.key is None]
+            self.problems.records_ok -= len(keyless)
             self.decoder.rows(batch, keyless)
 
     def flush(self) -> None:
