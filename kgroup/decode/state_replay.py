@@ -14,14 +14,18 @@ and v1 for one partition) meet in the store, replayed in log order, so the later
 While a transaction is open a tombstone also edits the pending offsets, so every batch then goes
 through the full decoder at once. CRC is still checked on every batch (by the reader).
 
-What changes: a record that a later record with the same key bytes overwrites is never decoded, so
-a value only it holds that would not decode is not reported (its key bytes are the survivor's).
+Every distinct key bytes is decoded once when first seen: a batch holding a key that does not decode
+goes through the full decoder, so key problems are reported record by record as before. What changes:
+a value that a later record with the same key bytes overwrites is never decoded, so a problem only
+that value has is not reported.
 """
 
 from __future__ import annotations
 
 from itertools import repeat
 from operator import attrgetter
+
+from .decoder import ProblemLog, RowDecoder
 
 _key_of = attrgetter("key")
 
@@ -39,6 +43,15 @@ class BatchFacts:
         self.is_control = False
 
 
+class _KeyProbe:
+    """A tombstone with the given key: what the row decoder makes of it tells whether the key decodes."""
+
+    __slots__ = ("key", "value", "offset", "timestamp")
+
+    def __init__(self, key):
+        self.key, self.value, self.offset, self.timestamp = key, None, -1, -1
+
+
 class CompactingReplay:
     """Replays one input's batches into a PartitionState, decoding only the surviving records."""
 
@@ -47,6 +60,8 @@ class CompactingReplay:
         self.decoder = decoder
         self.problems = problems
         self.survivors: dict = {}  # key bytes -> (record, BatchFacts), the latest per key bytes
+        self.good_keys: set = set()  # key bytes the decoder reads without a problem
+        self.probe = RowDecoder(decoder.segment, decoder.family, ProblemLog())  # silent: tries keys
 
     def batch(self, batch, records) -> None:
         """records: the batch's undecoded records within the --until cut-offs."""
@@ -54,19 +69,27 @@ class CompactingReplay:
             self.decoder.rows(batch, records)
             return
         plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
-        if not plain or self.state.offsets.any_open_transactions():
+        facts = BatchFacts(batch)
+        if (not plain or self.state.offsets.any_open_transactions()
+                or not self._keys_decode(set(map(_key_of, records)), facts)):
             self.flush()
             self.state.apply_all(self.decoder.rows(batch, records))
             return
-        survivors = self.survivors
-        # C-level iteration: the latest record per key bytes wins, a keyless record lands under None
-        survivors.update(zip(map(_key_of, records), zip(records, repeat(BatchFacts(batch)))))
+        # C-level iteration: the latest record per key bytes wins
+        self.survivors.update(zip(map(_key_of, records), zip(records, repeat(facts))))
         self.problems.records_ok += len(records)
-        if None in survivors:  # an error row each, reported now as the full decoder does
-            del survivors[None]
-            keyless = [rec for rec in records if rec.key is None]
-            self.problems.records_ok -= len(keyless)
-            self.decoder.rows(batch, keyless)
+
+    def _keys_decode(self, keys: set, facts) -> bool:
+        """Whether every key decodes; a batch with a key that does not goes through the full decoder,
+        which reports each of its records as it always has."""
+        new = keys - self.good_keys
+        ok = True
+        for key in new:
+            if key is None or self.probe.rows(facts, (_KeyProbe(key),))[0].kind == "error":
+                ok = False
+            else:
+                self.good_keys.add(key)
+        return ok
 
     def flush(self) -> None:
         """Decode the survivors and replay them in log order."""
