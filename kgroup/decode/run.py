@@ -27,12 +27,14 @@ class DumpLogSink:
 
     def __init__(self, stream):
         self.stream = stream
+        self.key_texts: dict = {}  # key bytes -> key text, for one input
 
     def begin(self, inp):
+        self.key_texts = {}
         self.stream.write("".join(line + "\n" for line in header_lines(inp.shown_path, inp.segment.base_offset)))
 
     def batch(self, batch, rows):
-        self.stream.write("\n".join(batch_lines(batch, rows)) + "\n")
+        self.stream.write("\n".join(batch_lines(batch, rows, self.key_texts)) + "\n")
 
     def end(self, inp, problems):
         trailing = problems.trailing_bytes.get(inp.segment.path)
