@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -159,6 +160,31 @@ def run_command(path: str, *args: str) -> tuple[int, int]:
     return 0, 0
 
 
+_COMMAND_HWM = """
+import atexit, runpy, sys
+
+def report():
+    with open("/proc/self/status") as status:
+        hwm = next((line.split()[1] for line in status if line.startswith("VmHWM:")), "0")
+    sys.stderr.write(f"VmHWM-kB {hwm}\\n")
+
+atexit.register(report)
+sys.argv = ["kgroup", *sys.argv[1:]]
+runpy.run_module("kgroup.commands.cli", run_name="__main__")
+"""
+
+
+def command_peak(path: str, *args: str) -> tuple[float, float]:
+    """(seconds, peak RSS in MB from VmHWM) of the whole `kgroup decode-offsets` process."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as sink:
+        done = subprocess.run([sys.executable, "-c", _COMMAND_HWM, "decode-offsets", *args, path],
+                              stdout=sink, stderr=subprocess.PIPE, text=True, check=True)
+    seconds = time.perf_counter() - start
+    hwm = [line.split()[1] for line in done.stderr.splitlines() if line.startswith("VmHWM-kB ")]
+    return seconds, int(hwm[-1]) / 1024 if hwm else float("nan")
+
+
 def run_reader_only(path: str) -> tuple[int, int]:
     """kgroup's batch reader alone (no key/value decoding), to show where the time goes."""
     from kgroup.records.segment import iter_segment
@@ -259,11 +285,18 @@ def main() -> None:
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         if args.large:
             small = child_rss(path)
+            path_small = os.path.join(tmp, "small", "00000000000000000000.log")
+            os.makedirs(os.path.dirname(path_small))
+            shutil.copyfile(path, path_small)
             size = _gen.grow(path, 1 << 30)
             large = child_rss(path)
             print(f"peak RSS kgroup alone on {mb:.0f} MB: {_rss(small)}")
             print(f"peak RSS kgroup alone on {size / 1e6:.0f} MB: {_rss(large)} "
                   f"({large['records']:,} records at {large['records'] / large['seconds']:,.0f}/s)")
+            for label, where, size_mb in (("small", path_small, mb), ("large", path, size / 1e6)):
+                seconds, peak = command_peak(where, "--view", "state", "-o", "json")
+                print(f"kgroup decode-offsets --view state -o json on {size_mb:.0f} MB (whole process): "
+                      f"{seconds:.2f} s, peak RSS {peak:.0f} MB (VmHWM)")
 
 
 if __name__ == "__main__":
