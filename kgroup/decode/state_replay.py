@@ -52,6 +52,12 @@ class _KeyProbe:
         self.key, self.value, self.offset, self.timestamp = key, None, -1, -1
 
 
+def _file_order(pair) -> tuple:
+    """Where a (record, BatchFacts) stands in the file: its batch's byte position, then its offset."""
+    record, facts = pair
+    return facts.position, record.offset
+
+
 class CompactingReplay:
     """Replays one input's batches into a PartitionState, decoding only the surviving records."""
 
@@ -70,32 +76,34 @@ class CompactingReplay:
             return
         plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
         facts = BatchFacts(batch)
-        if (not plain or self.state.offsets.any_open_transactions()
-                or not self._keys_decode(set(map(_key_of, records)), facts)):
+        keys = list(map(_key_of, records))
+        if not plain or self.state.offsets.any_open_transactions() or not self._keys_decode(keys, facts):
             self.flush()
             self.state.apply_all(self.decoder.rows(batch, records))
             return
         # C-level iteration: the latest record per key bytes wins
-        self.survivors.update(zip(map(_key_of, records), zip(records, repeat(facts))))
+        self.survivors.update(zip(keys, zip(records, repeat(facts))))
         self.problems.records_ok += len(records)
 
-    def _keys_decode(self, keys: set, facts) -> bool:
+    def _keys_decode(self, keys: list, facts) -> bool:
         """Whether every key decodes; a batch with a key that does not goes through the full decoder,
         which reports each of its records as it always has."""
-        new = keys - self.good_keys
+        good = self.good_keys
+        if good.issuperset(keys):
+            return True
         ok = True
-        for key in new:
+        for key in set(keys) - good:
             if key is None or self.probe.rows(facts, (_KeyProbe(key),))[0].kind == "error":
                 ok = False
             else:
-                self.good_keys.add(key)
+                good.add(key)
         return ok
 
     def flush(self) -> None:
         """Decode the survivors and replay them in log order."""
         if not self.survivors:
             return
-        survivors = sorted(self.survivors.values(), key=lambda pair: pair[0].offset)
+        survivors = sorted(self.survivors.values(), key=_file_order)
         self.survivors = {}
         self.problems.records_ok -= len(survivors)  # counted as read; the decoder counts them again
         rows_of = self.decoder.rows
