@@ -5,11 +5,15 @@ is given the batch's producer id by CoordinatorLoaderImpl, whatever the transact
 import json
 
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kgroup.commands.cli import cli
 from kgroup.coordinator import GroupCoordinator, LogEntry
 from kgroup.decode.decoder import ProblemLog, iter_decoded
-from kgroup.decode.state import PartitionState
+from kgroup.decode.inputs import RowFilter
+from kgroup.decode.render_state import state_json
+from kgroup.decode.state import OffsetsState, PartitionState
 from kgroup.records import encode_key, encode_value
 from kgroup.records.segment import segment_file
 from kgroup.records.writer import LogWriter
@@ -90,21 +94,15 @@ def test_a_commit_with_a_producer_id_is_pending_whatever_the_transactional_flag_
 
 # -- the local engine's --view state decodes only the records compaction keeps (state_replay) ----------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
-from kgroup.decode.state import OffsetsState  # noqa: E402
-from kgroup.decode.render_state import state_json  # noqa: E402
-from kgroup.decode.inputs import RowFilter  # noqa: E402
-
-
-def _full_replay_json(path, until_offset=None):
+def _full_replay_json(path, until_offset=None, until_time=None):
     """The state every decoded row replays to, the way --view state worked before it collapsed keys."""
     state = OffsetsState()
     partition = state.for_partition("__consumer_offsets", 0)
     for batch, rows in iter_decoded(segment_file(str(path)), "consumer", ProblemLog()):
         if batch.crc_valid:
-            partition.apply_all([r for r in rows if until_offset is None or r.offset <= until_offset])
+            partition.apply_all([r for r in rows if (until_offset is None or r.offset <= until_offset)
+                                 and (until_time is None or r.timestamp <= until_time)])
     return state_json(state, RowFilter())
 
 
@@ -153,9 +151,11 @@ def test_state_view_equals_the_full_replay_of_every_row(tmp_path, ops, cut):
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     path.parent.mkdir(exist_ok=True)
     last = _write_ops(path, ops)
-    for until in (None, min(cut, last)):
+    for option, until in ((None, None), ("--until-offset", min(cut, last)), ("--until-time", cut // 2)):
         args = ["decode-offsets", "--view", "state", "-o", "json", str(path)]
-        args += [] if until is None else ["--until-offset", str(until)]
+        args += [] if option is None else [option, str(until)]
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.stderr
-        assert json.loads(result.stdout) == json.loads(json.dumps(_full_replay_json(path, until)))
+        expected = _full_replay_json(path, until if option == "--until-offset" else None,
+                                     until if option == "--until-time" else None)
+        assert json.loads(result.stdout) == json.loads(json.dumps(expected))
