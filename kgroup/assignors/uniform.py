@@ -6,6 +6,9 @@ when all members subscribe to the same topics), and keeps as much of its current
 allows. Kafka picks one of two builders by the group's subscription type; the homogeneous one is
 here, the heterogeneous one in ``uniform_heterogeneous``. Where Kafka walks hash maps, kgroup walks
 members by id and topics by Kafka's Uuid order (``server_order``), so results are deterministic.
+Two differences of shape, not of choice: every member gets a row (Kafka leaves the result empty
+when nobody subscribes to anything), and a current partition beyond the topic's count is dropped
+rather than kept.
 """
 
 from __future__ import annotations
