@@ -1,6 +1,7 @@
 """Properties of the server-side assignors over random groups (hypothesis): every subscribed
 partition assigned exactly once to a subscriber, balance, stickiness, determinism."""
 
+import base64
 import random
 
 from helpers.server_assignors import group, member
@@ -129,6 +130,5 @@ def test_topic_order_is_kafka_uuid_order_signed_halves():
     assert sorted([positive, low_zero, negative, low_negative], key=topic_order_key) == [
         negative, low_negative, low_zero, positive]
     # the text form (Uuid.toString, url-safe base64) orders like the bytes
-    import base64
     as_text = {base64.urlsafe_b64encode(b).decode().rstrip("="): b for b in (negative, positive)}
     assert [as_text[t] for t in sorted(as_text, key=topic_order_key)] == [negative, positive]
