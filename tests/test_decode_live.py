@@ -230,3 +230,28 @@ def test_follow_shows_a_commit_within_a_second_and_stops_cleanly_on_sigint(broke
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and out == ""
+
+
+def test_follow_outlives_a_broker_restart(tmp_path):
+    first = ThreadedBroker(tmp_path / "logs", topics=[("orders", 1)])
+    host, port = first.address
+    commit(first.bootstrap, "restarted", {0: 1})
+    proc = subprocess.Popen([PYTHON, "-m", "kgroup.commands.cli", "decode-offsets", "--bootstrap-server",
+                             first.bootstrap, "--follow", "-o", "jsonl", "--timeout", "20"],
+                            cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        assert json.loads(proc.stdout.readline())["value"]["offset"] == 1
+        first.stop()
+        time.sleep(1)
+        second = ThreadedBroker(tmp_path / "logs", topics=[("orders", 1)], port=port)
+        commit(second.bootstrap, "restarted", {0: 2})
+        row = json.loads(proc.stdout.readline())
+        assert row["key"]["group"] == "restarted" and row["value"]["offset"] == 2
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        if second is not None:
+            second.stop()
+    assert proc.returncode == 0, err
+    assert "retrying" in err and "Traceback" not in err

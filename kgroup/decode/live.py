@@ -148,7 +148,7 @@ class PartitionReader:
 
 
 def decode_cluster(connect, *, output, view, family, groups, topics, types, until_offset, until_time, strict,
-                   follow=False, stream=None, **_ignored) -> int:
+                   follow=False, stream=None) -> int:
     """Decode a cluster's coordinator topic; `connect()` opens a ClusterClient. Returns the exit status."""
     stream = stream or sys.stdout
     family = family or "consumer"
@@ -187,18 +187,31 @@ def decode_cluster(connect, *, output, view, family, groups, topics, types, unti
 
 
 def _follow(reader: PartitionReader, sink, stream, problems) -> int:
-    """Long-poll every partition, writing and flushing each batch, until SIGINT."""
+    """Long-poll every partition, writing and flushing each batch, until SIGINT. A lost connection
+    (a restarting broker) is retried for up to the client's timeout before it ends the command."""
+    from kgroup.client.wire import TransportError
+
     stop = threading.Event()
     batches = 0
+    lost_since = None
     with _stop_on_sigint(stop):
         try:
             while not stop.is_set():
-                for partition, batch, rows in reader.poll(FOLLOW_WAIT_MS):
-                    sink.begin(reader.inputs[partition])
-                    sink.batch(batch, rows)
-                    sink.end(reader.inputs[partition], problems)
-                    stream.flush()
-                    batches += 1
+                try:
+                    for partition, batch, rows in reader.poll(FOLLOW_WAIT_MS):
+                        sink.begin(reader.inputs[partition])
+                        sink.batch(batch, rows)
+                        sink.end(reader.inputs[partition], problems)
+                        stream.flush()
+                        batches += 1
+                    lost_since = None
+                except TransportError as exc:
+                    if lost_since is None:
+                        lost_since = time.monotonic()
+                        note(f"note: {exc}; retrying for up to {reader.timeout_s:g}s")
+                    elif time.monotonic() - lost_since > reader.timeout_s:
+                        raise
+                    stop.wait(0.5)
         except KeyboardInterrupt:  # a second Ctrl-C while a Fetch waits
             pass
     return batches
