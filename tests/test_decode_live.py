@@ -109,6 +109,35 @@ def test_a_bad_crc_is_reported_by_partition_and_offset_and_decoding_goes_on(tmp_
     assert "kgroup: __consumer_offsets-7: offset 2: " in err and "CRC" in err  # no byte position
 
 
+class MovingTopicLog(SegmentTopicLog):
+    """Answers the first Fetch with NOT_LEADER_OR_FOLLOWER (a moved leader), and offsets below 4 with
+    OFFSET_OUT_OF_RANGE (deleted by retention meanwhile)."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.refreshed = 0
+
+    def refresh_leaders(self):
+        self.refreshed += 1
+
+    def fetch(self, positions, max_wait_ms=0):
+        if not self.refreshed:
+            return [FetchedPartition(p, 6, -1, -1, b"") for p in positions]
+        if positions.get(7, 4) < 4:
+            return [FetchedPartition(7, 1, -1, 4, b"")]
+        return super().fetch(positions, max_wait_ms)
+
+
+def test_a_moved_leader_is_found_again_and_deleted_offsets_are_skipped(monkeypatch, capsys):
+    log = MovingTopicLog(SEGMENT_A.read_bytes())
+    monkeypatch.setattr("kgroup.client.topic_log.TopicLog", lambda client, topic: log)
+    out = io.StringIO()
+    code = live.decode_cluster(FakeClient, stream=out, view="records", output="jsonl", **COMMON)
+    assert code == 0 and log.refreshed
+    assert [json.loads(line)["offset"] for line in out.getvalue().splitlines()][:2] == [4, 5]  # mid-batch
+    assert "__consumer_offsets-7: offsets 0-3 were deleted; reading on from 4" in capsys.readouterr().err
+
+
 def test_only_literal_group_ids_narrow_the_partitions():
     from kgroup.records import partition_for
 

@@ -115,6 +115,8 @@ class PartitionReader:
                     retry = True
                 else:
                     raise KgroupError(f"{self.inputs[fetched.partition].shown_path}: Fetch failed: {name}")
+            if retry and answered:
+                self.log.refresh_leaders()  # the partitions that failed go to their new leader next time
             if answered or not retry:
                 return answered
             time.sleep(0.1)
