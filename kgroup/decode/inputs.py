@@ -173,7 +173,12 @@ class RowFilter:
 
 def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None):
     """Yield (batch, rows) for one input, stopping at the --until cut-offs."""
-    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress)
+    return apply_cutoffs(iter_decoded(inp.segment, inp.family, problems, progress=progress),
+                         until_offset, until_time)
+
+
+def apply_cutoffs(batches, until_offset=None, until_time=None):
+    """(batch, rows) pairs of one partition in log order, cut at --until-offset / --until-time."""
     for batch, rows in batches:
         if until_offset is not None and batch.base_offset > until_offset:
             return
