@@ -276,3 +276,18 @@ def test_failed_append_reverts_the_heartbeat():
     assert coord.timer_deadline("session-timeout-g-b") is None
     coord.log_writer = None
     assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).assignment is None
+
+
+def test_a_join_writes_kafkas_records_in_one_batch():
+    coord = new_coordinator()
+    from kgroup.protocol import ConsumerGroupHeartbeatRequest
+    reply = coord.handle(ConsumerGroupHeartbeatRequest[1](
+        group_id="g", member_id="a", member_epoch=0, rebalance_timeout_ms=1000,
+        subscribed_topic_names=["foo"], topic_partitions=[]))
+    assert len(reply.records) == 1
+    types = [int.from_bytes(key[:2], "big") for key, _ in reply.records[0].records]
+    # member metadata, partition metadata, group epoch, target row, target epoch, current assignment
+    assert types == [5, 4, 3, 7, 6, 8]
+    left = coord.handle(ConsumerGroupHeartbeatRequest[1](group_id="g", member_id="a", member_epoch=-1))
+    assert [(int.from_bytes(k[:2], "big"), v is None) for k, v in left.records[0].records] == [
+        (8, True), (7, True), (5, True), (4, False), (3, False)]

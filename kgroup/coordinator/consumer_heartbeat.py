@@ -163,8 +163,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned,
                            group.partition_epoch)
     if reconciled is not stored:
-        _apply(coord, group, [rec.current_assignment_record(group_id, reconciled)])
+        records.append(rec.current_assignment_record(group_id, reconciled))
+        rec.apply_all(coord, records[-1:])
         _schedule_rebalance_timeout(coord, group_id, reconciled)
+    rec.append(coord, records)
     _schedule_session_timeout(coord, group_id, member_id)
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
                           and request.topic_partitions is not None)
@@ -252,8 +254,8 @@ def _updated(member: ConsumerGroupMember, request, client_id: str, client_host: 
 
 
 def _apply(coord, group: ConsumerGroup, records: list) -> ConsumerGroup:
-    """Append the records as one batch and apply them; the group as stored afterwards."""
-    rec.write(coord, records)
+    """Apply the records (appended later, as one batch); the group as stored afterwards."""
+    rec.apply_all(coord, records)
     return coord.get_group(group.group_id) if records else group
 
 
@@ -289,7 +291,7 @@ def _leave(coord, request, version: int):
     if request.member_epoch == STATIC_LEAVE_EPOCH:
         parked = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.previous_member_epoch,
                                pending_revocation={})
-        _apply(coord, group, [rec.current_assignment_record(group_id, parked)])
+        rec.write(coord, [rec.current_assignment_record(group_id, parked)])
     else:
         fence_member(coord, group, member_id)
     return ConsumerGroupHeartbeatResponse(
@@ -306,7 +308,7 @@ def fence_member(coord, group: ConsumerGroup, member_id: str) -> None:
     if topics != group.subscribed_topics:
         records.append(rec.partition_metadata_record(group_id, topics))
     records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))
-    _apply(coord, group, records)
+    rec.write(coord, records)
     for key in member_timer_keys(group_id, member_id):
         coord.cancel(key)
 

@@ -1,8 +1,7 @@
 """The consumer group's records (key types 3-8) and the one path that applies them.
 
 A consumer-group operation decides on a list of ``Record`` values (type, key data, value data or
-None for a tombstone), then ``write`` appends them as one batch and applies each to the group
-with ``apply`` — the function ``from_records`` calls for the same records read back from the log
+None for a tombstone), applies each to the group with ``apply`` and appends them all as one batch — the function ``from_records`` calls for the same records read back from the log
 (Kafka's ``GroupMetadataManager.replay`` overloads). So the live state and the replayed state
 cannot drift apart: there is one definition of what a record means.
 
@@ -94,7 +93,18 @@ def _topic_id(raw) -> uuid.UUID:
 
 # ---- writing and applying ------------------------------------------------------------------
 def write(coord, records: list[Record]) -> None:
-    """Append ``records`` as one batch, then apply them in order."""
+    """Apply ``records`` in order, then append them as one batch."""
+    apply_all(coord, records)
+    append(coord, records)
+
+
+def apply_all(coord, records: list[Record]) -> None:
+    for record in records:
+        apply(coord, record.record_type, record.key, record.value)
+
+
+def append(coord, records: list[Record]) -> None:
+    """One LogEntry holding ``records`` (nothing when empty)."""
     if not records:
         return
     from kgroup.records import encode_key, encode_value
@@ -102,8 +112,6 @@ def write(coord, records: list[Record]) -> None:
         (encode_key(r.record_type, r.key),
          None if r.value is None else encode_value(r.record_type, 0, r.value))
         for r in records])
-    for record in records:
-        apply(coord, record.record_type, record.key, record.value)
 
 
 def replay_functions() -> dict:

@@ -45,9 +45,10 @@ def subscribed_topics(image: Mapping[str, tuple], names) -> dict[str, Subscribed
     return out
 
 
-def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
+def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None,
                        default: str) -> str:
-    """The ServerAssignor most members ask for (ties: the first name in order), else ``default``."""
+    """The ServerAssignor most members ask for (ties: the first name in order), else ``default``
+    (``updated``: the member a heartbeat is about to store, counted in place of its old self)."""
     counts: dict[str, int] = {}
     for member in _members_with(group, updated, replaced).values():
         if member.server_assignor is not None:
@@ -84,7 +85,9 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
             for member_id in specs}
 
 
-def _members_with(group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None) -> dict:
+def _members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
+    if updated is None:
+        return group.members
     members = dict(group.members)
     if replaced is not None:
         members.pop(replaced, None)

@@ -34,18 +34,20 @@ from .undo import UndoJournal
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
              28: "TxnOffsetCommit", 42: "DeleteGroups", 47: "OffsetDelete",
-             68: "ConsumerGroupHeartbeat"}
+             68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe"}
 
 
 def _membership_handlers() -> dict:
     from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
+    from .consumer_describe import handle_consumer_group_describe
     from .consumer_heartbeat import handle_consumer_group_heartbeat
     from .join import handle_join_group
     from .leave import handle_leave_group
     from .sync import handle_heartbeat, handle_sync_group
     return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
             14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
-            42: handle_delete_groups, 68: handle_consumer_group_heartbeat}
+            42: handle_delete_groups, 68: handle_consumer_group_heartbeat,
+            69: handle_consumer_group_describe}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",

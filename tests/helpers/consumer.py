@@ -7,6 +7,7 @@ The real ``uniform`` and ``range`` assignors live in kgroup/assignors; these tes
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import uuid
 
@@ -33,10 +34,10 @@ class StickyTestAssignor:
             count = topics[topic_id].num_partitions
             floor, extra = divmod(count, len(subscribers))
             owned = {m: set() for m in subscribers}
+            owners = {p: m for m in subscribers for p in group.members[m].assignment.get(topic_id, ())}
             free = []
             for partition in range(count):
-                owner = next((m for m in subscribers
-                              if partition in group.members[m].assignment.get(topic_id, ())), None)
+                owner = owners.get(partition)
                 limit = floor + (1 if extra else 0)
                 if owner is not None and len(owned[owner]) < limit:
                     owned[owner].add(partition)
@@ -44,9 +45,12 @@ class StickyTestAssignor:
                         extra -= 1
                 else:
                     free.append(partition)
+            by_load = [(len(owned[m]), m) for m in subscribers]
+            heapq.heapify(by_load)
             for partition in free:
-                target = min(subscribers, key=lambda m: (len(owned[m]), m))
+                load, target = heapq.heappop(by_load)
                 owned[target].add(partition)
+                heapq.heappush(by_load, (load + 1, target))
             for member_id, parts in owned.items():
                 if parts:
                     out[member_id][topic_id] = frozenset(parts)
