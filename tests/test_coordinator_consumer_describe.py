@@ -87,3 +87,28 @@ def test_delete_groups_deletes_only_an_empty_consumer_group():
     assert types == [(6, None), (4, None), (3, None)]
     from kgroup.coordinator import GroupCoordinator
     assert GroupCoordinator.from_records(coord.records).group("g") is None
+
+
+def test_leave_group_removes_consumer_members_by_instance_and_member_id():
+    from kafka.protocol.consumer.group import LeaveGroupRequest
+    from kgroup.kafka_errors import FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID
+    identity = LeaveGroupRequest.MemberIdentity
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a", instance_id="i-a")
+    heartbeat(coord, member_id="b")
+    c = heartbeat(coord, member_id="c")
+    epoch = coord.group("g").group_epoch
+    response = coord.handle(LeaveGroupRequest[5](group_id="g", members=[
+        identity(member_id="", group_instance_id="i-a", reason="admin"),
+        identity(member_id="b", group_instance_id=None, reason="admin"),
+        identity(member_id="x", group_instance_id=None, reason="admin"),
+        identity(member_id="wrong", group_instance_id="i-a", reason="admin"),
+    ])).response
+    assert response.error_code == 0
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in response.members] == [
+        ("", "i-a", 0), ("b", None, 0), ("x", None, UNKNOWN_MEMBER_ID), ("wrong", "i-a", FENCED_INSTANCE_ID)]
+    group = coord.group("g")
+    assert [m.member_id for m in group.members] == ["c"] and group.group_epoch == epoch + 1
+    c = heartbeat(coord, member_id="c", epoch=c.member_epoch, owned_partitions={})
+    assert assignment_of(c) == {FOO: frozenset(range(6))}
+    assert coord.timer_deadline("session-timeout-g-a") is None

@@ -83,7 +83,7 @@ def _delete(coord, group_id: str | None) -> int:
         return codes.INVALID_GROUP_ID
     group = coord.get_group(group_id)
     if group is not None and group.group_type == "consumer":
-        from .consumer_describe import delete_consumer_group
+        from .consumer_admin import delete_consumer_group
         return delete_consumer_group(coord, group)
     group = coord.get_classic_group(group_id)
     if group is None or group.state == DEAD:

@@ -300,17 +300,26 @@ def _leave(coord, request, version: int):
 
 
 def fence_member(coord, group: ConsumerGroup, member_id: str) -> None:
-    """Kafka's consumerGroupFenceMember: the member's records go, the group epoch moves on."""
+    fence_members(coord, group, [member_id])
+
+
+def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
+    """Kafka's consumerGroupFenceMember(s): the members' records go, the group epoch moves on once."""
     group_id = group.group_id
-    member = group.members[member_id]
-    records = rec.member_tombstones(group_id, member_id)
-    topics = subscribed_topics(coord.topic_image, subscriber_counts(group, member, None))
+    records = []
+    counts = dict(group.subscriber_counts)
+    for member_id in member_ids:
+        records += rec.member_tombstones(group_id, member_id)
+        for name in group.members[member_id].subscribed_topic_names:
+            counts[name] -= 1
+    topics = subscribed_topics(coord.topic_image, [name for name, count in counts.items() if count])
     if topics != group.subscribed_topics:
         records.append(rec.partition_metadata_record(group_id, topics))
     records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))
     rec.write(coord, records)
-    for key in member_timer_keys(group_id, member_id):
-        coord.cancel(key)
+    for member_id in member_ids:
+        for key in member_timer_keys(group_id, member_id):
+            coord.cancel(key)
 
 
 def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = None) -> None:

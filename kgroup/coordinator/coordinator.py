@@ -39,7 +39,7 @@ API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbea
 
 def _membership_handlers() -> dict:
     from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
-    from .consumer_describe import handle_consumer_group_describe
+    from .consumer_admin import handle_consumer_group_describe
     from .consumer_heartbeat import handle_consumer_group_heartbeat
     from .join import handle_join_group
     from .leave import handle_leave_group

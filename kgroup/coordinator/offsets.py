@@ -34,7 +34,7 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
 from __future__ import annotations
 
 from . import offsets_wire as wire
-from .consumer_describe import delete_consumer_group
+from .consumer_admin import delete_consumer_group
 from .consumer_offsets import validate_commit as validate_consumer_commit
 from .consumer_offsets import validate_fetch as validate_consumer_fetch
 from .offsets_retention import expired_offsets, is_subscribed, subscribed_topics

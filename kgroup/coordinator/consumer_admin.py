@@ -1,4 +1,5 @@
-"""ConsumerGroupDescribe (API 69, v0-v1) and the deletion of an empty consumer group.
+"""Admin operations on consumer groups: ConsumerGroupDescribe (API 69, v0-v1), LeaveGroup v3+
+removal of members (Kafka 4.0, KAFKA-18188) and the deletion of an empty group.
 
 Kafka's ``GroupMetadataManager.consumerGroupDescribe`` / ``ConsumerGroup.asDescribedGroup``: a
 group that is missing or not a consumer group is GROUP_ID_NOT_FOUND; topic names come from the
@@ -9,11 +10,12 @@ supported here yet).
 
 from __future__ import annotations
 
-from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, NONE
+from kgroup.kafka_errors import FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, NONE, UNKNOWN_MEMBER_ID
 from kgroup.protocol import ConsumerGroupDescribeResponse
 
 from . import consumer_records as rec
 from .consumer_group import ConsumerGroup
+from .consumer_heartbeat import fence_members
 from .consumer_target import preferred_assignor
 
 _Described = ConsumerGroupDescribeResponse.DescribedGroup
@@ -69,3 +71,28 @@ def delete_consumer_group(coord, group: ConsumerGroup) -> int:
                       rec.tombstone(rec.PARTITION_METADATA, group_id),
                       rec.tombstone(rec.METADATA, group_id)])
     return NONE
+
+
+def remove_members(coord, group: ConsumerGroup, identities: list) -> list:
+    """LeaveGroup v3+ on a consumer group: fence each named member (by member id, or by instance
+    id with an empty member id), bumping the group epoch once. Returns (member id, instance id,
+    error) per identity, in request order."""
+    results, removed = [], []
+    for member_id, instance_id, _reason in identities:
+        if instance_id is None:
+            member = group.members.get(member_id)
+            error = UNKNOWN_MEMBER_ID if member is None else NONE
+        else:
+            member = group.static_member(instance_id)
+            if member is None:
+                error = UNKNOWN_MEMBER_ID
+            elif member_id and member.member_id != member_id:
+                error = FENCED_INSTANCE_ID
+            else:
+                error = NONE
+        if not error and member.member_id not in removed:
+            removed.append(member.member_id)
+        results.append((member_id, instance_id, error))
+    if removed:
+        fence_members(coord, group, removed)
+    return results
