@@ -15,7 +15,7 @@ from kgroup.protocol import ConsumerGroupDescribeResponse
 
 from . import consumer_records as rec
 from .consumer_group import ConsumerGroup
-from .consumer_heartbeat import fence_members
+from .consumer_fencing import fence_members
 from .consumer_target import preferred_assignor
 
 _Described = ConsumerGroupDescribeResponse.DescribedGroup

@@ -19,11 +19,11 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_
 from kgroup.protocol import ConsumerGroupHeartbeatResponse
 
 from . import consumer_records as rec
-from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember, \
-    member_timer_keys
+from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
+from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_target import (TargetAssignmentError, compute_target, preferred_assignor,
                               subscribed_topics, subscriber_counts)
-from .reconciliation import UNKNOWN, UNREVOKED_PARTITIONS, ReconciliationError, reconcile
+from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
 _Assignment = ConsumerGroupHeartbeatResponse.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
@@ -165,9 +165,9 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if reconciled is not stored:
         records.append(rec.current_assignment_record(group_id, reconciled))
         rec.apply_all(coord, records[-1:])
-        _schedule_rebalance_timeout(coord, group_id, reconciled)
+        schedule_rebalance_timeout(coord, group_id, reconciled)
     rec.append(coord, records)
-    _schedule_session_timeout(coord, group_id, member_id)
+    schedule_session_timeout(coord, group_id, member_id)
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
                           and request.topic_partitions is not None)
     changed = reconciled.assigned != member.assigned
@@ -297,60 +297,3 @@ def _leave(coord, request, version: int):
     return ConsumerGroupHeartbeatResponse(
         version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
         member_epoch=request.member_epoch, heartbeat_interval_ms=0, assignment=None)
-
-
-def fence_member(coord, group: ConsumerGroup, member_id: str) -> None:
-    fence_members(coord, group, [member_id])
-
-
-def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
-    """Kafka's consumerGroupFenceMember(s): the members' records go, the group epoch moves on once."""
-    group_id = group.group_id
-    records = []
-    counts = dict(group.subscriber_counts)
-    for member_id in member_ids:
-        records += rec.member_tombstones(group_id, member_id)
-        for name in group.members[member_id].subscribed_topic_names:
-            counts[name] -= 1
-    topics = subscribed_topics(coord.topic_image, [name for name, count in counts.items() if count])
-    if topics != group.subscribed_topics:
-        records.append(rec.partition_metadata_record(group_id, topics))
-    records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))
-    rec.write(coord, records)
-    for member_id in member_ids:
-        for key in member_timer_keys(group_id, member_id):
-            coord.cancel(key)
-
-
-def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = None) -> None:
-    group = coord.get_group(group_id)
-    if group is None or group.group_type != ConsumerGroup.group_type:
-        return
-    member = group.members.get(member_id)
-    if member is None or (epoch is not None and member.member_epoch != epoch):
-        return
-    fence_member(coord, group, member_id)
-
-
-def _schedule_session_timeout(coord, group_id: str, member_id: str) -> None:
-    session_key = member_timer_keys(group_id, member_id)[0]
-    coord.schedule(session_key, coord.config.group_consumer_session_timeout_ms,
-                   lambda: _fence_on_timeout(coord, group_id, member_id))
-
-
-def _schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember) -> None:
-    key = member_timer_keys(group_id, member.member_id)[1]
-    if member.state != UNREVOKED_PARTITIONS:
-        coord.cancel(key)
-        return
-    epoch = member.member_epoch
-    coord.schedule(key, max(member.rebalance_timeout_ms, 0),
-                   lambda: _fence_on_timeout(coord, group_id, member.member_id, epoch))
-
-
-def restart_sessions(coord, group: ConsumerGroup) -> None:
-    """After a load: every member's session restarts, revocations in flight get their timeout."""
-    for member in group.members.values():
-        _schedule_session_timeout(coord, group.group_id, member.member_id)
-        if member.state == UNREVOKED_PARTITIONS:
-            _schedule_rebalance_timeout(coord, group.group_id, member)

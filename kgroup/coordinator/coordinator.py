@@ -25,7 +25,7 @@ from .log import LogEntry, Reply
 from .operation_log import OperationLog
 from .persistence import empty_group_metadata_record, group_tombstone
 from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
-from .consumer_heartbeat import restart_sessions
+from .consumer_fencing import restart_sessions
 from .replay import replay_log
 from .snapshots import GroupSnapshot
 from .timers import TimerQueue
