@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers.consumer import BAR, FOO, assignment_of, heartbeat, new_coordinator
+from helpers.consumer import BAR, FOO, assignment_of, classic_join, heartbeat, new_coordinator
 from kafka.protocol.admin.groups import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.consumer.group import JoinGroupRequest
 
 from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP
 from kgroup.protocol import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
@@ -40,10 +39,7 @@ def test_describe_a_consumer_group(version):
 
 def test_describe_unknown_and_classic_groups():
     coord = new_coordinator()
-    protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
-    coord.handle(JoinGroupRequest[5](group_id="classic", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                                     member_id="", group_instance_id="s", protocol_type="consumer",
-                                     protocols=[protocol]))
+    classic_join(coord, "classic")
     missing, classic = _describe(coord, "nope", "classic")
     assert (missing.error_code, missing.error_message) == (GROUP_ID_NOT_FOUND, "Group nope not found.")
     assert (classic.error_code, classic.error_message) == (GROUP_ID_NOT_FOUND, "Group classic is not a consumer group.")
@@ -60,10 +56,7 @@ def test_describe_groups_does_not_describe_a_consumer_group(version, error, stat
 def test_list_groups_with_type_and_state_filters():
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
-    protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
-    coord.handle(JoinGroupRequest[5](group_id="classic", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                                     member_id="", group_instance_id="s", protocol_type="consumer",
-                                     protocols=[protocol]))
+    classic_join(coord, "classic")
 
     def listed(**filters):
         response = coord.handle(ListGroupsRequest[5](states_filter=filters.get("states", []),

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers.consumer import BAR, FOO, assignment_of, heartbeat, new_coordinator
-from kafka.protocol.consumer.group import JoinGroupRequest
+from helpers.consumer import BAR, FOO, assignment_of, classic_join, heartbeat, new_coordinator
 
 from kgroup.coordinator import GroupCoordinator
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -188,10 +187,7 @@ def test_unknown_group_and_member():
 
 def test_a_classic_group_with_members_is_not_a_consumer_group():
     coord = new_coordinator()
-    protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
-    coord.handle(JoinGroupRequest[5](group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                                     member_id="", group_instance_id="s", protocol_type="consumer",
-                                     protocols=[protocol]))
+    classic_join(coord, "g")
     response = heartbeat(coord, member_id="a")
     assert response.error_code == GROUP_ID_NOT_FOUND and "not a consumer group" in response.error_message
 

@@ -109,3 +109,12 @@ def heartbeat(coord, group_id="g", member_id="", epoch=0, version=1, *, instance
     response = coord.handle(request, client_id=client_id).response
     response.encode(version=version)     # every answer is valid on the wire
     return response
+
+
+def classic_join(coord, group_id: str) -> None:
+    """A static classic member joins ``group_id`` (the group then has a member: not convertible)."""
+    from kafka.protocol.consumer.group import JoinGroupRequest
+    protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
+    coord.handle(JoinGroupRequest[5](group_id=group_id, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                                     member_id="", group_instance_id="s", protocol_type="consumer",
+                                     protocols=[protocol]))
