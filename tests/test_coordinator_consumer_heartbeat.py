@@ -287,3 +287,14 @@ def test_a_join_writes_kafkas_records_in_one_batch():
     left = coord.handle(ConsumerGroupHeartbeatRequest[1](group_id="g", member_id="a", member_epoch=-1))
     assert [(int.from_bytes(k[:2], "big"), v is None) for k, v in left.records[0].records] == [
         (8, True), (7, True), (5, True), (4, False), (3, False)]
+
+
+def test_an_empty_classic_group_gives_way_to_a_consumer_group():
+    coord = new_coordinator()
+    from helpers.offsets import commit_request
+    coord.handle(commit_request("g", {("foo", 0): 3}))        # a "simple" classic group, no members
+    failed = heartbeat(coord, member_id="a", server_assignor="test-failing")
+    assert failed.error_code == UNKNOWN_SERVER_ERROR and coord.get_group("g").group_type == "classic"
+    joined = heartbeat(coord, member_id="a")
+    assert joined.error_code == 0 and coord.get_group("g").group_type == "consumer"
+    assert coord.committed_offsets("g")[("foo", 0)].offset == 3

@@ -157,6 +157,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
                 records.append(rec.target_member_record(group_id, row_member, row))
         records.append(rec.target_epoch_record(group_id, group_epoch))
 
+    if coord.get_group(group_id) is not group:
+        coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
     stored = group.members[member_id]
@@ -178,7 +180,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
 
 
 def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
-    """The consumer group; on a join, a new one (not stored until its first record is applied)."""
+    """The consumer group; on a join, a new one (not stored until its first record is applied; an
+    empty classic group of that id is deleted then)."""
     group = coord.get_group(group_id)
     if group is not None and group.group_type == ConsumerGroup.group_type:
         return group
@@ -187,8 +190,7 @@ def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
     if group is None:
         raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     if join and group.is_empty():
-        coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
-        return ConsumerGroup(group_id)
+        return ConsumerGroup(group_id)     # an empty classic group gives way once the join is planned
     raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
 

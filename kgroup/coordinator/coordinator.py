@@ -199,8 +199,9 @@ class GroupCoordinator(OperationLog):
 
     def set_topics(self, topics: dict) -> None:
         """The metadata image consumer groups assign from: ``{name: (topic id, partitions)}``
-        (topic ids as ``uuid.UUID``). The host calls it whenever topics change; a consumer group
-        whose subscribed topics changed bumps its epoch at its next heartbeat."""
+        (topic ids as ``uuid.UUID``). The host calls it before serving heartbeats (after
+        ``from_records`` too: the image is not in the log) and whenever topics change; a consumer
+        group whose subscribed topics changed bumps its epoch at its next heartbeat."""
         image = {name: (topic_id, int(partitions)) for name, (topic_id, partitions) in topics.items()}
         if image != self.topic_image:
             self.topic_image = image
