@@ -2,7 +2,8 @@
 
 Random sequences of joins (dynamic and static), heartbeats reporting what each client owns,
 static bounces (epoch -2, then a new process with the same instance id), leaves, subscription
-changes and time. After every step: no partition is owned by two members (coordinator side, and
+changes, time, and heartbeats whose records the host fails to write (reverted: nothing changed).
+After every step: no partition is owned by two members (coordinator side, and
 among the clients still in the group); group, assignment and member epochs never decrease. At the
 end, quiet heartbeats bring every member to the target assignment, and ``from_records`` describes
 the same group.
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from helpers.consumer import assignment_of, heartbeat, new_coordinator
+from helpers.consumer import assignment_of, heartbeat, new_coordinator, owned
 
 from kgroup.coordinator import GroupCoordinator
+from kgroup.protocol import ConsumerGroupHeartbeatRequest
 
 SUBSCRIPTIONS = (["foo"], ["foo", "bar"], ["bar"])
 CLIENTS = 5
@@ -27,6 +29,7 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("bounce"), st.integers(0, CLIENTS - 1), st.just(0)),
     st.tuples(st.just("subscribe"), st.integers(0, CLIENTS - 1), st.sampled_from(range(len(SUBSCRIPTIONS)))),
     st.tuples(st.just("time"), st.sampled_from([1000, 20_000, 46_000]), st.just(0)),
+    st.tuples(st.just("refused"), st.integers(0, CLIENTS - 1), st.booleans()),
 ), max_size=40)
 
 
@@ -99,6 +102,35 @@ class Run:
             client.topics = SUBSCRIPTIONS[subscription]
             self.heartbeat(index, True, client.topics)
 
+    def refused(self, index: int, leave: bool) -> None:
+        """The host cannot write: the client's next heartbeat (or leave, or join) changes nothing."""
+        client = self.clients.get(index)
+        if client is None:
+            member_id, epoch, owned_now = f"new-{index}", 0, []
+        else:
+            member_id, epoch = client.member_id, (-1 if leave else client.epoch)
+            owned_now = owned(client.owned)
+        request = ConsumerGroupHeartbeatRequest[1](
+            group_id="g", member_id=member_id, member_epoch=epoch, rebalance_timeout_ms=60_000,
+            subscribed_topic_names=["foo"] if epoch == 0 else None, topic_partitions=owned_now)
+        before = self.coord.group("g"), list(self.coord.records), self._deadlines()
+
+        def refuse(entries):
+            raise OSError("disk full")
+
+        self.coord.log_writer = refuse
+        reply = self.coord.handle(request)
+        self.coord.log_writer = None
+        if reply.error is not None:
+            assert (self.coord.group("g"), self.coord.records, self._deadlines()) == before
+
+    def _deadlines(self) -> dict:
+        group = self.coord.group("g")
+        members = [] if group is None else [m.member_id for m in group.members]
+        return {key: self.coord.timer_deadline(key)
+                for member_id in members + ["new-%d" % i for i in range(CLIENTS)]
+                for key in (f"session-timeout-g-{member_id}", f"rebalance-timeout-g-{member_id}")}
+
     def time(self, ms: int) -> None:
         self.coord.advance(ms)
 
@@ -141,8 +173,8 @@ def test_consumer_group_invariants(sequence):
             run.time(a)
         elif op in ("join", "subscribe"):
             getattr(run, op)(a, b)
-        elif op == "heartbeat":
-            run.heartbeat(a, b)
+        elif op in ("heartbeat", "refused"):
+            getattr(run, op)(a, b)
         else:
             getattr(run, op)(a)
         run.check()

@@ -163,7 +163,12 @@ class ConsumerGroup:
             return
         self._count(member.subscribed_topic_names, -1)
         self._own(member, remove=True)
-        self.undo.dict_del(self.members, member_id)
+        undo = self.undo
+        if undo.first_change((self, "members")):
+            # the member map's order is the members' order (describe, snapshots): a revert puts
+            # the map back as it was, not the removed member last
+            undo.push(_restore_map, self.members, dict(self.members))
+        del self.members[member_id]
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             self.undo.dict_del(self.static_members, member.instance_id)
 
@@ -195,6 +200,11 @@ class ConsumerGroup:
                             undo.dict_del(epochs, key)
                     else:
                         undo.dict_put(epochs, key, member.member_epoch)
+
+
+def _restore_map(target: dict, saved: dict) -> None:
+    target.clear()
+    target.update(saved)
 
 
 def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str]:
