@@ -157,7 +157,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
                 records.append(rec.target_member_record(group_id, row_member, row))
         records.append(rec.target_epoch_record(group_id, group_epoch))
 
-    if coord.get_group(group_id) is not group:
+    stored_group = coord.get_group(group_id)
+    if stored_group is not None and stored_group is not group:
         coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
