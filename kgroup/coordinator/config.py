@@ -141,6 +141,13 @@ def _parse_text(name: str, raw):
         raise CoordinatorConfigError(f"{name}: expected at least one assignor name")
     if len(set(names)) != len(names):
         raise CoordinatorConfigError(f"{name}: {raw!r} names an assignor twice")
+    from kgroup.assignors.server_api import get_server_assignor
+
+    for assignor in names:     # Kafka instantiates them at start-up: an unknown one stops it
+        try:
+            get_server_assignor(assignor)
+        except ValueError as exc:
+            raise CoordinatorConfigError(f"{name}: {exc}") from None
     return names
 
 
