@@ -7,7 +7,7 @@ import sys
 import click
 from click.core import ParameterSource
 
-from kgroup.commands.options import CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, output_option
 
 FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
@@ -23,7 +23,7 @@ def _until_time_ms(ctx, param, value):
 
 
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, metavar="[PATH...]")
 @output_option(FORMATS, default_tty="table", default_pipe="jsonl")
 @click.option("--view", type=click.Choice(["records", "state"]), default="records", show_default=True,
               help="records: every record in log order. state: what remains after compaction and the "
@@ -61,12 +61,18 @@ def _until_time_ms(ctx, param, value):
               help="Spark: bytes per task; files are cut at batch boundaries.")
 @click.option("--spark-threshold", default="1g", show_default=True, metavar="SIZE",
               help="--engine auto: the input size from which Spark is used.")
+@cluster_options
+@click.option("--follow", is_flag=True,
+              help="With --bootstrap-server: after what the topic holds, print new records as they are "
+                   "committed (-o jsonl or csv, --view records) until interrupted.")
 def decode_offsets(paths, output, view, family, groups, topics, types, until_offset, until_time, strict,
-                   progress, engine, master, spark_conf, out, split_size, spark_threshold):
+                   progress, engine, master, spark_conf, out, split_size, spark_threshold, cluster, follow):
     """Decode __consumer_offsets (or the draft Connect __worker_offsets) segments.
 
     PATH is a segment file (.log), a partition directory (__consumer_offsets-N), a log directory
-    holding partition directories, or - for raw batches on stdin.
+    holding partition directories, or - for raw batches on stdin. Without PATH, --bootstrap-server
+    reads __consumer_offsets (__worker_offsets with --family connect) from a running cluster: every
+    partition, or only those holding the --group ids when none is a glob.
 
     Every record type and version is decoded (offset commits, classic group metadata with
     static members' group.instance.id, KIP-848 and share-group records), over magic 0-2 batches with
@@ -82,14 +88,17 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     if output == "dump-log" and (view != "records" or groups or topics or types or until_offset is not None
                                  or until_time is not None):
         raise click.UsageError("-o dump-log reproduces kafka-dump-log: it takes no --view, filters or --until")
-    explicit_output = click.get_current_context().get_parameter_source("output") is ParameterSource.COMMANDLINE
+    ctx = click.get_current_context()
+    explicit_output = ctx.get_parameter_source("output") is ParameterSource.COMMANDLINE
+    live = _cluster_to_read(ctx, paths, cluster, follow)
     try:
         split_bytes, threshold = parse_sizes(split_size, spark_threshold)
         code = decode(paths, output, explicit_output, engine, out,
                       dict(view=view, family=family, groups=list(groups), topics=list(topics), types=list(types),
                            until_offset=until_offset, until_time=until_time, strict=strict),
                       progress=progress, master=master, spark_conf=parse_spark_conf(spark_conf),
-                      split_bytes=split_bytes, threshold=threshold)
+                      split_bytes=split_bytes, threshold=threshold,
+                      cluster=cluster.connect if live else None, follow=follow)
     except OptionError as exc:
         if exc.option:
             raise click.BadParameter(str(exc), param_hint=exc.option) from None
@@ -97,3 +106,19 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     except KgroupError as exc:
         raise click.ClickException(str(exc)) from None
     sys.exit(code)
+
+
+def _cluster_to_read(ctx, paths, cluster, follow) -> bool:
+    """Files or a cluster: paths win over KGROUP_BOOTSTRAP_SERVER; --bootstrap-server given with
+    paths, or neither, is a usage error."""
+    given = ctx.get_parameter_source("bootstrap") is ParameterSource.COMMANDLINE
+    if paths and given:
+        raise click.UsageError("give PATH... or --bootstrap-server, not both")
+    if paths:
+        if follow:
+            raise click.UsageError("--follow reads a cluster (--bootstrap-server); files are read to their end")
+        return False
+    if not cluster.bootstrap:
+        raise click.UsageError("give PATH... (segment files, partition or log directories, - for stdin) "
+                               "or --bootstrap-server HOST:PORT")
+    return True

@@ -88,8 +88,4 @@ def _load_builtin() -> None:
     import importlib
 
     for module in ("uniform", "server_range"):
-        try:
-            importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
+        importlib.import_module(f"{__package__}.{module}")

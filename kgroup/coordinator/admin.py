@@ -81,6 +81,10 @@ def _delete(coord, group_id: str | None) -> int:
     if group_id is None:
         # as for DescribeGroups, only a null id is invalid: "" is an ordinary (usually unknown) group
         return codes.INVALID_GROUP_ID
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == "consumer":
+        from .consumer_admin import delete_consumer_group
+        return delete_consumer_group(coord, group)
     group = coord.get_classic_group(group_id)
     if group is None or group.state == DEAD:
         return codes.GROUP_ID_NOT_FOUND

@@ -18,12 +18,14 @@ from typing import Callable, Iterable
 from . import codes
 from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
+from .consumer_group import ConsumerGroup
 from .group import ClassicGroup
 from .group_types import Group
 from .log import LogEntry, Reply
 from .operation_log import OperationLog
 from .persistence import empty_group_metadata_record, group_tombstone
 from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
+from .consumer_fencing import restart_sessions
 from .replay import replay_log
 from .snapshots import GroupSnapshot
 from .timers import TimerQueue
@@ -31,17 +33,21 @@ from .undo import UndoJournal
 
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
-             28: "TxnOffsetCommit", 42: "DeleteGroups", 47: "OffsetDelete"}
+             28: "TxnOffsetCommit", 42: "DeleteGroups", 47: "OffsetDelete",
+             68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe"}
 
 
 def _membership_handlers() -> dict:
     from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
+    from .consumer_admin import handle_consumer_group_describe
+    from .consumer_heartbeat import handle_consumer_group_heartbeat
     from .join import handle_join_group
     from .leave import handle_leave_group
     from .sync import handle_heartbeat, handle_sync_group
     return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
             14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
-            42: handle_delete_groups}
+            42: handle_delete_groups, 68: handle_consumer_group_heartbeat,
+            69: handle_consumer_group_describe}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
@@ -70,7 +76,9 @@ class GroupCoordinator(OperationLog):
         again by ``take_log()``."""
         self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
         self.now_ms = int(now_ms)
-        self._uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
+        self.uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
+        self.topic_image: dict[str, tuple] = {}   # topic name -> (topic id, partitions): set_topics
+        self.topic_image_version = 0
         self.undo = UndoJournal()
         self._timers = TimerQueue(self.undo)
         self._groups: dict[str, Group] = {}       # every group, whatever its type
@@ -189,8 +197,18 @@ class GroupCoordinator(OperationLog):
     def cancel(self, key) -> None:
         self._timers.cancel(key)
 
+    def set_topics(self, topics: dict) -> None:
+        """The metadata image consumer groups assign from: ``{name: (topic id, partitions)}``
+        (topic ids as ``uuid.UUID``). The host calls it before serving heartbeats (after
+        ``from_records`` too: the image is not in the log) and whenever topics change; a consumer
+        group whose subscribed topics changed bumps its epoch at its next heartbeat."""
+        image = {name: (topic_id, int(partitions)) for name, (topic_id, partitions) in topics.items()}
+        if image != self.topic_image:
+            self.topic_image = image
+            self.topic_image_version += 1
+
     def new_member_id(self, prefix: str) -> str:
-        return f"{prefix}-{self._uuid_source()}"
+        return f"{prefix}-{self.uuid_source()}"
 
     # ---- groups ------------------------------------------------------------------------
     def group(self, group_id: str) -> GroupSnapshot | None:
@@ -236,6 +254,19 @@ class GroupCoordinator(OperationLog):
             if persist:
                 self.append_records([empty_group_metadata_record(group_id)])
         return group
+
+    def create_consumer_group(self, group_id: str) -> ConsumerGroup:
+        """A new, empty consumer group in the map (its records' replay and the heartbeat's apply)."""
+        group = ConsumerGroup(group_id, self.undo)
+        self.undo.push(self._groups.pop, group_id, None)
+        self._groups[group_id] = group
+        return group
+
+    def remove_group(self, group_id: str) -> None:
+        """Drop a group from the map with its timers (a consumer group's metadata tombstone)."""
+        if group_id in self._groups:
+            self._save_group_map()
+            self._cancel_group_timers(self._groups.pop(group_id))
 
     def refresh_session(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.get(member_id)
@@ -318,6 +349,9 @@ class GroupCoordinator(OperationLog):
         start = self._begin()
         max_size = self.config.group_max_size
         for group in list(self._groups.values()):
+            if group.group_type == ConsumerGroup.group_type:
+                restart_sessions(self, group)
+                continue
             for member in group.members.values():
                 reschedule_member(self, group, member)
             if len(group.members) > max_size and group.can_rebalance():

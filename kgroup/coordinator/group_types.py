@@ -6,9 +6,10 @@ Kafka's coordinator holds groups of several types in one map, keyed by group id:
 ``__consumer_offsets`` log and the offsets manager; each type brings its own records and its
 own replay of them (``GroupMetadataManager.replay`` dispatches on the record's key type).
 
-Only ``classic`` exists today. A new type implements ``Group``, registers the key types of its
-records in ``GroupCoordinator``'s replay table (``_REPLAY``), and answers its own APIs; the
-classic APIs find only classic groups (``GroupCoordinator.get_classic_group``), as Kafka's do.
+``classic`` (``group.ClassicGroup``) and ``consumer`` (``consumer_group.ConsumerGroup``) exist. A
+new type implements ``Group``, registers the key types of its records in the replay table
+(``replay.REPLAY``), and answers its own APIs; the classic APIs find only classic groups
+(``GroupCoordinator.get_classic_group``), as Kafka's do.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import ClassVar, Protocol
 class Group(Protocol):
     """One group on the coordinator, whatever its type."""
 
-    group_type: ClassVar[str]     # "classic" today; "consumer" and "connect" next
+    group_type: ClassVar[str]     # "classic" or "consumer"; "connect" next
     group_id: str
     state: str
     protocol_type: str | None

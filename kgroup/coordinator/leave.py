@@ -1,4 +1,6 @@
-"""LeaveGroup v0-v5 (Kafka's GroupMetadataManager.classicGroupLeave): batch removal by member id and/or instance id."""
+"""LeaveGroup v0-v5 (Kafka's GroupMetadataManager.classicGroupLeave): batch removal by member id and/or instance id.
+
+On a consumer group (v3+) the named members are fenced instead (``consumer_admin.remove_members``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ def handle_leave_group(coord, request, client_id: str, client_host: str):
     group_id = request.group_id or ""
     if not group_id:
         return coord.done_reply(_response(version, codes.INVALID_GROUP_ID, []))
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == "consumer" and version >= 3:
+        from .consumer_admin import remove_members
+        return coord.done_reply(_response(version, codes.NONE, remove_members(coord, group, identities)))
     group = coord.get_classic_group(group_id)
     if group is None:
         return coord.done_reply(_response(

@@ -34,6 +34,9 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
 from __future__ import annotations
 
 from . import offsets_wire as wire
+from .consumer_admin import delete_consumer_group
+from .consumer_offsets import validate_commit as validate_consumer_commit
+from .consumer_offsets import validate_fetch as validate_consumer_fetch
 from .offsets_retention import expired_offsets, is_subscribed, subscribed_topics
 from .offsets_store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
 
@@ -148,7 +151,7 @@ class OffsetManager:
     # ------------------------------------------------------------------ group checks
     def _group_for_commit(self, group_id: str, generation: int, not_found_error: int):
         """(group or None, error): the group the commit goes to, created for generation < 0."""
-        group = self._coord.get_classic_group(group_id)
+        group = self._coord.get_group(group_id)
         if group is not None:
             return group, wire.NONE
         if generation < 0:
@@ -196,7 +199,9 @@ class OffsetManager:
         if known:
             not_found = wire.GROUP_ID_NOT_FOUND if request.API_VERSION >= 9 else wire.ILLEGAL_GENERATION
             group, error = self._group_for_commit(group_id, generation, not_found)
-            if group is not None:
+            if group is not None and group.group_type == "consumer":
+                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False)
+            elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, False)
         now = self._coord.now_ms
         expire = None if retention == wire.DEFAULT_RETENTION else now + retention
@@ -218,7 +223,8 @@ class OffsetManager:
             results.append((ident, out))
         if known and not error:
             self._write_offsets(group_id, items)
-            if group is not None and group.state in ("Stable", "PreparingRebalance"):
+            if group is not None and group.group_type == "classic" and \
+                    group.state in ("Stable", "PreparingRebalance"):
                 # Accepted commits keep a classic member's session alive (spec c.3).
                 self._coord.refresh_session(group, member_id)
         return wire.commit_response(request, results)
@@ -239,7 +245,9 @@ class OffsetManager:
             error = wire.UNKNOWN_SERVER_ERROR
         else:
             group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
-            if group is not None:
+            if group is not None and group.group_type == "consumer":
+                error = validate_consumer_commit(group, member_id, generation, v, True)
+            elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, True)
         if not error and producer_epoch < self._producer_epochs.get(producer_id, -1):
             error = wire.INVALID_PRODUCER_EPOCH
@@ -288,7 +296,11 @@ class OffsetManager:
 
     def _fetch_group(self, fetch: wire.FetchGroup, require_stable: bool, version: int):
         group_id = fetch.group_id
-        group = self._coord.get_classic_group(group_id)
+        group = self._coord.get_group(group_id)
+        if group is not None and group.group_type == "consumer" and version >= 9:
+            error = validate_consumer_fetch(group, fetch.member_id, fetch.member_epoch)
+            if error:
+                return group_id, error, []
         if group is not None and group.state == "Dead":
             error = wire.GROUP_ID_NOT_FOUND
             if version >= 2 or fetch.topics is None:
@@ -335,17 +347,18 @@ class OffsetManager:
         group_id = request.group_id
         if group_id == "":
             return wire.delete_response(request, wire.INVALID_GROUP_ID, [])
-        group = self._coord.get_classic_group(group_id)
+        group = self._coord.get_group(group_id)
         if group is None or group.state == "Dead":
             # trunk validateOffsetDelete: the group itself must exist
             return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
-        if group.state != "Empty" and group.protocol_type != "consumer":
+        modern = group.group_type == "consumer"     # its validateOffsetDelete allows every delete
+        if not modern and group.state != "Empty" and group.protocol_type != "consumer":
             return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
-        known_topics = subscribed_topics(group)
+        known_topics = None if modern else subscribed_topics(group)
         topics, items = [], []
         for topic in request.topics:
             out = []
-            if is_subscribed(group, known_topics, topic.name):
+            if not modern and is_subscribed(group, known_topics, topic.name):
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
                 # Every partition is answered; a tombstone is written only where a committed
@@ -389,12 +402,15 @@ class OffsetManager:
         group_ids.update(dict.fromkeys(self._store.groups()))
         expired_all = []
         for group_id in group_ids:
-            group = coord.get_classic_group(group_id)
+            group = coord.get_group(group_id)
             all_expired, expired = expired_offsets(self._store, group_id, group, now, retention_ms)
             self._write_offsets(group_id, [(tp, None) for tp in expired])
             expired_all += [(group_id, t, p) for t, p in expired]
             if all_expired and group is not None and group.is_empty():
-                coord.delete_group_metadata(group_id)
+                if group.group_type == "consumer":
+                    delete_consumer_group(coord, group)
+                else:
+                    coord.delete_group_metadata(group_id)
         return expired_all
 
 

@@ -1,6 +1,6 @@
 """Which offsets expire and which topics a group subscribes to (KIP-211, KIP-496 as trunk does it).
 
-Pure functions over an OffsetStore and a ClassicGroup; the OffsetManager writes the tombstones.
+Pure functions over an OffsetStore and a group (classic or consumer); the OffsetManager writes the tombstones.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
     subscribed: set[str] = set()
     protocol_type = None if group is None else (group.protocol_type or None)
     if protocol_type is None:
+        base_of = _commit_time
+    elif group.group_type == "consumer":
+        # a KIP-848 group (ConsumerGroup.isSubscribedToTopic): commit time, unsubscribed topics only
+        subscribed = set(group.subscriber_counts)
         base_of = _commit_time
     elif group.state == "Empty":
         state_ts = group.current_state_timestamp

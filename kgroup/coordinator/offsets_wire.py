@@ -107,6 +107,8 @@ class FetchGroup:
 
     group_id: str
     topics: list[tuple[object, str | None, list[int]]] | None   # (name or id, resolved name, partitions)
+    member_id: str | None = None     # v9+: the fetching member of a consumer group, and its epoch
+    member_epoch: int = -1
 
 
 def fetch_groups(request, names_by_id: dict) -> tuple[list[FetchGroup], bool]:
@@ -126,7 +128,7 @@ def fetch_groups(request, names_by_id: dict) -> tuple[list[FetchGroup], bool]:
                       for t in g.topics]
         else:
             topics = [(t.name, t.name, list(t.partition_indexes)) for t in g.topics]
-        groups.append(FetchGroup(g.group_id, topics))
+        groups.append(FetchGroup(g.group_id, topics, *((g.member_id, g.member_epoch) if v >= 9 else ())))
     return groups, require_stable
 
 

@@ -2,9 +2,9 @@
 
 One dispatch by the record's key type, as Kafka's ``GroupMetadataManager.replay`` and
 ``OffsetMetadataManager.replay`` do: OffsetCommit records go through the offsets manager's one
-apply path (the one live commits take too), GroupMetadata records rebuild classic groups. A new
-group type (KIP-848's ``consumer``, ``connect``) registers the key types of its records in
-``REPLAY``. Replay applies records; it never appends any.
+apply path (the one live commits take too), GroupMetadata records rebuild classic groups, and the
+KIP-848 consumer group's records (types 3-8) go through ``consumer_records.apply``. A new group
+type (``connect``) registers the key types of its records in ``REPLAY``. Replay applies records; it never appends any.
 """
 
 from __future__ import annotations
@@ -71,5 +71,12 @@ def replay_offset_commit(coord, key, value, offset, entry) -> None:
     coord.offsets.replay(key, value, offset, entry)
 
 
-# key type -> replay; the KIP-848 consumer group's records (key types 3-8) will join here
-REPLAY = {0: replay_offset_commit, 1: replay_offset_commit, GROUP_METADATA: replay_classic_group}
+def _consumer_group_replays() -> dict:
+    from .consumer_records import replay_functions
+    return replay_functions()
+
+
+# key type -> replay; the KIP-848 consumer group's records (key types 3-8) apply through
+# consumer_records.apply, the path a live heartbeat takes too
+REPLAY = {0: replay_offset_commit, 1: replay_offset_commit, GROUP_METADATA: replay_classic_group,
+          **_consumer_group_replays()}

@@ -71,10 +71,13 @@ def _mb(size: int) -> str:
 
 
 def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,
-                   spark_conf: dict, split_bytes: int, threshold: int) -> int:
+                   spark_conf: dict, split_bytes: int, threshold: int, cluster=None, follow=False) -> int:
     """Pick the engine and the output format, then decode; common holds the view, family, filters,
-    --until cut-offs and --strict."""
+    --until cut-offs and --strict. With `cluster` (a `connect()` for a ClusterClient) the records come
+    from a running cluster instead of paths (`live`), on the local engine."""
     view = common["view"]
+    if cluster is not None:
+        return _decode_cluster(cluster, output, explicit_output, engine, out, common, follow)
     if engine == "spark" and output == "dump-log":
         raise OptionError("-o dump-log runs on the local engine only (it prints one file at a time)")
     engine = choose_engine(engine, paths, threshold, output)
@@ -94,9 +97,46 @@ def decode_offsets(paths, output, explicit_output: bool, engine: str, out, commo
 
         return decode_spark(paths, output=output, master=master, spark_conf=spark_conf, out=out,
                             split_bytes=split_bytes, **common)
+    return _to_stream_or_out(lambda **kw: run.decode(paths, output=output, progress=progress, **common, **kw),
+                             out, view, output)
+
+
+def _to_stream_or_out(decode, out, view: str, output: str) -> int:
+    """Run a local decode onto stdout, or into one file in a new --out DIR."""
     if out is None:
-        return run.decode(paths, output=output, progress=progress, **common)
+        return decode()
     prepare_out_dir(out)
     os.makedirs(out)
     with open(output_file(out, view, output), "w", encoding="utf-8") as stream:
-        return run.decode(paths, output=output, progress=progress, stream=stream, **common)
+        return decode(stream=stream)
+
+
+def _decode_cluster(connect, output, explicit_output, engine, out, common, follow) -> int:
+    """The option rules of a cluster read (`live`): local engine, no kafka-dump-log text, and
+    --follow only for formats that stream (jsonl, csv) over records with no --until cut-off."""
+    from .live import decode_cluster
+
+    if engine == "spark":
+        raise OptionError("--bootstrap-server reads the cluster in this process: --engine spark "
+                          "decodes files only")
+    if engine == "auto":
+        note("note: --engine auto: decoding locally (a cluster is read by the local engine)")
+    if output == "dump-log":
+        raise OptionError("-o dump-log prints a segment file as kafka-dump-log does; "
+                          "a cluster has no files (use -o jsonl)")
+    if out is not None and not explicit_output:
+        output = "jsonl"
+    if output == "parquet":
+        raise OptionError("-o parquet needs the Spark engine, which decodes files only")
+    if follow:
+        if common["view"] != "records":
+            raise OptionError("--follow streams records; --view state is the state at one moment "
+                              "(run it again for a newer one)", "--follow")
+        if common["until_offset"] is not None or common["until_time"] is not None:
+            raise OptionError("--follow streams new records; --until-offset / --until-time stop "
+                              "at a point in the past", "--follow")
+        if output not in ("jsonl", "csv"):
+            raise OptionError(f"--follow writes records as they arrive: -o jsonl or csv, not {output}",
+                              "--follow")
+    return _to_stream_or_out(lambda **kw: decode_cluster(connect, output=output, follow=follow, **common, **kw),
+                             out, common["view"], output)

@@ -97,6 +97,16 @@ class StateSink:
         render_state(self.state, self.output, self.filter, self.stream)
 
 
+def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: ProblemLog):
+    """The sink for a view and format; every source (files, a cluster) feeds it batches in log order,
+    decoded rows or, where the sink's ``decode`` is False, the batch's undecoded records."""
+    if view == "state":
+        return StateSink(output, row_filter, stream, problems)
+    if output == "dump-log":
+        return DumpLogSink(stream)
+    return RowSink(output, row_filter, stream)
+
+
 def default_progress(view: str) -> bool:
     """Progress by default only when stderr is a terminal, and not when records stream to that
     terminal too (the meter's line would end up inside the printed records)."""
@@ -118,12 +128,7 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
         note(str(problem))
 
     problems = ProblemLog(strict=strict, report=report)
-    if view == "state":
-        sink = StateSink(output, row_filter, stream, problems)
-    elif output == "dump-log":
-        sink = DumpLogSink(stream)
-    else:
-        sink = RowSink(output, row_filter, stream)
+    sink = make_sink(view, output, row_filter, stream, problems)
 
     def body() -> int:
         nonlocal meter

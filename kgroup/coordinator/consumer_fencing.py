@@ -1,0 +1,73 @@
+"""Fencing consumer-group members, and the timers that fence them (Kafka's
+``consumerGroupFenceMember``, ``scheduleConsumerGroupSessionTimeout``,
+``scheduleConsumerGroupRebalanceTimeout``).
+
+A fenced member's records are tombstoned and the group epoch moves on, so the next heartbeat of
+any member computes a target without it. The session timer fences a member that stopped
+heartbeating (a static member parked at epoch -2 included); the rebalance timer fences a member
+that did not revoke in time — only if it still has the epoch it was scheduled at.
+"""
+
+from __future__ import annotations
+
+from . import consumer_records as rec
+from .consumer_group import ConsumerGroup, ConsumerGroupMember, member_timer_keys
+from .consumer_target import subscribed_topics
+from .reconciliation import UNREVOKED_PARTITIONS
+
+
+def fence_member(coord, group: ConsumerGroup, member_id: str) -> None:
+    fence_members(coord, group, [member_id])
+
+
+def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
+    """Kafka's consumerGroupFenceMember(s): the members' records go, the group epoch moves on once."""
+    group_id = group.group_id
+    records = []
+    counts = dict(group.subscriber_counts)
+    for member_id in member_ids:
+        records += rec.member_tombstones(group_id, member_id)
+        for name in group.members[member_id].subscribed_topic_names:
+            counts[name] -= 1
+    topics = subscribed_topics(coord.topic_image, [name for name, count in counts.items() if count])
+    if topics != group.subscribed_topics:
+        records.append(rec.partition_metadata_record(group_id, topics))
+    records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))
+    rec.write(coord, records)
+    for member_id in member_ids:
+        for key in member_timer_keys(group_id, member_id):
+            coord.cancel(key)
+
+
+def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = None) -> None:
+    group = coord.get_group(group_id)
+    if group is None or group.group_type != ConsumerGroup.group_type:
+        return
+    member = group.members.get(member_id)
+    if member is None or (epoch is not None and member.member_epoch != epoch):
+        return
+    fence_member(coord, group, member_id)
+
+
+def schedule_session_timeout(coord, group_id: str, member_id: str) -> None:
+    session_key = member_timer_keys(group_id, member_id)[0]
+    coord.schedule(session_key, coord.config.group_consumer_session_timeout_ms,
+                   lambda: _fence_on_timeout(coord, group_id, member_id))
+
+
+def schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember) -> None:
+    key = member_timer_keys(group_id, member.member_id)[1]
+    if member.state != UNREVOKED_PARTITIONS:
+        coord.cancel(key)
+        return
+    epoch = member.member_epoch
+    coord.schedule(key, max(member.rebalance_timeout_ms, 0),
+                   lambda: _fence_on_timeout(coord, group_id, member.member_id, epoch))
+
+
+def restart_sessions(coord, group: ConsumerGroup) -> None:
+    """After a load: every member's session restarts, revocations in flight get their timeout."""
+    for member in group.members.values():
+        schedule_session_timeout(coord, group.group_id, member.member_id)
+        if member.state == UNREVOKED_PARTITIONS:
+            schedule_rebalance_timeout(coord, group.group_id, member)

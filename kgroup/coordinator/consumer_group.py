@@ -1,0 +1,226 @@
+"""The KIP-848 ``consumer`` group (Kafka's ``ConsumerGroup`` and ``ConsumerGroupMember``).
+
+The group's state is exactly what its records say (types 3-8): the heartbeat handler decides on
+records, and ``consumer_records.apply`` changes the group by them, the same path
+``from_records`` takes. Members are immutable values: a change builds a new member
+(``evolve``) and puts it in the member map, so the undo journal keeps one tuple per change and a
+heartbeat that changes nothing copies nothing.
+
+Topic ids are ``uuid.UUID``; assignments are ``{topic id: frozenset of partitions}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Mapping
+
+from .reconciliation import EMPTY, STABLE
+
+EMPTY_STATE, ASSIGNING, RECONCILING, STABLE_STATE = "Empty", "Assigning", "Reconciling", "Stable"
+
+LEAVE_EPOCH = -1            # MemberEpoch of a leaving member
+STATIC_LEAVE_EPOCH = -2     # MemberEpoch of a static member's temporary leave
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMember:
+    member_id: str
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: int = STABLE
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: frozenset = frozenset()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    assigned: Mapping = field(default_factory=dict)
+    pending_revocation: Mapping = field(default_factory=dict)
+
+    def evolve(self, **changes) -> "ConsumerGroupMember":
+        """A copy with ``changes``; a new member epoch moves the old one to ``previous_member_epoch``
+        (Kafka's Builder.updateMemberEpoch)."""
+        if "member_epoch" in changes and "previous_member_epoch" not in changes:
+            changes["previous_member_epoch"] = self.member_epoch
+        return replace(self, **changes)
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        return self.state == STABLE and self.member_epoch == epoch
+
+    def subscription(self) -> tuple:
+        """The fields of its ConsumerGroupMemberMetadata record."""
+        return (self.instance_id, self.rack_id, self.client_id, self.client_host,
+                self.subscribed_topic_names, self.subscribed_topic_regex,
+                self.rebalance_timeout_ms, self.server_assignor)
+
+    def assignment_state(self) -> tuple:
+        """The fields of its ConsumerGroupCurrentMemberAssignment record."""
+        return (self.member_epoch, self.previous_member_epoch, self.state, self.assigned,
+                self.pending_revocation)
+
+
+@dataclass(frozen=True, slots=True)
+class SubscribedTopic:
+    """A subscribed topic as the group last read it from the metadata image."""
+
+    topic_id: object
+    name: str
+    num_partitions: int
+
+
+class ConsumerGroup:
+    """One consumer group; every change goes through ``undo`` (the coordinator's journal)."""
+
+    group_type: ClassVar[str] = "consumer"
+    protocol_type: ClassVar[str] = "consumer"
+
+    def __init__(self, group_id: str, undo=None):
+        from .undo import NO_UNDO
+        self.group_id = group_id
+        self.undo = undo if undo is not None else NO_UNDO
+        self.listener = None
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ConsumerGroupMember] = {}
+        self.static_members: dict[str, str] = {}         # instance id -> member id
+        self.target: dict[str, Mapping] = {}              # member id -> its target row
+        self.partition_epochs: dict[tuple, int] = {}      # (topic id, partition) -> owner's epoch
+        self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
+        self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
+        self.metadata_version = -1    # the coordinator's image version subscribed_topics was read at
+
+    # ---- the Group seam -----------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        """Kafka's ConsumerGroup.maybeUpdateGroupState, computed when asked."""
+        if not self.members:
+            return EMPTY_STATE
+        if self.group_epoch > self.assignment_epoch:
+            return ASSIGNING
+        epoch = self.assignment_epoch
+        if all(m.is_reconciled_to(epoch) for m in self.members.values()):
+            return STABLE_STATE
+        return RECONCILING
+
+    def snapshot(self) -> "ConsumerGroupSnapshot":
+        return ConsumerGroupSnapshot(
+            group_id=self.group_id, state=self.state, group_epoch=self.group_epoch,
+            assignment_epoch=self.assignment_epoch, members=tuple(self.members.values()),
+            target={m: dict(row) for m, row in self.target.items()},
+            static_members=dict(self.static_members),
+            subscribed_topics=dict(self.subscribed_topics))
+
+    def listed(self) -> tuple[str, str, str, str]:
+        return self.group_id, self.protocol_type, self.state, self.group_type
+
+    def timer_keys(self) -> list:
+        return [key for member_id in self.members for key in member_timer_keys(self.group_id, member_id)]
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    # ---- reads -------------------------------------------------------------------------
+    def partition_epoch(self, topic_id, partition: int) -> int:
+        return self.partition_epochs.get((topic_id, partition), -1)
+
+    def target_row(self, member_id: str) -> Mapping:
+        return self.target.get(member_id, EMPTY)
+
+    def static_member(self, instance_id: str | None) -> ConsumerGroupMember | None:
+        member_id = self.static_members.get(instance_id) if instance_id is not None else None
+        return None if member_id is None else self.members.get(member_id)
+
+    # ---- changes (made by applying records) ------------------------------------------------
+    def set_field(self, name: str, value) -> None:
+        old = getattr(self, name)
+        if old != value:
+            self.undo.push(setattr, self, name, old)
+            setattr(self, name, value)
+
+    def put_member(self, member: ConsumerGroupMember) -> None:
+        """Add or replace a member; keeps the static map, subscriber counts and partition epochs."""
+        undo = self.undo
+        old = self.members.get(member.member_id)
+        if old is not None:
+            if old.subscribed_topic_names != member.subscribed_topic_names:
+                self._count(old.subscribed_topic_names, -1)
+                self._count(member.subscribed_topic_names, +1)
+            if old.assignment_state() != member.assignment_state():
+                self._own(old, remove=True)
+                self._own(member, remove=False)
+        else:
+            self._count(member.subscribed_topic_names, +1)
+            self._own(member, remove=False)
+        undo.dict_put(self.members, member.member_id, member)
+        if member.instance_id is not None and self.static_members.get(member.instance_id) != member.member_id:
+            undo.dict_put(self.static_members, member.instance_id, member.member_id)
+
+    def remove_member(self, member_id: str) -> None:
+        member = self.members.get(member_id)
+        if member is None:
+            return
+        self._count(member.subscribed_topic_names, -1)
+        self._own(member, remove=True)
+        undo = self.undo
+        if undo.first_change((self, "members")):
+            # the member map's order is the members' order (describe, snapshots): a revert puts
+            # the map back as it was, not the removed member last
+            undo.push(_restore_map, self.members, dict(self.members))
+        del self.members[member_id]
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
+            self.undo.dict_del(self.static_members, member.instance_id)
+
+    def set_target_row(self, member_id: str, row: Mapping | None) -> None:
+        if row is None:
+            if member_id in self.target:
+                self.undo.dict_del(self.target, member_id)
+        else:
+            self.undo.dict_put(self.target, member_id, row)
+
+    def _count(self, names, delta: int) -> None:
+        counts, undo = self.subscriber_counts, self.undo
+        for name in names:
+            value = counts.get(name, 0) + delta
+            if value:
+                undo.dict_put(counts, name, value)
+            elif name in counts:
+                undo.dict_del(counts, name)
+
+    def _own(self, member: ConsumerGroupMember, remove: bool) -> None:
+        """Kafka's addPartitionEpochs / removePartitionEpochs for assigned and pending partitions."""
+        epochs, undo = self.partition_epochs, self.undo
+        for partitions in (member.assigned, member.pending_revocation):
+            for topic_id, parts in partitions.items():
+                for partition in parts:
+                    key = (topic_id, partition)
+                    if remove:
+                        if key in epochs:
+                            undo.dict_del(epochs, key)
+                    else:
+                        undo.dict_put(epochs, key, member.member_epoch)
+
+
+def _restore_map(target: dict, saved: dict) -> None:
+    target.clear()
+    target.update(saved)
+
+
+def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str]:
+    """The session and rebalance (revocation) timers of a member, under Kafka's key names."""
+    return (f"session-timeout-{group_id}-{member_id}", f"rebalance-timeout-{group_id}-{member_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupSnapshot:
+    """An immutable view of a consumer group for embedders (``GroupCoordinator.group``)."""
+
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    members: tuple
+    target: dict
+    static_members: dict
+    subscribed_topics: dict

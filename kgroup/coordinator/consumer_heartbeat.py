@@ -1,0 +1,302 @@
+"""ConsumerGroupHeartbeat (API 68, KIP-848): Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``.
+
+One heartbeat is one coordinator operation. It first plans without changing anything — checks,
+the member as it will be stored, the new group epoch and, if that moved, the new target
+assignment (the only step that can fail late: the assignor) — then applies its records in order
+through ``consumer_records`` (static replacement, member metadata, partition metadata, group epoch,
+target rows and target epoch, current assignment) and appends them as one batch. A steady
+heartbeat writes nothing: it checks the epoch, reschedules the session timer and answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
+                                 GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, UNKNOWN_MEMBER_ID,
+                                 UNKNOWN_SERVER_ERROR, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR)
+from kgroup.protocol import ConsumerGroupHeartbeatResponse
+
+from . import consumer_records as rec
+from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
+from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
+from .consumer_target import (TargetAssignmentError, compute_target, preferred_assignor,
+                              subscribed_topics, subscriber_counts)
+from .reconciliation import UNKNOWN, ReconciliationError, reconcile
+
+_Assignment = ConsumerGroupHeartbeatResponse.Assignment
+_TopicPartitions = _Assignment.TopicPartitions
+
+
+class HeartbeatError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host: str):
+    version = request.API_VERSION
+    try:
+        response = _heartbeat(coord, request, version, client_id, client_host)
+    except (HeartbeatError, ReconciliationError) as exc:
+        response = ConsumerGroupHeartbeatResponse(
+            version=version, throttle_time_ms=0, error_code=exc.code, error_message=str(exc),
+            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
+    return coord.done_reply(response)
+
+
+# ---- checks (throwIfConsumerGroupHeartbeatRequestIsInvalid) ----------------------------------
+def _blank(text) -> bool:
+    return text is not None and not text.strip()
+
+
+def validate(request, version: int, assignors: tuple) -> None:
+    epoch = request.member_epoch
+    if (version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not (request.member_id or "").strip():
+        raise HeartbeatError(INVALID_REQUEST, "MemberId can't be empty.")
+    if not (request.group_id or "").strip():
+        raise HeartbeatError(INVALID_REQUEST, "GroupId can't be empty.")
+    if _blank(request.instance_id):
+        raise HeartbeatError(INVALID_REQUEST, "InstanceId can't be empty.")
+    if _blank(request.rack_id):
+        raise HeartbeatError(INVALID_REQUEST, "RackId can't be empty.")
+    regex = getattr(request, "subscribed_topic_regex", None) if version >= 1 else None
+    if epoch == 0:
+        if request.rebalance_timeout_ms == -1:
+            raise HeartbeatError(INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+        if request.topic_partitions is None or request.topic_partitions:
+            raise HeartbeatError(INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+        if request.subscribed_topic_names is None and regex is None:
+            raise HeartbeatError(INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex "
+                                                  "must be non-null when (re-)joining.")
+    elif epoch == STATIC_LEAVE_EPOCH:
+        if request.instance_id is None:
+            raise HeartbeatError(INVALID_REQUEST, "InstanceId can't be null.")
+    elif epoch < STATIC_LEAVE_EPOCH:
+        raise HeartbeatError(INVALID_REQUEST, "MemberEpoch is invalid.")
+    if request.server_assignor is not None and request.server_assignor not in assignors:
+        raise HeartbeatError(UNSUPPORTED_ASSIGNOR, f"ServerAssignor {request.server_assignor} is not "
+                                                   f"supported. Supported assignors: {', '.join(assignors)}.")
+    if regex:
+        raise HeartbeatError(INVALID_REQUEST, "SubscribedTopicRegex is not supported by this coordinator yet.")
+
+
+def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
+    if epoch > member.member_epoch:
+        raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch "
+                                                  f"({epoch}) than the one known by the group coordinator "
+                                                  f"({member.member_epoch}). The member must abandon all "
+                                                  f"its partitions and rejoin.")
+    if epoch < member.member_epoch:
+        if epoch != member.previous_member_epoch or owned is None or not _subset(owned, member.assigned):
+            raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member "
+                                                      f"epoch ({epoch}) than the one known by the group "
+                                                      f"coordinator ({member.member_epoch}). The member "
+                                                      f"must abandon all its partitions and rejoin.")
+
+
+def _subset(owned, assigned) -> bool:
+    return all(parts <= assigned.get(topic_id, frozenset()) for topic_id, parts in owned.items() if parts)
+
+
+def _owned(request):
+    if request.topic_partitions is None:
+        return None
+    owned: dict = {}
+    for tp in request.topic_partitions:
+        if tp.partitions:
+            owned[tp.topic_id] = owned.get(tp.topic_id, frozenset()) | frozenset(tp.partitions)
+    return owned
+
+
+# ---- the operation ------------------------------------------------------------------------
+def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
+    config = coord.config
+    validate(request, version, config.group_consumer_assignors)
+    group_id, member_id, epoch = request.group_id, request.member_id, request.member_epoch
+    if epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        return _leave(coord, request, version)
+    group = _group_for(coord, group_id, join=epoch == 0)
+    if len(group.members) >= config.group_consumer_max_size and (not member_id or member_id not in group.members):
+        raise HeartbeatError(GROUP_MAX_SIZE_REACHED,
+                             f"The consumer group has reached its maximum capacity of "
+                             f"{config.group_consumer_max_size} members.")
+    if not member_id:
+        member_id = new_member_id(coord)
+    owned = _owned(request)
+    records: list = []
+    member, replaced = _member_for(group, request, member_id, epoch, owned, records)
+    if member.state == UNKNOWN and (owned is None or any(owned.values())):
+        raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member {member_id} is in an unknown state.")
+
+    updated = _updated(member, request, client_id, client_host)
+    bump = group.group_epoch == 0
+    if updated.subscription() != member.subscription() or member_id not in group.members and replaced is None:
+        records.append(rec.member_metadata_record(group_id, updated))
+        bump |= updated.subscribed_topic_names != member.subscribed_topic_names
+    topics = group.subscribed_topics
+    if bump or group.metadata_version != coord.topic_image_version:
+        topics = subscribed_topics(coord.topic_image, subscriber_counts(group, member, updated))
+        if topics != group.subscribed_topics:
+            records.append(rec.partition_metadata_record(group_id, topics))
+            bump = True
+    group_epoch = group.group_epoch + 1 if bump else group.group_epoch
+    if bump:
+        records.append(rec.group_epoch_record(group_id, group_epoch))
+    if group_epoch > group.assignment_epoch:
+        name = preferred_assignor(group, updated, replaced, config.group_consumer_assignors[0])
+        try:
+            target = compute_target(group, updated, replaced, topics, name, group_epoch)
+        except TargetAssignmentError as exc:
+            raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
+        for row_member, row in target.items():
+            old_row = group.target.get(replaced if row_member == member_id and replaced else row_member)
+            if old_row != row or row_member not in group.target:
+                records.append(rec.target_member_record(group_id, row_member, row))
+        records.append(rec.target_epoch_record(group_id, group_epoch))
+
+    stored_group = coord.get_group(group_id)
+    if stored_group is not None and stored_group is not group:
+        coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
+    group = _apply(coord, group, records)
+    group.set_field("metadata_version", coord.topic_image_version)
+    stored = group.members[member_id]
+    reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned,
+                           group.partition_epoch)
+    if reconciled is not stored:
+        records.append(rec.current_assignment_record(group_id, reconciled))
+        rec.apply_all(coord, records[-1:])
+        schedule_rebalance_timeout(coord, group_id, reconciled)
+    rec.append(coord, records)
+    schedule_session_timeout(coord, group_id, member_id)
+    full = epoch == 0 or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
+                          and request.topic_partitions is not None)
+    changed = reconciled.assigned != member.assigned
+    return ConsumerGroupHeartbeatResponse(
+        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
+        member_epoch=reconciled.member_epoch, heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+        assignment=_assignment(reconciled.assigned) if full or changed else None)
+
+
+def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
+    """The consumer group; on a join, a new one (not stored until its first record is applied; an
+    empty classic group of that id is deleted then)."""
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == ConsumerGroup.group_type:
+        return group
+    if group is None and join:
+        return ConsumerGroup(group_id)
+    if group is None:
+        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    if join and group.is_empty():
+        return ConsumerGroup(group_id)     # an empty classic group gives way once the join is planned
+    raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+
+def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned, records: list):
+    """(the member as stored or newly made, the member id a static member replaces or None)."""
+    instance_id = request.instance_id
+    if instance_id is None:
+        member = group.members.get(member_id)
+        if member is None:
+            if epoch != 0:
+                raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                                        f"{group.group_id}.")
+            member = ConsumerGroupMember(member_id, member_epoch=0)
+        check_epoch(member, epoch, owned)
+        return member, None
+    existing = group.static_member(instance_id)
+    if epoch == 0:
+        if existing is None:
+            member = group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
+            check_epoch(member, epoch, owned)
+            return member, None
+        if existing.member_epoch != STATIC_LEAVE_EPOCH:
+            raise HeartbeatError(UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                                         f"{instance_id} cannot join the group because the "
+                                                         f"instance id is owned by {existing.member_id} member.")
+        member = existing.evolve(member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        records += rec.member_tombstones(group.group_id, existing.member_id)
+        records.append(rec.member_metadata_record(group.group_id, member))
+        records.append(rec.target_member_record(group.group_id, member_id, group.target_row(existing.member_id)))
+        records.append(rec.current_assignment_record(group.group_id, member))
+        return member, existing.member_id
+    _check_static(group, existing, instance_id, member_id)
+    check_epoch(existing, epoch, owned)
+    return existing, None
+
+
+def _check_static(group: ConsumerGroup, existing, instance_id: str, member_id: str) -> None:
+    if existing is None:
+        raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if existing.member_id != member_id:
+        raise HeartbeatError(FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
+                                                 f"is not the member owning the instance id "
+                                                 f"({existing.member_id}).")
+
+
+def _updated(member: ConsumerGroupMember, request, client_id: str, client_host: str) -> ConsumerGroupMember:
+    changes = {}
+    for field, value in (("instance_id", request.instance_id), ("rack_id", request.rack_id),
+                         ("server_assignor", request.server_assignor)):
+        if value is not None and value != getattr(member, field):
+            changes[field] = value
+    if request.rebalance_timeout_ms != -1 and request.rebalance_timeout_ms != member.rebalance_timeout_ms:
+        changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
+    if request.subscribed_topic_names is not None:
+        names = frozenset(request.subscribed_topic_names)
+        if names != member.subscribed_topic_names:
+            changes["subscribed_topic_names"] = names
+    if client_id != member.client_id:
+        changes["client_id"] = client_id
+    if client_host != member.client_host:
+        changes["client_host"] = client_host
+    return member.evolve(**changes) if changes else member
+
+
+def _apply(coord, group: ConsumerGroup, records: list) -> ConsumerGroup:
+    """Apply the records (appended later, as one batch); the group as stored afterwards."""
+    rec.apply_all(coord, records)
+    return coord.get_group(group.group_id) if records else group
+
+
+def _assignment(assigned) -> object:
+    return _Assignment(topic_partitions=[_TopicPartitions(topic_id=t, partitions=sorted(p))
+                                         for t, p in sorted(assigned.items(), key=lambda i: i[0].bytes)])
+
+
+def new_member_id(coord) -> str:
+    """Kafka's Uuid.randomUuid().toString(): 22 URL-safe base64 characters (from the coordinator's
+    uuid source, so tests choose it)."""
+    raw = coord.uuid_source()
+    try:
+        raw_bytes = uuid.UUID(raw).bytes
+    except ValueError:
+        return raw
+    return base64.urlsafe_b64encode(raw_bytes).decode().rstrip("=")
+
+
+# ---- leaving and fencing ------------------------------------------------------------------
+def _leave(coord, request, version: int):
+    group_id, member_id, instance_id = request.group_id, request.member_id, request.instance_id
+    group = coord.get_group(group_id)
+    if group is None or group.group_type != ConsumerGroup.group_type:
+        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    if instance_id is None:
+        member = group.members.get(member_id)
+        if member is None:
+            raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+    else:
+        member = group.static_member(instance_id)
+        _check_static(group, member, instance_id, member_id)
+    if request.member_epoch == STATIC_LEAVE_EPOCH:
+        parked = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.previous_member_epoch,
+                               pending_revocation={})
+        rec.write(coord, [rec.current_assignment_record(group_id, parked)])
+    else:
+        fence_member(coord, group, member_id)
+    return ConsumerGroupHeartbeatResponse(
+        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
+        member_epoch=request.member_epoch, heartbeat_interval_ms=0, assignment=None)

@@ -1,0 +1,43 @@
+"""Offsets of KIP-848 consumer groups: the member epoch is the generation (Kafka's
+``ConsumerGroup.validateOffsetCommit`` / ``validateOffsetFetch``).
+
+A commit or fetch without a member (epoch < 0) is an admin's and is accepted while the group has
+no members; otherwise the member must exist and name its current epoch exactly — a member in the
+middle of a revocation commits with the epoch it has, not the one it is moving to.
+"""
+
+from __future__ import annotations
+
+from kgroup.kafka_errors import (ILLEGAL_GENERATION, NONE, STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID,
+                                 UNSUPPORTED_VERSION)
+
+# OffsetCommit v9 is the first a consumer-protocol member may use (Kafka's
+# ConsumerGroup.validateOffsetCommit: "OffsetCommit version 9 or above must be used ...")
+FIRST_MODERN_COMMIT_VERSION = 9
+
+
+def validate_commit(group, member_id: str, member_epoch: int, version: int, transactional: bool) -> int:
+    """0 or the error every partition of the commit gets."""
+    if member_epoch < 0 and not group.members:
+        return NONE
+    member = group.members.get(member_id)
+    if member is None:
+        return UNKNOWN_MEMBER_ID
+    if not transactional and version < FIRST_MODERN_COMMIT_VERSION:
+        return UNSUPPORTED_VERSION
+    if member_epoch != member.member_epoch:
+        # a transactional commit reports a stale epoch as ILLEGAL_GENERATION (validateTransactionalOffsetCommit)
+        return ILLEGAL_GENERATION if transactional else STALE_MEMBER_EPOCH
+    return NONE
+
+
+def validate_fetch(group, member_id: str | None, member_epoch: int) -> int:
+    """0 or the group-level error of an OffsetFetch (v9+ carries the member id and epoch)."""
+    if member_id is None and member_epoch < 0:
+        return NONE
+    member = group.members.get(member_id)
+    if member is None:
+        return UNKNOWN_MEMBER_ID
+    if member_epoch != member.member_epoch:
+        return STALE_MEMBER_EPOCH
+    return NONE

@@ -1,0 +1,191 @@
+"""The consumer group's records (key types 3-8) and the one path that applies them.
+
+A consumer-group operation decides on a list of ``Record`` values (type, key data, value data or
+None for a tombstone), applies each to the group with ``apply`` and appends them all as one batch — the function ``from_records`` calls for the same records read back from the log
+(Kafka's ``GroupMetadataManager.replay`` overloads). So the live state and the replayed state
+cannot drift apart: there is one definition of what a record means.
+
+Record data uses kafka-dump-log's field names (``kgroup.records``' encoders); topic ids travel
+as ``uuid.UUID`` here and come back from the decoder as 16 bytes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+from typing import Mapping, NamedTuple
+
+from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+
+METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
+TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
+CONSUMER_RECORD_TYPES = (METADATA, PARTITION_METADATA, MEMBER_METADATA,
+                         TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT)
+
+
+class Record(NamedTuple):
+    record_type: int
+    key: dict
+    value: dict | None     # None: a tombstone
+
+
+# ---- builders (Kafka's GroupCoordinatorRecordHelpers) --------------------------------------
+def group_epoch_record(group_id: str, epoch: int) -> Record:
+    return Record(METADATA, {"groupId": group_id}, {"epoch": epoch})
+
+
+def partition_metadata_record(group_id: str, topics: Mapping[str, SubscribedTopic]) -> Record:
+    return Record(PARTITION_METADATA, {"groupId": group_id}, {"topics": [
+        {"topicId": t.topic_id, "topicName": t.name, "numPartitions": t.num_partitions,
+         "partitionMetadata": []}
+        for t in sorted(topics.values(), key=lambda t: t.name)]})
+
+
+def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> Record:
+    return Record(MEMBER_METADATA, {"groupId": group_id, "memberId": m.member_id}, {
+        "instanceId": m.instance_id, "rackId": m.rack_id, "clientId": m.client_id,
+        "clientHost": m.client_host, "subscribedTopicNames": sorted(m.subscribed_topic_names),
+        "subscribedTopicRegex": m.subscribed_topic_regex if m.subscribed_topic_regex is not None else "",
+        "rebalanceTimeoutMs": m.rebalance_timeout_ms, "serverAssignor": m.server_assignor,
+        "classicMemberMetadata": None})
+
+
+def target_epoch_record(group_id: str, epoch: int) -> Record:
+    return Record(TARGET_ASSIGNMENT_METADATA, {"groupId": group_id}, {"assignmentEpoch": epoch})
+
+
+def target_member_record(group_id: str, member_id: str, row: Mapping) -> Record:
+    return Record(TARGET_ASSIGNMENT_MEMBER, {"groupId": group_id, "memberId": member_id},
+                  {"topicPartitions": _partitions_out(row)})
+
+
+def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Record:
+    return Record(CURRENT_MEMBER_ASSIGNMENT, {"groupId": group_id, "memberId": m.member_id}, {
+        "memberEpoch": m.member_epoch, "previousMemberEpoch": m.previous_member_epoch,
+        "state": m.state, "assignedPartitions": _partitions_out(m.assigned),
+        "partitionsPendingRevocation": _partitions_out(m.pending_revocation)})
+
+
+def tombstone(record_type: int, group_id: str, member_id: str | None = None) -> Record:
+    key = {"groupId": group_id} if member_id is None else {"groupId": group_id, "memberId": member_id}
+    return Record(record_type, key, None)
+
+
+def member_tombstones(group_id: str, member_id: str) -> list[Record]:
+    """Kafka's removeMember order: current assignment, target row, member metadata."""
+    return [tombstone(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id),
+            tombstone(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
+            tombstone(MEMBER_METADATA, group_id, member_id)]
+
+
+def _partitions_out(row: Mapping) -> list[dict]:
+    return [{"topicId": topic_id, "partitions": sorted(parts)}
+            for topic_id, parts in sorted(row.items(), key=lambda item: item[0].bytes) if parts]
+
+
+def _partitions_in(items) -> dict:
+    return {_topic_id(t["topicId"]): frozenset(t["partitions"]) for t in items if t["partitions"]}
+
+
+def _topic_id(raw) -> uuid.UUID:
+    return raw if isinstance(raw, uuid.UUID) else uuid.UUID(bytes=bytes(raw))
+
+
+# ---- writing and applying ------------------------------------------------------------------
+def write(coord, records: list[Record]) -> None:
+    """Apply ``records`` in order, then append them as one batch."""
+    apply_all(coord, records)
+    append(coord, records)
+
+
+def apply_all(coord, records: list[Record]) -> None:
+    for record in records:
+        apply(coord, record.record_type, record.key, record.value)
+
+
+def append(coord, records: list[Record]) -> None:
+    """One LogEntry holding ``records`` (nothing when empty)."""
+    if not records:
+        return
+    from kgroup.records import encode_key, encode_value
+    coord.append_records([
+        (encode_key(r.record_type, r.key),
+         None if r.value is None else encode_value(r.record_type, 0, r.value))
+        for r in records])
+
+
+def replay_functions() -> dict:
+    """from_records' entries for key types 3-8 (``replay.REPLAY``)."""
+    return {record_type: partial(_replay, record_type) for record_type in CONSUMER_RECORD_TYPES}
+
+
+def _replay(record_type: int, coord, key, value, offset, entry) -> None:
+    apply(coord, record_type, key.data, None if value is None else value.data)
+
+
+def apply(coord, record_type: int, key: Mapping, value: Mapping | None) -> None:
+    group_id = key["groupId"]
+    group = coord.get_group(group_id)
+    if group is None or group.group_type != ConsumerGroup.group_type:
+        if value is None:
+            return
+        group = coord.create_consumer_group(group_id)
+    _APPLY[record_type](coord, group, key, value)
+
+
+def _apply_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    if value is None:
+        coord.remove_group(group.group_id)
+    else:
+        group.set_field("group_epoch", value["epoch"])
+
+
+def _apply_partition_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    topics = {} if value is None else {
+        t["topicName"]: SubscribedTopic(_topic_id(t["topicId"]), t["topicName"], t["numPartitions"])
+        for t in value["topics"]}
+    group.set_field("subscribed_topics", topics)
+
+
+def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    member_id = key["memberId"]
+    if value is None:
+        group.remove_member(member_id)
+        return
+    old = group.members.get(member_id) or ConsumerGroupMember(member_id)
+    regex = value.get("subscribedTopicRegex") or None
+    group.put_member(old.evolve(
+        instance_id=value.get("instanceId"), rack_id=value.get("rackId"),
+        client_id=value["clientId"], client_host=value["clientHost"],
+        subscribed_topic_names=frozenset(value["subscribedTopicNames"]),
+        subscribed_topic_regex=regex, rebalance_timeout_ms=value["rebalanceTimeoutMs"],
+        server_assignor=value.get("serverAssignor")))
+
+
+def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    group.set_field("assignment_epoch", 0 if value is None else value["assignmentEpoch"])
+
+
+def _apply_target_member(coord, group: ConsumerGroup, key, value) -> None:
+    group.set_target_row(key["memberId"], None if value is None else _partitions_in(value["topicPartitions"]))
+
+
+def _apply_current_assignment(coord, group: ConsumerGroup, key, value) -> None:
+    member_id = key["memberId"]
+    old = group.members.get(member_id)
+    if value is None:
+        if old is not None:     # Kafka keeps the member until its metadata tombstone, unassigned
+            group.put_member(old.evolve(member_epoch=-1, previous_member_epoch=-1, state=0,
+                                        assigned={}, pending_revocation={}))
+        return
+    old = old or ConsumerGroupMember(member_id)
+    group.put_member(old.evolve(
+        member_epoch=value["memberEpoch"], previous_member_epoch=value["previousMemberEpoch"],
+        state=value["state"], assigned=_partitions_in(value["assignedPartitions"]),
+        pending_revocation=_partitions_in(value["partitionsPendingRevocation"])))
+
+
+_APPLY = {METADATA: _apply_metadata, PARTITION_METADATA: _apply_partition_metadata,
+          MEMBER_METADATA: _apply_member_metadata, TARGET_ASSIGNMENT_METADATA: _apply_target_metadata,
+          TARGET_ASSIGNMENT_MEMBER: _apply_target_member,
+          CURRENT_MEMBER_ASSIGNMENT: _apply_current_assignment}

@@ -1,0 +1,95 @@
+"""Subscriptions and the target assignment of a consumer group (Kafka's ``TargetAssignmentBuilder``).
+
+Pure planning: these functions read the group as it is and the member the heartbeat is about to
+store (``updated``), and return what would change; the heartbeat turns that into records. The
+target is computed only when the group epoch moved past the assignment epoch, so a steady-state
+heartbeat never calls the assignor.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, MemberSubscription,
+                                         TopicMetadata, get_server_assignor)
+
+from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+
+
+class TargetAssignmentError(Exception):
+    """The assignor failed; the heartbeat answers UNKNOWN_SERVER_ERROR with this message."""
+
+
+def subscriber_counts(group: ConsumerGroup, old: ConsumerGroupMember | None,
+                      updated: ConsumerGroupMember | None) -> dict[str, int]:
+    """Topic name -> number of subscribers, with ``old`` replaced by ``updated`` (either may be None)."""
+    counts = dict(group.subscriber_counts)
+    if old is not None and old.member_id in group.members:
+        for name in old.subscribed_topic_names:
+            counts[name] -= 1
+            if not counts[name]:
+                del counts[name]
+    if updated is not None:
+        for name in updated.subscribed_topic_names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def subscribed_topics(image: Mapping[str, tuple], names) -> dict[str, SubscribedTopic]:
+    """The subscribed topics the metadata image knows (Kafka's computeSubscriptionMetadata)."""
+    out = {}
+    for name in sorted(names):
+        known = image.get(name)
+        if known is not None:
+            out[name] = SubscribedTopic(known[0], name, known[1])
+    return out
+
+
+def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None,
+                       default: str) -> str:
+    """The ServerAssignor most members ask for (ties: the first name in order), else ``default``
+    (``updated``: the member a heartbeat is about to store, counted in place of its old self)."""
+    counts: dict[str, int] = {}
+    for member in _members_with(group, updated, replaced).values():
+        if member.server_assignor is not None:
+            counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
+    if not counts:
+        return default
+    return min(counts, key=lambda name: (-counts[name], name))
+
+
+def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
+                   topics: Mapping[str, SubscribedTopic], assignor_name: str, epoch: int
+                   ) -> dict[str, dict]:
+    """member id -> its new target row, for every member (``replaced``: a static member's old id,
+    whose row the new member inherits)."""
+    members = _members_with(group, updated, replaced)
+    by_name = {t.name: t for t in topics.values()}
+    specs = {}
+    for member_id, member in members.items():
+        current = group.target.get(replaced if member_id == updated.member_id and replaced else member_id, {})
+        ids = frozenset(by_name[n].topic_id for n in member.subscribed_topic_names if n in by_name)
+        specs[member_id] = MemberSubscription(subscribed_topic_ids=ids, assignment=current,
+                                              instance_id=member.instance_id, rack_id=member.rack_id)
+    described = {t.topic_id: TopicMetadata(t.topic_id, t.name, t.num_partitions) for t in topics.values()}
+    first = next(iter(specs.values()), None)
+    homogeneous = first is None or all(s.subscribed_topic_ids == first.subscribed_topic_ids
+                                       for s in specs.values())
+    spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS)
+    try:
+        assigned = get_server_assignor(assignor_name).assign(spec, described)
+    except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
+        raise TargetAssignmentError(
+            f"Failed to compute a new target assignment for epoch {epoch}: {exc}") from exc
+    return {member_id: {t: frozenset(p) for t, p in assigned.get(member_id, {}).items() if p}
+            for member_id in specs}
+
+
+def _members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
+    if updated is None:
+        return group.members
+    members = dict(group.members)
+    if replaced is not None:
+        members.pop(replaced, None)
+    members[updated.member_id] = updated
+    return members

@@ -1,0 +1,103 @@
+"""One member's step towards the target assignment (Kafka's ``CurrentAssignmentBuilder``).
+
+A member never receives a partition while another member (or its own pending revocation) still
+owns it: it first revokes what the target takes away, and only once it reports that it no longer
+owns those partitions does its epoch move to the target epoch and do new partitions arrive.
+Partitions some other member still holds are withheld (state UNRELEASED_PARTITIONS) and handed
+over on a later heartbeat, once their owner released them.
+
+Pure functions: they read the member and return a new one (members are immutable values).
+Assignments are ``{topic id: frozenset of partitions}``; ``owned`` is the request's
+TopicPartitions in that shape, or None when the request did not send it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from kgroup.kafka_errors import FENCED_MEMBER_EPOCH
+
+# Kafka's MemberState, persisted as a byte in ConsumerGroupCurrentMemberAssignment
+STABLE = 0
+UNREVOKED_PARTITIONS = 1
+UNRELEASED_PARTITIONS = 2
+UNKNOWN = 127
+
+EMPTY: Mapping = {}
+
+
+class ReconciliationError(Exception):
+    """The member cannot be reconciled; ``code`` is the Kafka error to answer with."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def owns_any(owned: Mapping | None, partitions: Mapping) -> bool:
+    """Whether the member still holds any of ``partitions``; not knowing (None) counts as holding."""
+    if owned is None:
+        return bool(partitions)
+    for topic_id, parts in partitions.items():
+        held = owned.get(topic_id)
+        if held and not held.isdisjoint(parts):
+            return True
+    return False
+
+
+def reconcile(member, target_epoch: int, target: Mapping, owned: Mapping | None,
+              partition_epoch: Callable[[object, int], int]):
+    """The member after this heartbeat (the same object when nothing changes).
+
+    ``partition_epoch(topic_id, partition)`` is the epoch of the partition's current owner, -1
+    when nobody owns it (Kafka's ``ConsumerGroup.currentPartitionEpoch``)."""
+    if member.state == STABLE and member.member_epoch == target_epoch:
+        return member
+    state = member.state
+    if state == STABLE:
+        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch)
+    if state == UNREVOKED_PARTITIONS:
+        if owns_any(owned, member.pending_revocation):
+            return member
+        return _next(member, member.member_epoch + 1, target_epoch, target, owned, partition_epoch)
+    if state == UNRELEASED_PARTITIONS:
+        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch)
+    if owned is None or any(owned.values()):
+        raise ReconciliationError(
+            FENCED_MEMBER_EPOCH, f"The consumer group member {member.member_id} is in an unknown state.")
+    return _next(member, target_epoch, target_epoch, target, owned, partition_epoch)
+
+
+def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
+          owned: Mapping | None, partition_epoch):
+    """Kafka's ``computeNextAssignment``: keep, revoke first, add what is free."""
+    current = member.assigned
+    keep: dict = {}
+    revoke: dict = {}
+    add: dict = {}
+    unreleased = False
+    for topic_id in current.keys() | target.keys():
+        now = current.get(topic_id, frozenset())
+        wanted = target.get(topic_id, frozenset())
+        kept = now & wanted
+        if kept:
+            keep[topic_id] = kept
+        if now - kept:
+            revoke[topic_id] = now - kept
+        free = set()
+        for partition in wanted - kept:
+            if partition_epoch(topic_id, partition) != -1:
+                unreleased = True
+            else:
+                free.add(partition)
+        if free:
+            add[topic_id] = frozenset(free)
+    if revoke and owns_any(owned, revoke):
+        return member.evolve(member_epoch=epoch_if_revoking, state=UNREVOKED_PARTITIONS,
+                             assigned=keep, pending_revocation=revoke)
+    if add:
+        for topic_id, parts in add.items():
+            keep[topic_id] = keep.get(topic_id, frozenset()) | parts
+    return member.evolve(member_epoch=target_epoch,
+                         state=UNRELEASED_PARTITIONS if unreleased else STABLE,
+                         assigned=keep, pending_revocation=EMPTY)

@@ -1,0 +1,137 @@
+"""The uniform server-side assignor against Kafka's UniformHeterogeneousAssignmentBuilderTest and
+UniformHomogeneousAssignmentBuilderTest (the cases whose result Kafka fixes; the homogeneous ones
+that depend on Java's hash order are checked for validity, balance and stickiness instead)."""
+
+import pytest
+from helpers.server_assignors import T1, T2, T3, T4, group, member, rows, topics
+
+from kgroup.assignors.server_api import HETEROGENEOUS, PartitionAssignorError, get_server_assignor
+
+uniform = get_server_assignor("uniform")
+
+
+# ---- heterogeneous (Kafka's test orders members by id, as kgroup always does) -----------------
+def test_two_members_no_topic_subscription():
+    g = group({"A": member([]), "B": member([])}, HETEROGENEOUS)
+    assert uniform.assign(g, topics(T1=3)) == rows(A={}, B={})
+
+
+def test_two_members_subscribed_to_nonexistent_topics():
+    g = group({"A": member([T3]), "B": member([T2])})
+    with pytest.raises(PartitionAssignorError):
+        uniform.assign(g, topics(T1=3))
+
+
+def test_first_assignment_two_members_two_topics():
+    g = group({"A": member([T1, T3]), "B": member([T3])})
+    assert uniform.assign(g, topics(T1=3, T3=6)) == rows(
+        A={T1: [0, 1, 2], T3: [4]}, B={T3: [0, 1, 2, 3, 5]})
+
+
+def test_first_assignment_more_members_than_partitions():
+    g = group({"A": member([T3]), "B": member([T3]), "C": member([T1])})
+    assert uniform.assign(g, topics(T3=1, T1=2)) == rows(A={T3: [0]}, B={}, C={T1: [0, 1]})
+
+
+def test_reassignment_two_members_three_topics_unbalanced_previous():
+    g = group({
+        "A": member([T1], {T1: [0, 1, 2]}),
+        "B": member([T1, T2], {T1: [3], T2: [0]}),
+        "C": member([T1, T2, T3], {T1: [4, 5], T2: [1, 2, 3], T3: [0, 1, 2, 3]}),
+    })
+    assert uniform.assign(g, topics(T1=6, T2=4, T3=4)) == rows(
+        A={T1: [0, 1, 2, 5]}, B={T1: [3], T2: [0, 1, 2, 3]}, C={T1: [4], T3: [0, 1, 2, 3]})
+
+
+def test_reassignment_when_partitions_are_added_two_members():
+    g = group({
+        "A": member([T1, T3], {T1: [0, 1, 2, 3], T3: [0, 1]}),
+        "B": member([T1, T2, T3, T4], {T2: [0, 1, 2], T4: [0, 1, 2]}),
+    })
+    assert uniform.assign(g, topics(T1=6, T2=5, T3=3, T4=3)) == rows(
+        A={T1: [0, 1, 2, 3, 4, 5], T3: [0, 1, 2]}, B={T2: [0, 1, 2, 3, 4], T4: [0, 1, 2]})
+
+
+def test_reassignment_one_member_and_partitions_added():
+    g = group({
+        "A": member([T1], {T1: [0, 2], T2: [0]}),
+        "B": member([T1, T2], {T1: [1], T2: [1, 2]}),
+        "C": member([T1, T2]),
+    })
+    assert uniform.assign(g, topics(T1=6, T2=7)) == rows(
+        A={T1: [0, 2, 3, 4, 5]}, B={T1: [1], T2: [1, 2, 6]}, C={T2: [0, 3, 4, 5]})
+
+
+def test_reassignment_one_member_removed_three_topics():
+    g = group({
+        "A": member([T1, T3], {T1: [0, 1, 2], T3: [0, 1]}),
+        "B": member([T2], {T2: [3, 4, 5, 6]}),
+    })
+    assert uniform.assign(g, topics(T1=3, T2=8, T3=3)) == rows(
+        A={T1: [0, 1, 2], T3: [0, 1, 2]}, B={T2: range(8)})
+
+
+def test_reassignment_one_subscription_removed():
+    g = group({
+        "A": member([T1], {T1: [0, 2], T2: [1, 3]}),
+        "B": member([T1, T2], {T1: [1], T2: [0, 2, 4]}),
+    })
+    assert uniform.assign(g, topics(T1=3, T2=5)) == rows(A={T1: [0, 1, 2]}, B={T2: range(5)})
+
+
+def test_reassignment_when_topic_partitions_run_out():
+    g = group({
+        "A": member([T1, T2, T3], {T1: [0, 1], T2: [0, 1], T3: [0, 1]}),
+        "B": member([T1, T2, T3]),
+    }, HETEROGENEOUS)
+    assert uniform.assign(g, topics(T1=2, T2=2, T3=2)) == rows(
+        A={T2: [0], T3: [0, 1]}, B={T1: [0, 1], T2: [1]})
+
+
+def test_first_assignment_one_member_without_subscriptions():
+    g = group({"A": member([T1]), "B": member([])})
+    assert uniform.assign(g, topics(T1=3)) == rows(A={T1: [0, 1, 2]}, B={})
+
+
+# ---- homogeneous ------------------------------------------------------------------------------
+def test_homogeneous_one_member_no_topic_subscription():
+    # Kafka returns no rows at all; kgroup's contract gives every member a row, empty here.
+    assert uniform.assign(group({"A": member([])}), topics(T1=3)) == rows(A={})
+
+
+def test_homogeneous_member_subscribed_to_nonexistent_topic():
+    with pytest.raises(PartitionAssignorError):
+        uniform.assign(group({"A": member([T2])}), topics(T1=3))
+
+
+def test_homogeneous_reassignment_unbalanced_previous():
+    g = group({
+        "A": member([T1, T2], {T1: [0, 1], T2: [0, 1]}),
+        "B": member([T1, T2], {T1: [2], T2: [2]}),
+    })
+    assert uniform.assign(g, topics(T1=3, T2=3)) == rows(
+        A={T1: [0, 1], T2: [0]}, B={T1: [2], T2: [1, 2]})
+
+
+def test_homogeneous_spec_example_first_members_get_the_extra_partition():
+    g = group({"B": member([T1]), "A": member([T1])})
+    assert uniform.assign(g, topics(T1=3)) == rows(A={T1: [0, 1]}, B={T1: [2]})
+
+
+def test_homogeneous_partitions_added_keeps_current_and_fills_in_uuid_order():
+    g = group({
+        "A": member([T1, T2], {T1: [0, 2], T2: [0]}),
+        "B": member([T1, T2], {T1: [1], T2: [1, 2]}),
+    })
+    # 11 partitions: A (first in member order) has quota 6, B 5; free partitions go T1 first.
+    assert uniform.assign(g, topics(T1=6, T2=5)) == rows(
+        A={T1: [0, 2, 3, 4, 5], T2: [0]}, B={T1: [1], T2: [1, 2, 3, 4]})
+
+
+def test_homogeneous_unsubscribed_topic_is_dropped_not_reassigned():
+    g = group({"A": member([T1], {T1: [0], T2: [0, 1]}), "B": member([T1], {T1: [1]})})
+    assert uniform.assign(g, topics(T1=2, T2=2)) == rows(A={T1: [0]}, B={T1: [1]})
+
+
+def test_empty_group():
+    assert uniform.assign(group({}), topics(T1=3)) == {}
