@@ -3,7 +3,10 @@
 Both sides read the same generated dump in this run, on one core:
   baseline  kafka.record.MemoryRecords over the whole file, keys/values decoded by hand
             with struct (types 1 and 2 only, which is all the dump holds);
-  kgroup    iter_segment + kgroup.records.decode_key/decode_value for every record.
+  kgroup    iter_segment + kgroup.records.decode_key/decode_value for every record;
+  and the whole `kgroup decode-offsets` process (start-up included, bytecode cached as installed,
+  output to /dev/null) for
+  `--view state -o json`, `-o jsonl` and `-o dump-log`, each against the same baseline.
 --large also decodes a ~1 GB copy in a child process and prints its peak RSS next to the
 small file's, to show memory stays flat in input size.
 
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -132,29 +136,76 @@ def run_kgroup(path: str) -> tuple[int, int]:
 
 
 def run_pipeline(path: str) -> tuple[int, int]:
-    """What `decode-offsets --view state` does before rendering: rows (with errors and markers)
-    from the shared decoder, replayed with Kafka's rules into the latest state."""
-    from kgroup.decode.decoder import ProblemLog, iter_decoded
-    from kgroup.records.segment import segment_file
+    """What `decode-offsets --view state` does before rendering: the undecoded records collapsed by
+    key bytes, the survivors decoded and replayed with Kafka's rules into the latest state."""
+    from kgroup.decode.decoder import ProblemLog, RowDecoder, iter_decoded
     from kgroup.decode.state import PartitionState
+    from kgroup.decode.state_replay import CompactingReplay
+    from kgroup.records.segment import segment_file
 
     problems = ProblemLog()
     state = PartitionState()
+    segment = segment_file(path)
+    replay = CompactingReplay(state, RowDecoder(segment, "consumer", problems), problems)
     count = 0
-    for _batch, rows in iter_decoded(segment_file(path), "consumer", problems):
-        count += len(rows)
-        state.apply_all(rows)
+    for batch, records in iter_decoded(segment, "consumer", problems, decode=False):
+        count += len(records)
+        replay.batch(batch, records)
+    replay.flush()
     if problems.problems:
         raise SystemExit(f"unexpected problems: {problems.problems[:3]}")
     return count, sum(r.value.data["offset"] for r in state.committed_rows())
+
+
+#: The commands run with bytecode cached, as an installed kgroup has it (pip compiles on install);
+#: a PYTHONDONTWRITEBYTECODE environment would otherwise compile every module on each start.
+COMMAND_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+COMMAND_FORMATS = (("--view state -o json", ("--view", "state", "-o", "json")),
+                   ("-o jsonl", ("-o", "jsonl")), ("-o dump-log", ("-o", "dump-log")))
+
+
+def warm_bytecode(tmp: str) -> None:
+    """Run each timed command once on a small dump, so the timed runs find their bytecode cached."""
+    COMMAND_ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    path = os.path.join(tmp, "warm", "00000000000000000000.log")
+    os.makedirs(os.path.dirname(path))
+    _gen.write_dump(path, 1000)
+    for _label, fmt in COMMAND_FORMATS:
+        run_command(path, *fmt)
 
 
 def run_command(path: str, *args: str) -> tuple[int, int]:
     """The whole `kgroup decode-offsets` command in a fresh process, output to /dev/null."""
     with open(os.devnull, "w") as sink:
         subprocess.run([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, path],
-                       stdout=sink, check=True)
+                       stdout=sink, check=True, env=COMMAND_ENV)
     return 0, 0
+
+
+_COMMAND_HWM = """
+import atexit, runpy, sys
+
+def report():
+    with open("/proc/self/status") as status:
+        hwm = next((line.split()[1] for line in status if line.startswith("VmHWM:")), "0")
+    sys.stderr.write(f"VmHWM-kB {hwm}\\n")
+
+atexit.register(report)
+sys.argv = ["kgroup", *sys.argv[1:]]
+runpy.run_module("kgroup.commands.cli", run_name="__main__")
+"""
+
+
+def command_peak(path: str, *args: str) -> tuple[float, float]:
+    """(seconds, peak RSS in MB from VmHWM) of the whole `kgroup decode-offsets` process."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as sink:
+        done = subprocess.run([sys.executable, "-c", _COMMAND_HWM, "decode-offsets", *args, path],
+                              stdout=sink, stderr=subprocess.PIPE, text=True, check=True, env=COMMAND_ENV)
+    seconds = time.perf_counter() - start
+    hwm = [line.split()[1] for line in done.stderr.splitlines() if line.startswith("VmHWM-kB ")]
+    return seconds, int(hwm[-1]) / 1024 if hwm else float("nan")
 
 
 def run_reader_only(path: str) -> tuple[int, int]:
@@ -240,14 +291,15 @@ def main() -> None:
         print(f"  of which the reader alone (iter_segment, no key/value decoding): {rd_s:.2f} s "
               f"= {n / rd_s:,.0f} records/s, {mb / rd_s:.1f} MB/s")
         n, _, pl_s = timed(run_pipeline, path)
-        print(f"kgroup decoder rows + state replay (decode-offsets --view state before output): "
+        print(f"kgroup state replay, survivors decoded (decode-offsets --view state before output): "
               f"{pl_s:.2f} s = {n / pl_s:,.0f} records/s"
               + (f", {n / pl_s / base:.2f}x baseline" if base else ""))
-        for label, fmt in (("--view state -o json", ("--view", "state", "-o", "json")),
-                           ("-o jsonl", ("-o", "jsonl")), ("-o dump-log", ("-o", "dump-log"))):
+        warm_bytecode(tmp)
+        for label, fmt in COMMAND_FORMATS:
             _, _, cmd_s = timed(lambda p, fmt=fmt: run_command(p, *fmt), path)
+            cmd_rate = info["records"] / cmd_s
             print(f"kgroup decode-offsets {label} > /dev/null (whole process): {cmd_s:.2f} s "
-                  f"= {info['records'] / cmd_s:,.0f} records/s")
+                  f"= {cmd_rate:,.0f} records/s" + (f", {cmd_rate / base:.2f}x baseline" if base else ""))
         if base is not None:
             if base_sum != kg_sum:
                 raise SystemExit(f"checksums differ: baseline {base_sum}, kgroup {kg_sum}")
@@ -256,11 +308,18 @@ def main() -> None:
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         if args.large:
             small = child_rss(path)
+            path_small = os.path.join(tmp, "small", "00000000000000000000.log")
+            os.makedirs(os.path.dirname(path_small))
+            shutil.copyfile(path, path_small)
             size = _gen.grow(path, 1 << 30)
             large = child_rss(path)
             print(f"peak RSS kgroup alone on {mb:.0f} MB: {_rss(small)}")
             print(f"peak RSS kgroup alone on {size / 1e6:.0f} MB: {_rss(large)} "
                   f"({large['records']:,} records at {large['records'] / large['seconds']:,.0f}/s)")
+            for label, where, size_mb in (("small", path_small, mb), ("large", path, size / 1e6)):
+                seconds, peak = command_peak(where, "--view", "state", "-o", "json")
+                print(f"kgroup decode-offsets --view state -o json on {size_mb:.0f} MB (whole process): "
+                      f"{seconds:.2f} s, peak RSS {peak:.0f} MB (VmHWM)")
 
 
 if __name__ == "__main__":

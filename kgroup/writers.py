@@ -12,12 +12,24 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from orjson import dumps as _orjson_dumps
+
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 def dumps(obj) -> str:
     """Compact JSON, non-ASCII kept (one shared encoder: json.dumps with options builds one per call)."""
     return _compact(obj)
+
+
+def dumps_records(obj) -> str:
+    """`dumps` at C speed for decoded records and the documents built from them (no floats there:
+    orjson writes 1e-7 where json writes 1e-07). What orjson refuses (ints past 64 bits, non-str
+    keys, lone surrogates) falls back to `dumps`, so the text is the same either way."""
+    try:
+        return _orjson_dumps(obj).decode()
+    except TypeError:
+        return _compact(obj)
 
 
 class JsonArrayWriter:

@@ -5,11 +5,15 @@ is given the batch's producer id by CoordinatorLoaderImpl, whatever the transact
 import json
 
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kgroup.commands.cli import cli
 from kgroup.coordinator import GroupCoordinator, LogEntry
 from kgroup.decode.decoder import ProblemLog, iter_decoded
-from kgroup.decode.state import PartitionState
+from kgroup.decode.inputs import RowFilter
+from kgroup.decode.render_state import state_json
+from kgroup.decode.state import OffsetsState, PartitionState
 from kgroup.records import encode_key, encode_value
 from kgroup.records.segment import segment_file
 from kgroup.records.writer import LogWriter
@@ -86,3 +90,72 @@ def test_a_commit_with_a_producer_id_is_pending_whatever_the_transactional_flag_
     assert [(t["producer_id"], [c["offset"] for c in t["offsets"]]) for t in doc["open_transactions"]] == [(12, [7])]
     coord = GroupCoordinator.from_records([_entry(r) for r in _rows(path)])
     assert coord.committed_offsets("g") == {} and list(coord.offsets.pending("g")) == [12]
+
+
+# -- the local engine's --view state decodes only the records compaction keeps (state_replay) ----------
+
+
+def _full_replay_json(path, until_offset=None, until_time=None):
+    """The state every decoded row replays to, the way --view state worked before it collapsed keys."""
+    state = OffsetsState()
+    partition = state.for_partition("__consumer_offsets", 0)
+    for batch, rows in iter_decoded(segment_file(str(path)), "consumer", ProblemLog()):
+        if batch.crc_valid:
+            partition.apply_all([r for r in rows if (until_offset is None or r.offset <= until_offset)
+                                 and (until_time is None or r.timestamp <= until_time)])
+    return state_json(state, RowFilter())
+
+
+_KEYS = [(1, "g", "t", 0), (1, "g", "t", 1), (0, "g", "t", 0), (1, "h", "t", 0), (0, "h", "u", 2)]
+_OPS = st.one_of(
+    st.tuples(st.just("plain"), st.lists(st.tuples(st.sampled_from(range(len(_KEYS))), st.booleans()),
+                                          min_size=1, max_size=4)),
+    st.tuples(st.just("txn"), st.sampled_from([7, 8]), st.lists(st.sampled_from(range(len(_KEYS))),
+                                                                 min_size=1, max_size=3)),
+    st.tuples(st.just("marker"), st.sampled_from([7, 8]), st.sampled_from(["COMMIT", "ABORT"])),
+    st.tuples(st.just("group"), st.booleans()),
+)
+
+
+def _write_ops(path, ops) -> int:
+    """Writes the ops as batches; returns the last offset written."""
+    offset = 0
+    with open(path, "wb") as f:
+        writer = LogWriter(f)
+        for n, op in enumerate(ops, 1):
+            value = encode_value(1, 3, {"offset": n, "leaderEpoch": -1, "metadata": "", "commitTimestamp": n})
+
+            def key(i):
+                version, group, topic, partition = _KEYS[i]
+                return encode_key(version, {"group": group, "topic": topic, "partition": partition})
+
+            if op[0] == "plain":
+                _, offset = writer.append([(key(i), None if delete else value) for i, delete in op[1]], timestamp=n)
+            elif op[0] == "txn":
+                _, offset = writer.append([(key(i), value) for i in op[2]], timestamp=n, producer_id=op[1],
+                                          producer_epoch=0, transactional=True)
+            elif op[0] == "marker":
+                _, offset = writer.append_control(op[2], timestamp=n, producer_id=op[1], producer_epoch=0,
+                                                  coordinator_epoch=0)
+            else:
+                meta = None if op[1] else encode_value(2, 3, {
+                    "protocolType": "consumer", "generation": n, "protocol": "range", "leader": "m",
+                    "currentStateTimestamp": n, "members": []})
+                _, offset = writer.append([(encode_key(2, {"group": "g"}), meta)], timestamp=n)
+    return offset
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(_OPS, min_size=1, max_size=14), cut=st.integers(0, 40))
+def test_state_view_equals_the_full_replay_of_every_row(tmp_path, ops, cut):
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir(exist_ok=True)
+    last = _write_ops(path, ops)
+    for option, until in ((None, None), ("--until-offset", min(cut, last)), ("--until-time", cut // 2)):
+        args = ["decode-offsets", "--view", "state", "-o", "json", str(path)]
+        args += [] if option is None else [option, str(until)]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.stderr
+        expected = _full_replay_json(path, until if option == "--until-offset" else None,
+                                     until if option == "--until-time" else None)
+        assert json.loads(result.stdout) == json.loads(json.dumps(expected))

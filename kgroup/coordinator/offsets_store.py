@@ -176,6 +176,11 @@ class OffsetStore:
     def has_open_transactions(self, group_id: str) -> bool:
         return group_id in self._open_by_group
 
+    def any_open_transactions(self) -> bool:
+        """Whether some producer's transaction is still open (until then a tombstone also edits
+        its pending offsets, so plain records do not simply overwrite one another)."""
+        return bool(self._pending)
+
     def has_committed(self, group_id: str) -> bool:
         return bool(self._committed.get(group_id))
 

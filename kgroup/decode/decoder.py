@@ -117,13 +117,16 @@ class RowDecoder:
         self._file = segment.path
         self._partition = segment.partition
 
-    def rows(self, batch) -> list[DecodedRow]:
+    def rows(self, batch, records=None) -> list[DecodedRow]:
+        """Rows for batch.records, or for `records` (some of them) when given."""
         out = []
+        if records is None:
+            records = batch.records
         file, partition = self._file, self._partition
         pid = batch.producer_id if batch.magic >= 2 else -1
         txn = batch.is_transactional
         if batch.is_control:
-            for rec in batch.records:
+            for rec in records:
                 if rec.control in ("COMMIT", "ABORT"):
                     self.problems.records_ok += 1
                     out.append(DecodedRow("control", rec.offset, rec.timestamp, file, partition, pid, txn,
@@ -137,7 +140,7 @@ class RowDecoder:
         dk, dv, alloc, row_class = decode_key, decode_value, _alloc, DecodedRow
         append = out.append
         ok = 0
-        for rec in batch.records:
+        for rec in records:
             key = rec.key
             if key is None:
                 row = self._error(rec, pid, txn, "Failed to decode message at offset %d using offset topic "
@@ -189,10 +192,13 @@ class RowDecoder:
                           error=message, key_bytes=rec.key, value_bytes=rec.value)
 
 
-def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog, *, progress=None):
+def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog, *, progress=None,
+                 decode=True):
     """Yield (batch, rows) for every batch of one segment file (or "-", stdin); problems go to `problems`.
 
     A batch whose CRC does not match is still yielded (kafka-dump-log prints it as isvalid: false).
+    With decode=False the rows are the batch's undecoded records (`--view state` decodes only
+    the records compaction keeps, see `kgroup.decode.state_replay`).
     """
     decoder = RowDecoder(segment, family, problems)
     path = segment.path
@@ -205,7 +211,7 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
     for batch in iter_segment(path, on_error=on_error):
         if progress is not None:
             progress(batch.position + batch.size)
-        yield batch, decoder.rows(batch)
+        yield batch, decoder.rows(batch) if decode else batch.records
 
 
 def type_name(record_type: int, family: str | None) -> str:

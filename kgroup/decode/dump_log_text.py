@@ -55,13 +55,42 @@ def record_line(batch, record, row) -> str:
     return f"{head} key: {dump_log_key(row.key)} payload: {payload}"
 
 
-def batch_lines(batch, rows) -> list[str]:
-    """The batch line and its record lines; rows are the decoder's rows for this batch, in order."""
+def batch_lines(batch, rows, key_texts: dict | None = None) -> list[str]:
+    """The batch line and its record lines; rows are the decoder's rows for this batch, in order.
+
+    key_texts caches dump_log_key by key bytes (keys repeat; give one dict per input, as the family
+    is one per input)."""
     lines = [batch_line(batch)]
-    by_offset = {row.offset: row for row in rows}
-    for record in batch.records:
-        lines.append(record_line(batch, record, by_offset.get(record.offset)))
+    records = batch.records
+    if batch.is_control or batch.magic < 2 or len(rows) != len(records):  # every shape, one by one
+        by_offset = {row.offset: row for row in rows}
+        lines += [record_line(batch, record, by_offset.get(record.offset)) for record in records]
+        return lines
+    # One row per record, in order: a data record's line is one format filled in
+    data_line = (f"| offset: %d {batch.timestamp_type}: %d keySize: %d valueSize: %d sequence: %d "
+                 "headerKeys: [%s] key: %s payload: %s")
+    if key_texts is None:
+        key_texts = {}
+    elif len(key_texts) > KEY_TEXT_LIMIT:
+        key_texts.clear()
+    append = lines.append
+    for record, row in zip(records, rows):
+        if row.kind != "data":
+            append(record_line(batch, record, row))
+            continue
+        key_text = key_texts.get(row.key_bytes)
+        if key_text is None:
+            key_text = key_texts[row.key_bytes] = dump_log_key(row.key)
+        value = row.value
+        headers = record.headers
+        append(data_line % (record.offset, record.timestamp, record.key_size, record.value_size, record.sequence,
+                            ",".join(k for k, _ in headers) if headers else "", key_text,
+                            "<DELETE>" if value is None else dump_log_payload(row.record_type, value,
+                                                                              row.key.family)))
     return lines
+
+
+KEY_TEXT_LIMIT = 200_000
 
 
 def trailing_bytes_line(file_name: str, count: int) -> str:

@@ -171,14 +171,16 @@ class RowFilter:
         return True
 
 
-def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None):
-    """Yield (batch, rows) for one input, stopping at the --until cut-offs."""
-    return apply_cutoffs(iter_decoded(inp.segment, inp.family, problems, progress=progress),
+def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None,
+               decode=True):
+    """Yield (batch, rows) for one input, stopping at the --until cut-offs (decode: see iter_decoded)."""
+    return apply_cutoffs(iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode),
                          until_offset, until_time)
 
 
 def apply_cutoffs(batches, until_offset=None, until_time=None):
-    """(batch, rows) pairs of one partition in log order, cut at --until-offset / --until-time."""
+    """(batch, rows) pairs of one partition in log order, cut at --until-offset / --until-time (rows:
+    decoded rows or undecoded records, both have offset and timestamp)."""
     for batch, rows in batches:
         if until_offset is not None and batch.base_offset > until_offset:
             return

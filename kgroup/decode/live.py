@@ -61,8 +61,10 @@ def partitions_to_read(partition_count: int, groups) -> list[int]:
 class PartitionReader:
     """Fetches and decodes partitions of one topic from given offsets, batch by batch."""
 
-    def __init__(self, log, family: str | None, problems: ProblemLog, partitions, timeout_s: float):
+    def __init__(self, log, family: str | None, problems: ProblemLog, partitions, timeout_s: float,
+                 decode: bool = True):
         self.log = log
+        self.decode = decode      # False: undecoded records, for a sink that decodes what it keeps
         self.problems = problems
         self.timeout_s = timeout_s
         self.positions: dict[int, int] = {}
@@ -132,7 +134,7 @@ class PartitionReader:
         for event in scan(data, name):
             if isinstance(event, Batch):
                 self.positions[p] = max(self.positions[p], event.last_offset + 1)
-                rows = decoder.rows(event)
+                rows = decoder.rows(event) if self.decode else event.records
                 if event.base_offset < start:  # a Fetch answers with the whole batch holding the offset
                     rows = [r for r in rows if r.offset >= start]
                 yield event, rows
@@ -157,7 +159,7 @@ def decode_cluster(connect, *, output, view, family, groups, topics, types, unti
     topic = TOPIC_OF_FAMILY[family]
     row_filter = RowFilter(groups, topics, normalize_types(types, family))
     problems = LiveProblemLog(strict=strict, report=lambda problem: note(str(problem)))
-    sink = make_sink(view, output, row_filter, stream)
+    sink = make_sink(view, output, row_filter, stream, problems)
     for t in topics:
         if t in FAMILIES:
             note(f"note: --topic {t} keeps offset commits for topic {t}; the topic read is {topic} "
@@ -170,7 +172,8 @@ def decode_cluster(connect, *, output, view, family, groups, topics, types, unti
         with connect() as client:
             log = TopicLog(client, topic)
             partitions = partitions_to_read(log.partition_count, groups)
-            reader = PartitionReader(log, family, problems, partitions, client.timeout_s)
+            reader = PartitionReader(log, family, problems, partitions, client.timeout_s,
+                                     decode=sink.decode)
             ends = log.offsets(partitions, LATEST)
             reader.positions.update(log.offsets(partitions, EARLIEST))
             for p in partitions:

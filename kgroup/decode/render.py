@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from kgroup.records import key_to_json, value_to_json
-from kgroup.writers import ChunkedTable, CsvWriter, JsonArrayWriter, dumps, iso_ms
+from kgroup.writers import ChunkedTable, CsvWriter, JsonArrayWriter, dumps, dumps_records, iso_ms
 
 RECORD_COLUMNS = ["file", "partition", "offset", "timestamp", "type", "key_version", "value_version",
                   "producer_id", "transactional", "group", "topic", "topic_partition", "member_id",
@@ -57,24 +57,24 @@ class JsonlLines:
 
     def line(self, row) -> str:
         if row.kind != "data":
-            return dumps(row_json(row))
+            return dumps_records(row_json(row))
         kb = row.key_bytes
         head = self.keys.get(kb)
         if head is None:
             if len(self.keys) >= self.CACHE_LIMIT:
                 self.keys.clear()
             head = self.keys[kb] = (',"type":%s,"key_version":%d,"key":%s' % (
-                dumps(row.type_name), row.record_type, dumps(key_to_json(row.key))))
+                dumps_records(row.type_name), row.record_type, dumps_records(key_to_json(row.key))))
         tail = self.files.get((row.file, row.partition))
         if tail is None:
             tail = self.files[(row.file, row.partition)] = ',"partition":%s,"file":%s}' % (
-                dumps(row.partition), dumps(row.file))
+                dumps_records(row.partition), dumps_records(row.file))
         value = row.value
         if value is None:
             body = ',"value_version":null,"value":null'
         else:
             body = ',"value_version":%d,"value":%s' % (
-                value.version, dumps(value_to_json(row.record_type, value, row.key.family)))
+                value.version, dumps_records(value_to_json(row.record_type, value, row.key.family)))
         return '{"offset":%d,"timestamp":%d%s%s,"producer_id":%d,"transactional":%s%s' % (
             row.offset, row.timestamp, head, body, row.producer_id,
             "true" if row.transactional else "false", tail)
@@ -123,7 +123,7 @@ def value_summary(row) -> str:
         static = sum(1 for m in members if m.get("groupInstanceId") is not None)
         return (f"{v.get('protocolType') or '-'}/{v.get('protocol') or '-'} gen={v.get('generation')} "
                 f"leader={v.get('leader') or '-'} members={len(members)} static={static}")
-    return short(dumps(value_to_json(row.record_type, row.value, row.key.family)))
+    return short(dumps_records(value_to_json(row.record_type, row.value, row.key.family)))
 
 
 def short(text: str, limit: int = 100) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import sys
 
-from kgroup.writers import CsvWriter, dumps, iso_ms, table
+from kgroup.writers import CsvWriter, dumps, dumps_records, iso_ms, table
 
 from .render import row_json, short
 
@@ -43,13 +43,13 @@ def render_state(state, output: str, row_filter, stream=None) -> None:
     out = stream or sys.stdout
     doc = state_json(state, row_filter)
     if output == "json":
-        out.write(dumps(doc) + "\n")
+        out.write(dumps_records(doc) + "\n")
     elif output == "jsonl":
         lines = [{"kind": "committed_offset", **c} for c in doc["committed_offsets"]]
         lines += [{"kind": "pending_offset", "producer_id": txn["producer_id"], **c}
                   for txn in doc["open_transactions"] for c in txn["offsets"]]
         lines += [{"kind": "record", **r} for r in doc["records"]]
-        out.writelines(dumps(line) + "\n" for line in lines)
+        out.writelines(dumps_records(line) + "\n" for line in lines)
     elif output == "csv":
         writer = CsvWriter(STATE_COLUMNS, out)
         for c in doc["committed_offsets"]:

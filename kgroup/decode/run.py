@@ -12,24 +12,29 @@ import sys
 
 from kgroup.writers import Progress, note
 
-from .decoder import ProblemLog
+from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
 from .inputs import RowFilter, family_overrides, iter_input, normalize_types, resolve_inputs
 from .outcome import run_decode
 from .render import RowWriter, renderer
 from .render_state import render_state
 from .state import OffsetsState
+from .state_replay import CompactingReplay
 
 
 class DumpLogSink:
+    decode = True  # the sink gets DecodedRows (False: the batch's undecoded records)
+
     def __init__(self, stream):
         self.stream = stream
+        self.key_texts: dict = {}  # key bytes -> key text, for one input
 
     def begin(self, inp):
+        self.key_texts = {}
         self.stream.write("".join(line + "\n" for line in header_lines(inp.shown_path, inp.segment.base_offset)))
 
     def batch(self, batch, rows):
-        self.stream.write("\n".join(batch_lines(batch, rows)) + "\n")
+        self.stream.write("\n".join(batch_lines(batch, rows, self.key_texts)) + "\n")
 
     def end(self, inp, problems):
         trailing = problems.trailing_bytes.get(inp.segment.path)
@@ -42,6 +47,8 @@ class DumpLogSink:
 
 class RowSink:
     """jsonl / json / csv / table of records, streaming."""
+
+    decode = True
 
     def __init__(self, output, row_filter, stream):
         self.keep = row_filter.keep if row_filter.active else None
@@ -63,34 +70,38 @@ class RowSink:
 
 
 class StateSink:
-    """Replays every row (filters apply to what is shown, not to the replay)."""
+    """Replays every record (filters apply to what is shown, not to the replay); takes undecoded
+    records and decodes only those compaction keeps (see `state_replay`)."""
 
-    def __init__(self, output, row_filter, stream):
+    decode = False
+
+    def __init__(self, output, row_filter, stream, problems):
         self.output = output
         self.filter = row_filter
         self.stream = stream
+        self.problems = problems
         self.state = OffsetsState()
-        self.current = None
+        self.replay = None
 
     def begin(self, inp):
-        self.current = self.state.for_partition(inp.segment.topic or inp.segment.path, inp.segment.partition)
+        partition = self.state.for_partition(inp.segment.topic or inp.segment.path, inp.segment.partition)
+        self.replay = CompactingReplay(partition, RowDecoder(inp.segment, inp.family, self.problems), self.problems)
 
-    def batch(self, batch, rows):
-        if not batch.crc_valid:  # reported already; corrupt bytes must not change the state
-            return
-        self.current.apply_all(rows)
+    def batch(self, batch, records):
+        self.replay.batch(batch, records)
 
     def end(self, inp, problems):
-        pass
+        self.replay.flush()
 
     def close(self):
         render_state(self.state, self.output, self.filter, self.stream)
 
 
-def make_sink(view: str, output: str, row_filter: RowFilter, stream):
-    """The sink for a view and format; every source (files, a cluster) feeds it batches in log order."""
+def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: ProblemLog):
+    """The sink for a view and format; every source (files, a cluster) feeds it batches in log order,
+    decoded rows or, where the sink's ``decode`` is False, the batch's undecoded records."""
     if view == "state":
-        return StateSink(output, row_filter, stream)
+        return StateSink(output, row_filter, stream, problems)
     if output == "dump-log":
         return DumpLogSink(stream)
     return RowSink(output, row_filter, stream)
@@ -117,7 +128,7 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
         note(str(problem))
 
     problems = ProblemLog(strict=strict, report=report)
-    sink = make_sink(view, output, row_filter, stream)
+    sink = make_sink(view, output, row_filter, stream, problems)
 
     def body() -> int:
         nonlocal meter
@@ -135,7 +146,8 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
                 meter.update(base + pos, problems.records_ok)
 
             for batch, rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_time,
-                                          progress=tick if meter.enabled else None):
+                                          progress=tick if meter.enabled else None,
+                                          decode=sink.decode):
                 batches_read += 1
                 sink.batch(batch, rows)
             sink.end(inp, problems)

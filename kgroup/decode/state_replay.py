@@ -1,0 +1,113 @@
+"""`--view state` on the local engine: replay a partition without decoding what compaction discards.
+
+The state keeps the latest record per key, so most records of a dump are overwritten before anyone
+looks at them. A run of plain records (no producer id, not a control batch) is collapsed by its raw
+key bytes: the latest record for each key bytes is kept undecoded, and only those survivors are
+decoded and replayed, in log order, through `PartitionState.apply_all` (the coordinator's
+`OffsetStore`, the one rule for commits and transactions) when the run ends: before any transactional
+or control batch, and at the end of the input.
+
+Collapsing is exact because, while no transaction is open, the store's operations on plain records
+are last-writer-wins per decoded key: `put` overwrites the committed offset, `tombstone` deletes it,
+the `latest` map of types 2-15 does the same. Raw keys that decode to one key (OffsetCommitKey v0
+and v1 for one partition) meet in the store, replayed in log order, so the later one wins as before.
+While a transaction is open a tombstone also edits the pending offsets, so every batch then goes
+through the full decoder at once. CRC is still checked on every batch (by the reader).
+
+Every distinct key bytes is decoded once when first seen: a batch holding a key that does not decode
+goes through the full decoder, so key problems are reported record by record as before. What changes:
+a value that a later record with the same key bytes overwrites is never decoded, so a problem only
+that value has is not reported.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from operator import attrgetter
+
+from .decoder import ProblemLog, RowDecoder
+
+_key_of = attrgetter("key")
+
+
+class BatchFacts:
+    """What the row decoder needs of a batch once its other records are gone."""
+
+    __slots__ = ("position", "magic", "producer_id", "is_transactional", "is_control")
+
+    def __init__(self, batch):
+        self.position = batch.position
+        self.magic = batch.magic
+        self.producer_id = batch.producer_id
+        self.is_transactional = batch.is_transactional
+        self.is_control = False
+
+
+class _KeyProbe:
+    """A tombstone with the given key: what the row decoder makes of it tells whether the key decodes."""
+
+    __slots__ = ("key", "value", "offset", "timestamp")
+
+    def __init__(self, key):
+        self.key, self.value, self.offset, self.timestamp = key, None, -1, -1
+
+
+def _file_order(pair) -> tuple:
+    """Where a (record, BatchFacts) stands in the file: its batch's byte position, then its offset."""
+    record, facts = pair
+    return facts.position, record.offset
+
+
+class CompactingReplay:
+    """Replays one input's batches into a PartitionState, decoding only the surviving records."""
+
+    def __init__(self, partition_state, decoder, problems):
+        self.state = partition_state
+        self.decoder = decoder
+        self.problems = problems
+        self.survivors: dict = {}  # key bytes -> (record, BatchFacts), the latest per key bytes
+        self.good_keys: set = set()  # key bytes the decoder reads without a problem
+        self.probe = RowDecoder(decoder.segment, decoder.family, ProblemLog())  # silent: tries keys
+
+    def batch(self, batch, records) -> None:
+        """records: the batch's undecoded records within the --until cut-offs."""
+        if not batch.crc_valid:  # reported already; decoded for its problems, never replayed
+            self.decoder.rows(batch, records)
+            return
+        plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
+        facts = BatchFacts(batch)
+        keys = list(map(_key_of, records))
+        if not plain or self.state.offsets.any_open_transactions() or not self._keys_decode(keys, facts):
+            self.flush()
+            self.state.apply_all(self.decoder.rows(batch, records))
+            return
+        # C-level iteration: the latest record per key bytes wins
+        self.survivors.update(zip(keys, zip(records, repeat(facts))))
+        self.problems.records_ok += len(records)
+
+    def _keys_decode(self, keys: list, facts) -> bool:
+        """Whether every key decodes; a batch with a key that does not goes through the full decoder,
+        which reports each of its records as it always has."""
+        good = self.good_keys
+        if good.issuperset(keys):
+            return True
+        ok = True
+        for key in set(keys) - good:
+            if key is None or self.probe.rows(facts, (_KeyProbe(key),))[0].kind == "error":
+                ok = False
+            else:
+                good.add(key)
+        return ok
+
+    def flush(self) -> None:
+        """Decode the survivors and replay them in log order."""
+        if not self.survivors:
+            return
+        survivors = sorted(self.survivors.values(), key=_file_order)
+        self.survivors = {}
+        self.problems.records_ok -= len(survivors)  # counted as read; the decoder counts them again
+        rows_of = self.decoder.rows
+        rows = []
+        for rec, facts in survivors:
+            rows += rows_of(facts, (rec,))
+        self.state.apply_all(rows)
