@@ -1,0 +1,149 @@
+"""kgroup serve hosting KIP-848 consumer groups, driven by real librdkafka consumers
+(confluent-kafka, ``group.protocol=consumer``, ConsumerGroupHeartbeat v1) and raw requests.
+
+The broker's consumer-group minimums are lowered with ``--config`` keys so sessions expire in
+seconds; every wait polls until a condition holds (the machine may be loaded), never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, raw_request
+
+TOPIC = "events"
+PARTITIONS = 6
+SESSION_MS = 2000
+HEARTBEAT_MS = 200
+# Kafka's broker keys, minimums lowered so a test's sessions expire in seconds.
+FAST_CONSUMER_GROUPS = {
+    "group.consumer.min.session.timeout.ms": "1000",
+    "group.consumer.session.timeout.ms": str(SESSION_MS),
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": str(HEARTBEAT_MS),
+}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)], config=FAST_CONSUMER_GROUPS)
+    yield b
+    b.stop()
+
+
+def consumer_config(b, instance, group_id="cg", **extra):
+    return {"bootstrap.servers": b.bootstrap, "group.id": group_id, "group.protocol": "consumer",
+            "group.instance.id": instance, "auto.offset.reset": "earliest",
+            "enable.auto.commit": False, **extra}
+
+
+def new_consumer(b, instance, **extra):
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(consumer_config(b, instance, **extra))
+    consumer.subscribe([TOPIC])
+    return consumer
+
+
+def owned(consumer) -> set[int]:
+    return {tp.partition for tp in consumer.assignment()}
+
+
+def poll_until(consumers, condition, timeout=40, on_message=None):
+    """Poll every consumer in turn until ``condition()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for consumer in consumers:
+            msg = consumer.poll(0.05)
+            if msg is not None and msg.error() is None and on_message is not None:
+                on_message(consumer, msg)
+        if condition():
+            return
+    raise AssertionError(f"condition not reached in {timeout}s: "
+                         f"{[sorted(owned(c)) for c in consumers]}")
+
+
+def each_partition_once(consumers) -> bool:
+    sets = [owned(c) for c in consumers]
+    return all(sets) and sorted(p for s in sets for p in s) == list(range(PARTITIONS))
+
+
+def group_settled(b, group_id, members):
+    snapshot = b.group(group_id)
+    return (snapshot is not None and snapshot.state == "Stable"
+            and len(snapshot.members) == members)
+
+
+def produce(b, count):
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0})
+    for i in range(count):
+        producer.produce(TOPIC, value=b"v%d" % i, partition=i % PARTITIONS)
+    assert producer.flush(10) == 0
+
+
+def close_all(consumers):
+    for consumer in consumers:
+        consumer.close()
+
+
+# -- the wire: ApiVersions, raw heartbeat and describe, config keys --------------------------------
+
+def test_raw_heartbeat_and_describe_use_the_configured_interval(broker):
+    import uuid
+
+    from kgroup.protocol import (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+                                 ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse)
+
+    member = str(uuid.uuid4())
+    raw = raw_request(broker.address, ConsumerGroupHeartbeatRequest(
+        version=1, group_id="raw", member_id=member, member_epoch=0, rebalance_timeout_ms=30000,
+        subscribed_topic_names=[TOPIC], topic_partitions=[]))
+    beat = ConsumerGroupHeartbeatResponse.decode(raw, version=1, header=True)
+    assert (beat.error_code, beat.member_id, beat.member_epoch) == (0, member, 1)
+    assert beat.heartbeat_interval_ms == HEARTBEAT_MS
+    topic_id = broker.run(lambda: broker.broker.logdir.topics[TOPIC].topic_id)
+    assert [(t.topic_id, sorted(t.partitions)) for t in beat.assignment.topic_partitions] == \
+        [(topic_id, list(range(PARTITIONS)))]
+    raw = raw_request(broker.address, ConsumerGroupDescribeRequest(
+        version=1, group_ids=["raw", "nope"], include_authorized_operations=False))
+    described = ConsumerGroupDescribeResponse.decode(raw, version=1, header=True)
+    found, missing = described.groups
+    assert (found.error_code, found.group_epoch, found.assignor_name) == (0, 1, "uniform")
+    assert [m.member_id for m in found.members] == [member]
+    assert missing.error_code == 69  # GROUP_ID_NOT_FOUND
+
+
+def test_consumer_group_keys_pass_through_config(tmp_path):
+    b = ThreadedBroker(tmp_path / "logs", config={**FAST_CONSUMER_GROUPS,
+                                                  "group.consumer.assignors": "range",
+                                                  "group.consumer.max.size": "7"})
+    try:
+        config = b.run(lambda: b.broker.groups.coord.config)
+        assert config.group_consumer_session_timeout_ms == SESSION_MS
+        assert config.group_consumer_min_session_timeout_ms == 1000
+        assert config.group_consumer_heartbeat_interval_ms == HEARTBEAT_MS
+        assert config.group_consumer_min_heartbeat_interval_ms == 100
+        assert config.group_consumer_assignors == ("range",)
+        assert config.group_consumer_max_size == 7
+    finally:
+        b.stop()
+
+
+@pytest.mark.parametrize("pair, needle", [
+    ("group.consumer.assignors=sticky", "sticky"),
+    ("group.consumer.session.timeout.ms=1000", "group.consumer.session.timeout.ms"),
+    ("group.consumer.heartbeat.interval.ms=100", "group.consumer.heartbeat.interval.ms"),
+])
+def test_bad_consumer_group_config_exits_2(tmp_path, pair, needle):
+    log_dir = tmp_path / "d"
+    result = subprocess.run([PYTHON, "-m", "kgroup.commands.cli", "serve", "--listen",
+                             "127.0.0.1:0", "--log-dir", str(log_dir), "--config", pair],
+                            capture_output=True, text=True, timeout=30, cwd=str(ROOT))
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr and "Traceback" not in result.stderr
