@@ -53,14 +53,18 @@ def owned(consumer) -> set[int]:
     return {tp.partition for tp in consumer.assignment()}
 
 
-def poll_until(consumers, condition, timeout=40, on_message=None):
+def poll_until(consumers, condition, timeout=40, on_message=None, on_error=None):
     """Poll every consumer in turn until ``condition()`` holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for consumer in consumers:
             msg = consumer.poll(0.05)
-            if msg is not None and msg.error() is None and on_message is not None:
+            if msg is None:
+                continue
+            if msg.error() is None and on_message is not None:
                 on_message(consumer, msg)
+            elif msg.error() is not None and on_error is not None:
+                on_error(msg.error())
         if condition():
             return
     raise AssertionError(f"condition not reached in {timeout}s: "
@@ -147,3 +151,85 @@ def test_bad_consumer_group_config_exits_2(tmp_path, pair, needle):
                             capture_output=True, text=True, timeout=30, cwd=str(ROOT))
     assert result.returncode == 2, result.stderr
     assert needle in result.stderr and "Traceback" not in result.stderr
+
+
+# -- librdkafka consumers --------------------------------------------------------------------------
+
+def test_static_consumers_join_consume_commit_and_an_added_one_gets_partitions(broker):
+    from confluent_kafka import TopicPartition
+
+    produce(broker, 60)
+    consumers = [new_consumer(broker, f"i{n}") for n in range(3)]
+    seen = set()
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and len(seen) == 60
+                   and group_settled(broker, "cg", 3),
+                   on_message=lambda c, m: seen.add((m.partition(), m.offset())))
+        assert seen == {(p, o) for p in range(PARTITIONS) for o in range(10)}
+        snapshot = broker.group("cg")
+        assert set(snapshot.static_members) == {"i0", "i1", "i2"}
+        for consumer in consumers:
+            consumer.commit(asynchronous=False)
+        offsets = broker.committed_offsets("cg")
+        assert {tp: om.offset for tp, om in offsets.items()} == \
+            {(TOPIC, p): 10 for p in range(PARTITIONS)}
+        positions = consumers[0].committed([TopicPartition(TOPIC, p) for p in range(PARTITIONS)],
+                                           10)
+        assert [tp.offset for tp in positions] == [10] * PARTITIONS
+
+        # A fourth consumer: the others give up partitions one by one and never stop owning some.
+        epoch = snapshot.group_epoch
+        consumers.append(new_consumer(broker, "i3"))
+        emptied = []
+
+        def rebalanced():
+            emptied.extend(n for n, c in enumerate(consumers[:3]) if not owned(c))
+            return each_partition_once(consumers) and group_settled(broker, "cg", 4)
+
+        poll_until(consumers, rebalanced)
+        assert emptied == []
+        assert broker.group("cg").group_epoch == epoch + 1
+    finally:
+        close_all(consumers)
+
+
+def test_static_restart_gets_its_partitions_back_without_an_epoch_bump(broker):
+    consumers = [new_consumer(broker, f"s{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers)
+                   and group_settled(broker, "cg", 2))
+        before = broker.group("cg")
+        mine = owned(consumers[0])
+        consumers[0].close()  # a static member leaves temporarily (epoch -2)
+        consumers[0] = new_consumer(broker, "s0")
+        poll_until(consumers, lambda: owned(consumers[0]) == mine
+                   and group_settled(broker, "cg", 2))
+        after = broker.group("cg")
+        assert after.group_epoch == before.group_epoch
+        assert after.static_members["s0"] != before.static_members["s0"]
+        assert after.static_members["s1"] == before.static_members["s1"]
+    finally:
+        close_all(consumers)
+
+
+def test_a_duplicate_instance_id_fails_the_new_consumer(broker):
+    from confluent_kafka import KafkaError
+
+    first = new_consumer(broker, "dup")
+    errors = []
+    try:
+        poll_until([first], lambda: owned(first) == set(range(PARTITIONS)))
+        second = new_consumer(broker, "dup")
+        try:
+            # librdkafka raises UNRELEASED_INSTANCE_ID as a fatal error of the new consumer.
+            poll_until([first, second], lambda: any(e.code() == KafkaError._FATAL for e in errors),
+                       on_error=errors.append)
+            fatal = next(e for e in errors if e.code() == KafkaError._FATAL)
+            assert "instance ID is still used by another member" in fatal.str()
+            assert not owned(second)
+            assert owned(first) == set(range(PARTITIONS))
+            assert len(broker.group("cg").members) == 1
+        finally:
+            second.close()
+    finally:
+        first.close()
