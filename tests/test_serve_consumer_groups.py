@@ -233,3 +233,37 @@ def test_a_duplicate_instance_id_fails_the_new_consumer(broker):
             second.close()
     finally:
         first.close()
+
+
+# A consumer in a child process, so the test can kill -9 it.
+CHILD_CONSUMER = """
+import sys
+from confluent_kafka import Consumer
+consumer = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "cg",
+                     "group.protocol": "consumer", "group.instance.id": sys.argv[2]})
+consumer.subscribe([sys.argv[3]])
+while True:
+    consumer.poll(0.1)
+"""
+
+
+def test_kill_9_of_a_consumer_expires_its_session_and_its_partitions_move(broker):
+    child = subprocess.Popen([PYTHON, "-c", CHILD_CONSUMER, broker.bootstrap, "k0", TOPIC],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    survivor = new_consumer(broker, "k1")
+    try:
+        poll_until([survivor], lambda: group_settled(broker, "cg", 2)
+                   and 0 < len(owned(survivor)) < PARTITIONS)
+        epoch = broker.group("cg").group_epoch
+        child.kill()
+        child.wait(10)
+        poll_until([survivor], lambda: owned(survivor) == set(range(PARTITIONS))
+                   and group_settled(broker, "cg", 1))
+        snapshot = broker.group("cg")
+        assert set(snapshot.static_members) == {"k1"}
+        assert snapshot.group_epoch > epoch
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+        survivor.close()
