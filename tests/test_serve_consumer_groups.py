@@ -267,3 +267,49 @@ def test_kill_9_of_a_consumer_expires_its_session_and_its_partitions_move(broker
             child.kill()
             child.wait(10)
         survivor.close()
+
+
+def test_a_topic_created_while_subscribed_is_assigned(broker):
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    consumer = Consumer(consumer_config(broker, "late"))
+    consumer.subscribe(["later"])
+    try:
+        poll_until([consumer], lambda: group_settled(broker, "cg", 1))
+        assert not owned(consumer)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("later", 3, 1)])["later"].result(10)
+        poll_until([consumer], lambda: len(consumer.assignment()) == 3)
+        assert {tp.topic for tp in consumer.assignment()} == {"later"}
+    finally:
+        consumer.close()
+
+
+def test_a_restarted_server_keeps_the_consumer_group(tmp_path):
+    config = {**FAST_CONSUMER_GROUPS, "group.consumer.session.timeout.ms": "60000",
+              "group.consumer.max.session.timeout.ms": "60000"}
+    b = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)], config=config)
+    consumers = [new_consumer(b, f"r{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 2))
+        before = b.group("cg")
+        owned_before = [owned(c) for c in consumers]
+    finally:
+        close_all(consumers)  # static members leave temporarily: their assignments stay
+        b.stop()
+    b = ThreadedBroker(tmp_path / "logs", config=config)
+    consumers = []
+    try:
+        after = b.group("cg")
+        assert (after.group_epoch, after.static_members, after.target) == \
+            (before.group_epoch, before.static_members, before.target)
+        # The members rejoin the restarted server with their partitions and no epoch bump (its
+        # topic image was given back at start-up, so no subscribed topic looks deleted).
+        consumers = [new_consumer(b, f"r{n}") for n in range(2)]
+        poll_until(consumers, lambda: [owned(c) for c in consumers] == owned_before
+                   and group_settled(b, "cg", 2))
+        assert b.group("cg").group_epoch == before.group_epoch
+    finally:
+        close_all(consumers)
+        b.stop()
