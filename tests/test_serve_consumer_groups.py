@@ -1,103 +1,24 @@
-"""kgroup serve hosting KIP-848 consumer groups, driven by real librdkafka consumers
-(confluent-kafka, ``group.protocol=consumer``, ConsumerGroupHeartbeat v1) and raw requests.
-
-The broker's consumer-group minimums are lowered with ``--config`` keys so sessions expire in
-seconds; every wait polls until a condition holds (the machine may be loaded), never a fixed sleep.
-"""
+"""kgroup serve hosting KIP-848 consumer groups, driven by raw requests and real librdkafka
+consumers (confluent-kafka, ``group.protocol=consumer``, ConsumerGroupHeartbeat v1)."""
 
 from __future__ import annotations
 
-import os
-import pathlib
-import shutil
 import subprocess
-import sys
-import threading
-import time
 
 import pytest
+from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, HEARTBEAT_MS, PARTITIONS, SESSION_MS,
+                                    TOPIC, close_all, consumer_config, each_partition_once,
+                                    group_settled, new_consumer, owned, poll_until, produce,
+                                    start_broker)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, raw_request
-
-TOPIC = "events"
-PARTITIONS = 6
-SESSION_MS = 2000
-HEARTBEAT_MS = 200
-# Kafka's broker keys, minimums lowered so a test's sessions expire in seconds.
-FAST_CONSUMER_GROUPS = {
-    "group.consumer.min.session.timeout.ms": "1000",
-    "group.consumer.session.timeout.ms": str(SESSION_MS),
-    "group.consumer.min.heartbeat.interval.ms": "100",
-    "group.consumer.heartbeat.interval.ms": str(HEARTBEAT_MS),
-}
 
 
 @pytest.fixture
 def broker(tmp_path):
-    b = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)], config=FAST_CONSUMER_GROUPS)
+    b = start_broker(tmp_path)
     yield b
     b.stop()
-
-
-def consumer_config(b, instance, group_id="cg", **extra):
-    return {"bootstrap.servers": b.bootstrap, "group.id": group_id, "group.protocol": "consumer",
-            "group.instance.id": instance, "auto.offset.reset": "earliest",
-            "enable.auto.commit": False, **extra}
-
-
-def new_consumer(b, instance, **extra):
-    from confluent_kafka import Consumer
-
-    consumer = Consumer(consumer_config(b, instance, **extra))
-    consumer.subscribe([TOPIC])
-    return consumer
-
-
-def owned(consumer) -> set[int]:
-    return {tp.partition for tp in consumer.assignment()}
-
-
-def poll_until(consumers, condition, timeout=40, on_message=None, on_error=None):
-    """Poll every consumer in turn until ``condition()`` holds; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for consumer in consumers:
-            msg = consumer.poll(0.05)
-            if msg is None:
-                continue
-            if msg.error() is None and on_message is not None:
-                on_message(consumer, msg)
-            elif msg.error() is not None and on_error is not None:
-                on_error(msg.error())
-        if condition():
-            return
-    raise AssertionError(f"condition not reached in {timeout}s: "
-                         f"{[sorted(owned(c)) for c in consumers]}")
-
-
-def each_partition_once(consumers) -> bool:
-    sets = [owned(c) for c in consumers]
-    return all(sets) and sorted(p for s in sets for p in s) == list(range(PARTITIONS))
-
-
-def group_settled(b, group_id, members):
-    snapshot = b.group(group_id)
-    return (snapshot is not None and snapshot.state == "Stable"
-            and len(snapshot.members) == members)
-
-
-def produce(b, count):
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0})
-    for i in range(count):
-        producer.produce(TOPIC, value=b"v%d" % i, partition=i % PARTITIONS)
-    assert producer.flush(10) == 0
-
-
-def close_all(consumers):
-    for consumer in consumers:
-        consumer.close()
 
 
 # -- the wire: ApiVersions, raw heartbeat and describe, config keys --------------------------------
@@ -319,79 +240,3 @@ def test_a_restarted_server_keeps_the_consumer_group(tmp_path):
         b.stop()
 
 
-# -- the Kafka Java client (ConsumerGroupHeartbeat v0: the server makes the member id) ----------
-
-JAVA_SOURCE = ROOT / "tests" / "java" / "StaticConsumer.java"
-
-
-def _kafka_client_jars():
-    """kafka-clients 3.9 and slf4j-api from the shigawire-apache-flink-libraries wheel, or None."""
-    for entry in sys.path:
-        lib = pathlib.Path(entry) / "pyflink" / "lib"
-        if (lib / "kafka-clients.jar").is_file():
-            return [lib / "kafka-clients.jar", lib / "slf4j-api.jar"]
-    return None
-
-
-@pytest.fixture(scope="module")
-def java_classpath(tmp_path_factory):
-    if shutil.which("java") is None or shutil.which("javac") is None:
-        pytest.skip("the Java client test needs java and javac on PATH")
-    jars = _kafka_client_jars()
-    if jars is None:
-        pytest.skip("the Java client test needs kafka-clients.jar from the "
-                    "shigawire-apache-flink-libraries wheel (pip install '.[test]')")
-    classes = tmp_path_factory.mktemp("java-classes")
-    subprocess.run(["javac", "-d", str(classes), "-cp", str(jars[0]), str(JAVA_SOURCE)],
-                   check=True, capture_output=True, timeout=120)
-    return os.pathsep.join([str(classes), *map(str, jars)])
-
-
-def run_java_consumer(classpath, b, instance, records, timeout_s):
-    return subprocess.Popen(["java", "-cp", classpath, "StaticConsumer", b.bootstrap, "cg",
-                             instance, TOPIC, str(records), str(timeout_s)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-
-def test_java_client_consumes_and_commits(broker, java_classpath):
-    produce(broker, 60)
-    java = run_java_consumer(java_classpath, broker, "java", 60, 90)
-    out, _ = java.communicate(timeout=120)
-    assert java.returncode == 0, out
-    assert "consumed 60\ncommitted\n" in out
-    offsets = broker.committed_offsets("cg")
-    assert {tp: om.offset for tp, om in offsets.items()} == \
-        {(TOPIC, p): 10 for p in range(PARTITIONS)}
-    snapshot = broker.group("cg")
-    # A static member that closes leaves temporarily (epoch -2) and keeps its partitions.
-    (member,) = snapshot.members
-    assert (member.instance_id, member.member_epoch) == ("java", -2)
-    assert sorted(member.assigned[next(iter(member.assigned))]) == list(range(PARTITIONS))
-
-
-def test_java_and_librdkafka_consumers_share_a_group(broker, java_classpath):
-    rdk = new_consumer(broker, "rdk")
-    try:
-        poll_until([rdk], lambda: owned(rdk) == set(range(PARTITIONS)))
-        java = run_java_consumer(java_classpath, broker, "java", 1_000_000, 120)
-        lines = []
-        reader = threading.Thread(target=lambda: lines.extend(java.stdout), daemon=True)
-        reader.start()
-        try:
-            def java_owned():
-                assigned = [line.split()[1:] for line in list(lines) if line.startswith("assigned")]
-                return {int(p) for p in assigned[-1][0].split(",")} if assigned and assigned[-1] \
-                    else set()
-
-            # Each partition is owned once, and each consumer owns some.
-            poll_until([rdk], lambda: java_owned() and owned(rdk)
-                       and not owned(rdk) & java_owned()
-                       and owned(rdk) | java_owned() == set(range(PARTITIONS))
-                       and group_settled(broker, "cg", 2), timeout=90)
-            assert set(broker.group("cg").static_members) == {"rdk", "java"}
-        finally:
-            java.kill()
-            java.wait(10)
-            reader.join(10)
-    finally:
-        rdk.close()
