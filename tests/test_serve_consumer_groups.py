@@ -102,7 +102,7 @@ def test_static_consumers_join_consume_commit_and_an_added_one_gets_partitions(b
                                            10)
         assert [tp.offset for tp in positions] == [10] * PARTITIONS
 
-        # A fourth consumer: the others give up partitions one by one and never stop owning some.
+        # A fourth consumer: the others revoke only what moves and keep owning partitions.
         epoch = snapshot.group_epoch
         consumers.append(new_consumer(broker, "i3"))
         emptied = []
