@@ -15,9 +15,9 @@ from kgroup.server.apis import build_api_table
 from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
 
 EXPECTED_VERSIONS = {
-    0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 8), 9: (1, 8), 10: (0, 4), 11: (0, 9),
+    0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 9), 9: (1, 9), 10: (0, 4), 11: (0, 9),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 4), 19: (2, 7),
-    22: (0, 4), 23: (2, 4), 42: (0, 2), 47: (0, 0),
+    22: (0, 4), 23: (2, 4), 42: (0, 2), 47: (0, 0), 68: (0, 1), 69: (0, 1),
 }
 
 
@@ -274,8 +274,11 @@ def _response_class(request_class):
     import kafka.protocol.metadata as metadata
     import kafka.protocol.producer as producer
 
+    import kgroup.protocol as kip848
+
     name = request_class.__name__.replace("Request", "Response")
-    return next(getattr(m, name) for m in (admin, consumer, metadata, producer) if hasattr(m, name))
+    return next(getattr(m, name) for m in (admin, consumer, metadata, producer, kip848)
+                if hasattr(m, name))
 
 
 def test_every_advertised_version_is_answered_and_the_next_one_refused(broker):

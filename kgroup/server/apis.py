@@ -3,7 +3,8 @@
 The ranges are exactly what is implemented (and what the coordinator decodes for the group APIs).
 InitProducerId serves idempotent producers only (a transactional id is refused); transactions
 (AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) are not implemented and so not
-advertised.
+advertised. ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), which kafka-python lacks,
+use `kgroup.protocol`'s classes, declared from Kafka's message schemas like kafka-python's own.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ def build_api_table():
     from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
     from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
+    from kgroup.protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
     from kgroup.server import handlers_data as data
     from kgroup.server import handlers_meta as meta
     from kgroup.server.group_bridge import handle_group_request as group
@@ -29,8 +31,8 @@ def build_api_table():
         1: (FetchRequest, 4, 12, data.handle_fetch),
         2: (ListOffsetsRequest, 1, 7, data.handle_list_offsets),
         3: (MetadataRequest, 0, 12, meta.handle_metadata),
-        8: (OffsetCommitRequest, 2, 8, group),
-        9: (OffsetFetchRequest, 1, 8, group),
+        8: (OffsetCommitRequest, 2, 9, group),
+        9: (OffsetFetchRequest, 1, 9, group),
         10: (FindCoordinatorRequest, 0, 4, meta.handle_find_coordinator),
         11: (JoinGroupRequest, 0, 9, group),
         12: (HeartbeatRequest, 0, 4, group),
@@ -44,5 +46,7 @@ def build_api_table():
         23: (OffsetForLeaderEpochRequest, 2, 4, data.handle_offset_for_leader_epoch),
         42: (DeleteGroupsRequest, 0, 2, group),
         47: (OffsetDeleteRequest, 0, 0, group),
+        68: (ConsumerGroupHeartbeatRequest, 0, 1, group),
+        69: (ConsumerGroupDescribeRequest, 0, 1, group),
     }
     return table

@@ -106,7 +106,10 @@ class Broker:
             self.logdir.close()
 
     def create_topic(self, name, partitions):
-        return self.logdir.create_topic(name, partitions)
+        topic = self.logdir.create_topic(name, partitions)
+        if self.groups is not None:
+            self.groups.publish_topics()
+        return topic
 
     def partition_producers(self, topic: str, partition: int):
         """Idempotent-producer state of a partition, rebuilt from its log on first use."""

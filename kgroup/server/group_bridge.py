@@ -88,7 +88,14 @@ class GroupBridge:
         else:
             self.coord = GroupCoordinator(config=config, now_ms=now, keep_log=False,
                                           log_writer=self._write_logged)
+        self.publish_topics()
         self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
+
+    def publish_topics(self):
+        """Give the coordinator the topic image consumer groups assign from (it is not in the
+        group log): at start-up and whenever a topic is created."""
+        self.coord.set_topics({name: (topic.topic_id, len(topic.partitions))
+                               for name, topic in self.broker.logdir.topics.items()})
 
     async def stop(self):
         self._stopped = True

@@ -2,7 +2,8 @@
 
 ``coordinator``: the Harness that drives a GroupCoordinator, and groups set up in each state;
 ``offsets``: request builders and response readers for the offset APIs; ``fuzz``: seeds from the
-Kafka vectors and the mutation strategy. The paths below are the data every room reads.
+Kafka vectors and the mutation strategy; ``rdkafka_groups``: librdkafka consumer-protocol
+consumers against serve. The paths below are the data every room reads.
 """
 
 import pathlib

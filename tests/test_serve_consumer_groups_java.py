@@ -1,0 +1,104 @@
+"""kgroup serve hosting KIP-848 consumer groups for the Kafka Java client 3.9
+(``group.protocol=consumer``, ConsumerGroupHeartbeat v0: the server makes the member id).
+
+A small consumer (tests/java/StaticConsumer.java) is compiled with javac against kafka-clients.jar
+from the shigawire-apache-flink-libraries wheel; the tests are skipped without Java or the wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+from helpers.rdkafka_groups import (PARTITIONS, TOPIC, group_settled, new_consumer, owned,
+                                    poll_until, produce, start_broker)
+
+from kgroup.server.harness import ROOT
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = start_broker(tmp_path)
+    yield b
+    b.stop()
+
+
+JAVA_SOURCE = ROOT / "tests" / "java" / "StaticConsumer.java"
+
+
+def _kafka_client_jars():
+    """kafka-clients 3.9 and slf4j-api from the shigawire-apache-flink-libraries wheel, or None."""
+    for entry in sys.path:
+        lib = pathlib.Path(entry) / "pyflink" / "lib"
+        if (lib / "kafka-clients.jar").is_file():
+            return [lib / "kafka-clients.jar", lib / "slf4j-api.jar"]
+    return None
+
+
+@pytest.fixture(scope="module")
+def java_classpath(tmp_path_factory):
+    if shutil.which("java") is None or shutil.which("javac") is None:
+        pytest.skip("the Java client test needs java and javac on PATH")
+    jars = _kafka_client_jars()
+    if jars is None:
+        pytest.skip("the Java client test needs kafka-clients.jar from the "
+                    "shigawire-apache-flink-libraries wheel (pip install '.[test]')")
+    classes = tmp_path_factory.mktemp("java-classes")
+    subprocess.run(["javac", "-d", str(classes), "-cp", str(jars[0]), str(JAVA_SOURCE)],
+                   check=True, capture_output=True, timeout=120)
+    return os.pathsep.join([str(classes), *map(str, jars)])
+
+
+def run_java_consumer(classpath, b, instance, records, timeout_s):
+    return subprocess.Popen(["java", "-cp", classpath, "StaticConsumer", b.bootstrap, "cg",
+                             instance, TOPIC, str(records), str(timeout_s)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def test_java_client_consumes_and_commits(broker, java_classpath):
+    produce(broker, 60)
+    java = run_java_consumer(java_classpath, broker, "java", 60, 90)
+    out, _ = java.communicate(timeout=120)
+    assert java.returncode == 0, out
+    assert "consumed 60\ncommitted\n" in out
+    offsets = broker.committed_offsets("cg")
+    assert {tp: om.offset for tp, om in offsets.items()} == \
+        {(TOPIC, p): 10 for p in range(PARTITIONS)}
+    snapshot = broker.group("cg")
+    # A static member that closes leaves temporarily (epoch -2) and keeps its partitions.
+    (member,) = snapshot.members
+    assert (member.instance_id, member.member_epoch) == ("java", -2)
+    assert sorted(member.assigned[next(iter(member.assigned))]) == list(range(PARTITIONS))
+
+
+def test_java_and_librdkafka_consumers_share_a_group(broker, java_classpath):
+    rdk = new_consumer(broker, "rdk")
+    try:
+        poll_until([rdk], lambda: owned(rdk) == set(range(PARTITIONS)))
+        java = run_java_consumer(java_classpath, broker, "java", 1_000_000, 120)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(java.stdout), daemon=True)
+        reader.start()
+        try:
+            def java_owned():
+                assigned = [line.split()[1:] for line in list(lines) if line.startswith("assigned")]
+                return {int(p) for p in assigned[-1][0].split(",")} if assigned and assigned[-1] \
+                    else set()
+
+            # Each partition is owned once, and each consumer owns some.
+            poll_until([rdk], lambda: java_owned() and owned(rdk)
+                       and not owned(rdk) & java_owned()
+                       and owned(rdk) | java_owned() == set(range(PARTITIONS))
+                       and group_settled(broker, "cg", 2), timeout=90)
+            assert set(broker.group("cg").static_members) == {"rdk", "java"}
+        finally:
+            java.kill()
+            java.wait(10)
+            reader.join(10)
+    finally:
+        rdk.close()
