@@ -22,14 +22,15 @@ that value has is not reported.
 
 from __future__ import annotations
 
-from itertools import count, repeat
-from operator import attrgetter
+from itertools import count, groupby, repeat
+from operator import attrgetter, itemgetter
 
 from kgroup.records.lazy_records import LazyRecords
 
 from .decoder import ProblemLog, RowDecoder
 
 _key_of = attrgetter("key")
+_facts_of = itemgetter(1)
 
 
 class BatchFacts:
@@ -117,6 +118,6 @@ class CompactingReplay:
         self.problems.records_ok -= len(survivors)  # counted as read; the decoder counts them again
         rows_of = self.decoder.rows
         rows = []
-        for rec, facts in survivors:
-            rows += rows_of(facts, (rec,))
+        for facts, same_batch in groupby(survivors, key=_facts_of):  # one decoder call per batch
+            rows += rows_of(facts, [rec for rec, _ in same_batch])
         self.state.apply_all(rows)
