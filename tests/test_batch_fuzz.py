@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from kgroup.records.batch import read_batches, scan
 from kgroup.records.batch_model import Batch, BatchError, TrailingBytes
+from kgroup.records.lazy_records import LazyRecords
 from kgroup.records.segment import iter_segment
 
 from helpers import VECTORS
@@ -16,13 +17,28 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 
 
 def _drain(data: bytes) -> list:
-    """Every event from bytes, and from a stream; both must agree."""
+    """Every event from bytes, from a stream, and from the lean walk; all must agree."""
     events = list(scan(data, "fuzz.log"))
     again = list(scan(io.BytesIO(data), "fuzz.log"))
     assert [type(e) for e in events] == [type(e) for e in again]
     for e in events:
         assert isinstance(e, (Batch, BatchError))
+    _same_as_lean(events, list(scan(data, "fuzz.log", lean=True)))
     return events
+
+
+def _same_as_lean(events: list, lean: list) -> None:
+    """The lean walk reports the same events, and its records, built, are the same records."""
+    assert [type(e) for e in lean] == [type(e) for e in events]
+    for e, l in zip(events, lean):
+        if isinstance(e, Batch):
+            records = l.records
+            assert list(records) == e.records
+            if isinstance(records, LazyRecords):
+                assert records.keys() == [r.key for r in e.records]
+                assert [records.at(i) for i in range(len(records))] == e.records
+            l.records = e.records
+        assert l == e if isinstance(e, Batch) else str(l) == str(e)
 
 
 def _check_read_batches(data: bytes) -> None:
@@ -83,6 +99,11 @@ def test_random_bytes(data):
     _check_read_batches(data)
 
 
+def test_lean_walk_matches_the_full_reader_on_every_vector():
+    for data in SEGMENTS:
+        _drain(data)
+
+
 @settings(max_examples=40, deadline=None)
 @given(edits=st.lists(st.tuples(st.integers(0, 2157), st.integers(0, 255)), min_size=1, max_size=4))
 def test_iter_segment_only_calls_on_error(tmp_path_factory, edits):
@@ -135,6 +156,15 @@ def _both(blob: bytes):
         fast = type(exc)
     finally:
         batch_module._records_v2 = _records_v2
+    try:
+        lean = _fast_records(*args, lean=True)
+    except Exception as exc:  # noqa: BLE001
+        lean = type(exc)
+    if isinstance(lean, LazyRecords):
+        assert lean.keys() == [r.key for r in fast]
+        assert [lean.at(i) for i in range(len(lean))] == fast
+        lean = list(lean)
+    assert lean == fast  # the lean walk builds the same records, or fails the same way
     return general, fast, sum(handed)
 
 
@@ -189,3 +219,50 @@ def test_tombstone_runs_take_the_fast_path():
     assert fast == general and handed == 0
     assert [(r.value, r.value_size) for r in fast[28:]] == [(None, -1), (None, -1), (b"", 0),
                                                             (None, -1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the lean walk (`--view state`) against the full reader on random logs
+
+from kgroup.records.codecs import CODEC_NAMES  # noqa: E402
+from kgroup.records.writer import encode_control_batch, encode_legacy  # noqa: E402
+
+_BATCH = st.tuples(
+    st.sampled_from(["v2", "v2", "v2", "control", "v0", "v1"]),
+    st.sampled_from(CODEC_NAMES),
+    st.lists(st.tuples(st.sampled_from([b"k1", b"k2", b"key-%03d", b""]), st.integers(0, 60),
+                       st.one_of(st.none(), st.just(b"same-value"), st.binary(max_size=30))),
+             min_size=1, max_size=30),
+    st.integers(-1, 2**31 - 1),  # base sequence
+    st.booleans(),  # log append time
+)
+
+
+def _entry(kind, codec, recs, base_seq, log_append, base_offset):
+    if kind == "control":
+        return encode_control_batch("COMMIT" if base_seq % 2 else "ABORT", producer_id=7, producer_epoch=0,
+                                    coordinator_epoch=3, base_offset=base_offset), 1
+    rows = [OutRecord(key % n if b"%" in key else key, value, 1700000000000 + n) for key, n, value in recs]
+    if kind == "v2":
+        return encode_batch(rows, base_offset=base_offset, compression=codec, base_sequence=base_seq,
+                            producer_id=-1 if base_seq < 0 else 9,
+                            log_append_time=1700000009999 if log_append else None), len(rows)
+    codec = "none" if codec == "zstd" else codec  # magic 0/1 predate zstd
+    return encode_legacy(rows, magic=int(kind[1]), compression=codec, base_offset=base_offset), len(rows)
+
+
+@FUZZ
+@given(batches=st.lists(_BATCH, min_size=1, max_size=5), crc_hit=st.integers(0, 10**6),
+       cut=st.integers(0, 10**6))
+def test_lean_walk_matches_the_full_reader_on_random_logs(batches, crc_hit, cut):
+    parts, offset = [], 0
+    for spec in batches:
+        data, n = _entry(*spec, base_offset=offset)
+        parts.append(data)
+        offset += n
+    log = b"".join(parts)
+    _drain(log)
+    damaged = bytearray(log)
+    damaged[61 + crc_hit % max(1, len(log) - 61) if len(log) > 61 else 0] ^= 0xFF  # a bad CRC, or worse
+    _drain(bytes(damaged))
+    _drain(log[:cut % (len(log) + 1)])  # truncation

@@ -208,7 +208,7 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
             problems.trailing_bytes[path] = (err.position, err.count)
         problems.add(path, err.position, None, err.message)
 
-    for batch in iter_segment(path, on_error=on_error):
+    for batch in iter_segment(path, on_error=on_error, lean=not decode):
         if progress is not None:
             progress(batch.position + batch.size)
         yield batch, decoder.rows(batch) if decode else batch.records

@@ -22,12 +22,15 @@ that value has is not reported.
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter
+from itertools import count, groupby, repeat
+from operator import attrgetter, itemgetter
+
+from kgroup.records.lazy_records import LazyRecords
 
 from .decoder import ProblemLog, RowDecoder
 
 _key_of = attrgetter("key")
+_facts_of = itemgetter(1)
 
 
 class BatchFacts:
@@ -58,6 +61,11 @@ def _file_order(pair) -> tuple:
     return facts.position, record.offset
 
 
+def _record_in(records, index: int):
+    """The record at index of a batch's LazyRecords or list, built alone."""
+    return records.at(index) if type(records) is LazyRecords else records[index]
+
+
 class CompactingReplay:
     """Replays one input's batches into a PartitionState, decoding only the surviving records."""
 
@@ -65,25 +73,26 @@ class CompactingReplay:
         self.state = partition_state
         self.decoder = decoder
         self.problems = problems
-        self.survivors: dict = {}  # key bytes -> (record, BatchFacts), the latest per key bytes
+        self.survivors: dict = {}  # key bytes -> (records, index, BatchFacts), the latest per key bytes
         self.good_keys: set = set()  # key bytes the decoder reads without a problem
         self.probe = RowDecoder(decoder.segment, decoder.family, ProblemLog())  # silent: tries keys
 
     def batch(self, batch, records) -> None:
-        """records: the batch's undecoded records within the --until cut-offs."""
+        """records: the batch's undecoded records within the --until cut-offs, a list or LazyRecords
+        (whose records are built only for the survivors)."""
         if not batch.crc_valid:  # reported already; decoded for its problems, never replayed
-            self.decoder.rows(batch, records)
+            self.decoder.rows(batch, list(records))
             return
         plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
         facts = BatchFacts(batch)
-        keys = list(map(_key_of, records))
+        keys = records.keys() if type(records) is LazyRecords else list(map(_key_of, records))
         if not plain or self.state.offsets.any_open_transactions() or not self._keys_decode(keys, facts):
             self.flush()
-            self.state.apply_all(self.decoder.rows(batch, records))
+            self.state.apply_all(self.decoder.rows(batch, list(records)))
             return
         # C-level iteration: the latest record per key bytes wins
-        self.survivors.update(zip(keys, zip(records, repeat(facts))))
-        self.problems.records_ok += len(records)
+        self.survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
+        self.problems.records_ok += len(keys)
 
     def _keys_decode(self, keys: list, facts) -> bool:
         """Whether every key decodes; a batch with a key that does not goes through the full decoder,
@@ -103,11 +112,12 @@ class CompactingReplay:
         """Decode the survivors and replay them in log order."""
         if not self.survivors:
             return
-        survivors = sorted(self.survivors.values(), key=_file_order)
+        survivors = sorted(((_record_in(records, i), facts) for records, i, facts in self.survivors.values()),
+                           key=_file_order)
         self.survivors = {}
         self.problems.records_ok -= len(survivors)  # counted as read; the decoder counts them again
         rows_of = self.decoder.rows
         rows = []
-        for rec, facts in survivors:
-            rows += rows_of(facts, (rec,))
+        for facts, same_batch in groupby(survivors, key=_facts_of):  # one decoder call per batch
+            rows += rows_of(facts, [rec for rec, _ in same_batch])
         self.state.apply_all(rows)

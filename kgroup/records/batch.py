@@ -25,6 +25,7 @@ from .batch_model import (
     TrailingBytes,
 )
 from .codecs import CODEC_NAMES, CodecError, decompress
+from .lazy_records import ZIGZAG, LazyRecords, build_run
 from .legacy import parse_legacy
 
 __all__ = ["read_batches", "scan", "parse_v2"]
@@ -72,7 +73,7 @@ def _varint(data, pos: int) -> tuple[int, int]:
 # magic 2
 
 
-_ZIGZAG = [(b >> 1) ^ -(b & 1) for b in range(128)]
+_ZIGZAG = ZIGZAG
 
 
 def _records_v2(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
@@ -247,19 +248,20 @@ def _run_length(data, p: int, shape, k_max: int) -> int:
 
 
 def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_ts: int,
-                  base_seq: int, append_time: int | None) -> list[Record]:
+                  base_seq: int, append_time: int | None, lean: bool = False) -> list[Record] | LazyRecords:
     """Parse records in runs of identical layout with one precompiled struct per run.
 
     The coordinator writes a commit as one batch whose records share a layout per topic
     (same group, fixed-width partition, same value version), so runs are long. Records
     that do not fit, and batches whose layout changes record by record, go through
     _records_v2, which also owns every error message; results are identical either way.
+    lean: return LazyRecords, whose runs become Records only when asked.
     """
     records: list[Record] = []
+    lazy = LazyRecords(base_offset, base_ts, base_seq) if lean else None
     p, left = pos, count
     zz = _ZIGZAG
     new = Record
-    alloc = _alloc
     view = memoryview(data)
     misses = 0  # odd records and one-record runs; past a few, the plain loop is cheaper
     while left and misses < 8:
@@ -285,25 +287,13 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
                 f">{n1 + 1}xBB{kn}x{key_size}s{vn}x{max(value_size, 0)}sx")
         key_size, value_size = shape[3], shape[5]
         rows = unpacker.iter_unpack(view[p:p + k * size])
-        first = len(records)
         if append_time is None and base_seq <= 0x7FFFFFFF - 63:  # 1-byte deltas can't wrap
-            # Records are built slot by slot: a dataclass __init__ call costs more than the
-            # twelve stores.
-            append = records.append
-            has_seq = base_seq >= 0
-            for ts, od, key, value in rows:
-                rec = alloc(new)
-                delta = zz[od]
-                rec.offset = base_offset + delta
-                rec.timestamp = base_ts + zz[ts]
-                rec.sequence = base_seq + delta if has_seq else -1
-                rec.key = key
-                rec.value = value
-                rec.headers = []
-                rec.key_size = key_size
-                rec.value_size = value_size
-                rec.crc = rec.is_valid = rec.control = rec.coordinator_epoch = None
-                append(rec)
+            if lazy is None:
+                records += build_run(rows, base_offset, base_ts, base_seq, key_size, value_size)
+            else:
+                lazy.add_records(records)
+                records = []
+                lazy.add_run(list(rows), key_size, value_size)
         else:
             for ts, od, key, value in rows:
                 delta = zz[od]
@@ -314,10 +304,8 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
                     if seq > 0x7FFFFFFF:
                         seq -= 0x80000000
                 records.append(new(base_offset + delta, base_ts + zz[ts] if append_time is None
-                                   else append_time, seq, key, value, [], key_size, value_size))
-        if value_size < 0:  # a run of tombstones: the struct gave b"" for each null value
-            for rec in records[first:]:
-                rec.value = None
+                                   else append_time, seq, key, None if value_size < 0 else value, [],
+                                   key_size, value_size))
         p += k * size
         left -= k
         if k == 1:
@@ -326,6 +314,9 @@ def _fast_records(data, pos: int, end: int, count: int, base_offset: int, base_t
         records += _records_v2(data, p, end, left, base_offset, base_ts, base_seq, append_time)
     elif p != end:
         raise CorruptBatch(f"{end - p} bytes left after the declared {count} records")
+    if lazy is not None:
+        lazy.add_records(records)
+        return lazy
     return records
 
 
@@ -372,8 +363,9 @@ def _mark_control(records: list[Record]) -> None:
         rec.coordinator_epoch = _CONTROL_VALUE.unpack_from(value)[1]
 
 
-def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch, int]:
-    """Decode the magic-2 batch at buf[off:off+total]; returns it and its computed CRC-32C."""
+def parse_v2(buf, off: int, total: int, position: int, path: str, lean: bool = False) -> tuple[Batch, int]:
+    """Decode the magic-2 batch at buf[off:off+total]; returns it and its computed CRC-32C.
+    lean: a data batch's records may be LazyRecords (see `lazy_records`)."""
     (base_offset, _length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
      producer_id, producer_epoch, base_seq, count) = _V2_HEADER.unpack_from(buf, off)
     end = off + total
@@ -419,8 +411,11 @@ def parse_v2(buf, off: int, total: int, position: int, path: str) -> tuple[Batch
         if count > stop:
             raise CorruptBatch(f"record count {count} is more than the {stop} decompressed bytes")
     append_time = max_ts if log_append else None
-    parse = _fast_records if count > 1 else _records_v2
-    batch.records = parse(data, start, stop, count, base_offset, base_ts, base_seq, append_time)
+    if count > 1:
+        batch.records = _fast_records(data, start, stop, count, base_offset, base_ts, base_seq, append_time,
+                                      lean and not is_control)
+    else:
+        batch.records = _records_v2(data, start, stop, count, base_offset, base_ts, base_seq, append_time)
     if is_control:
         _mark_control(batch.records)
     return batch, computed
@@ -499,10 +494,11 @@ class _Source:
 
 
 
-def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None
+def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None, lean: bool = False
          ) -> Iterator[Batch | BatchError]:
     """Yield each Batch, and a BatchError event for every problem, in file order.
 
+    lean: a data batch's records may be LazyRecords, built into Records only when asked.
     A CrcMismatch event comes right before its (still decoded) batch. A non-recoverable
     error or TrailingBytes is the last event.
     """
@@ -542,7 +538,7 @@ def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = N
         buf, off = src.buf, src.off
         try:
             if magic == 2:
-                batch, computed = parse_v2(buf, off, total, position, path)
+                batch, computed = parse_v2(buf, off, total, position, path, lean)
             elif magic == 0 or magic == 1:
                 batch, computed = parse_legacy(buf, off, total, position)
             else:

@@ -129,20 +129,21 @@ def _raise(error: BatchError) -> None:
     raise error
 
 
-def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None
+def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, lean: bool = False
                  ) -> Iterator[Batch]:
     """Stream one segment (a path, a SegmentFile, or "-" for stdin), reporting every problem.
 
     on_error gets each BatchError (CrcMismatch before its still-yielded batch, TrailingBytes
     for a partial write at the end); decoding goes on after recoverable ones and stops after
     the rest. If on_error raises, iteration stops with that exception. Default: raise.
+    lean: a data batch's records may be LazyRecords (see `scan`).
     """
     handler = on_error or _raise
     if isinstance(path, SegmentFile):
         path = path.path
     path = os.fspath(path)
     if path == "-":
-        yield from _events(sys.stdin.buffer, "-", handler)
+        yield from _events(sys.stdin.buffer, "-", handler, lean)
         return
     try:
         f = open(path, "rb", buffering=0)
@@ -150,12 +151,12 @@ def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None
         handler(BatchError(path, 0, f"cannot open: {exc.strerror}", recoverable=False))
         return
     with f:
-        yield from _events(f, path, handler)
+        yield from _events(f, path, handler, lean)
 
 
-def _events(stream, path: str, handler) -> Iterator[Batch]:
+def _events(stream, path: str, handler, lean: bool = False) -> Iterator[Batch]:
     try:
-        for event in scan(stream, path):
+        for event in scan(stream, path, lean=lean):
             if isinstance(event, Batch):
                 yield event
             else:
