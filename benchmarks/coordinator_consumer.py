@@ -2,9 +2,9 @@
 
 1,000 static members (ConsumerGroupHeartbeat v1, client-made member ids, the default ``uniform``
 assignor) subscribe to one topic of 3,000 partitions and heartbeat until every member owns its
-target assignment, then a few steady-state rounds; then a full rolling bounce: each member leaves with epoch -2 (a static
-member's temporary leave) and rejoins with epoch 0, a new member id and its instance id (same
-assignment, no group-epoch bump), then confirms what it owns. All in virtual time, on one core.
+target assignment, then a few steady-state rounds; then a full rolling bounce: each member leaves
+with epoch -2 (a static member's temporary leave) and rejoins with epoch 0, a new member id and its
+instance id (same assignment, no group-epoch bump), then confirms what it owns. All in virtual time, on one core.
 Members echo exactly what the coordinator last gave them as their owned partitions, as a client
 does once it has revoked and assigned. Heartbeats are counted inside the coordinator's ``handle``
 and ``advance`` (requests arrive already built, as from the wire in `serve`); the same-run
