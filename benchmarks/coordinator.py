@@ -14,6 +14,8 @@ third runs it as `kgroup serve` does, handing each operation's records to a ``lo
 (one that writes nothing here), so every operation keeps the undo journal that reverts it if
 the write fails; a fourth leaves out the rolling bounce's GroupMetadata writes, which Kafka also
 performs (one full-group record per static restart) and which are O(members) each.
+The same members then run the consumer protocol (KIP-848) beside these figures:
+``coordinator_consumer.py`` says how.
 
     .venv/bin/python benchmarks/coordinator.py [--members N] [--repeat R]
 """
@@ -31,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest,  # noqa: E402
                                            SyncGroupRequest)
 
+from benchmarks.coordinator_consumer import report as report_consumer_protocol  # noqa: E402
 from kgroup.coordinator import GroupCoordinator  # noqa: E402
 
 Protocol = JoinGroupRequest.JoinGroupRequestProtocol
@@ -185,6 +188,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3, help="best of R runs")
+    parser.add_argument("--partitions", type=int, default=3000,
+                        help="partitions of the consumer-protocol run's topic")
     args = parser.parse_args(argv)
     n = args.members
 
@@ -223,6 +228,7 @@ def main(argv=None) -> None:
     print(f"  coordinator requests/s        {logic[0] / logic[1]:,.0f}")
     print(f"  ratio coordinator/baseline    {logic[1] / base[1]:.2f}x")
     print(f"  record encoding share         {(elapsed - logic[1]) / elapsed:.0%} of the full run")
+    report_consumer_protocol(n, args.partitions, args.repeat)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ def test_describe_groups_does_not_describe_a_consumer_group(version, error, stat
     heartbeat(coord, member_id="a")
     [group] = coord.handle(DescribeGroupsRequest[version](groups=["g"])).response.groups
     assert (group.error_code, group.group_state, group.members) == (error, state, [])
+    if version >= 6:
+        assert group.error_message == "Group g is not a classic group."
 
 
 def test_list_groups_with_type_and_state_filters():

@@ -424,3 +424,18 @@ def test_state_csv_carries_the_latest_records_too(partition_dirs):
     assert [(r["type"], r["group"], r["record_offset"]) for r in records] == [("group_metadata", "my-group", "2")]
     assert json.loads(records[0]["value"])["members"][0]["memberId"] == "m1"
     assert sum(r["status"] == "committed" for r in rows) == 17
+
+
+def test_consumer_group_regular_expression_records_are_shown(tmp_path):
+    from kgroup.records import encode_key, encode_value
+
+    key = encode_key(16, {"groupId": "g", "regularExpression": "foo.*"})
+    value = encode_value(16, 0, {"topics": ["foo", "food"], "version": 42, "timestamp": 1000})
+    path = tmp_path / "__consumer_offsets-1" / "00000000000000000000.log"
+    _write_log(path, [(key, value), (key, None)])
+    result = run("decode-offsets", "-o", "jsonl", str(path))
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [r["type"] for r in rows] == ["consumer_group_regular_expression"] * 2
+    dump = run("decode-offsets", "-o", "dump-log", str(path)).stdout
+    assert "foo.*" in dump and "food" in dump

@@ -13,7 +13,7 @@ from kgroup.records.schema_runtime import ReadFailure
 from helpers.fuzz import kafka_vector_seeds, mutated
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-_TYPES = {"consumer": range(16), "connect": range(3, 9)}
+_TYPES = {"consumer": range(17), "connect": range(3, 9)}
 
 
 def _plain(message, version, raw):

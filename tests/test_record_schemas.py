@@ -97,22 +97,32 @@ def test_round_trip_connect_keys_differ_from_consumer_for_type_8():
 
 
 def test_record_type_names():
-    assert [rec.record_type_name(t) for t in range(16)] == [
+    assert [rec.record_type_name(t) for t in range(17)] == [
         "offset_commit", "offset_commit", "group_metadata", "consumer_group_metadata",
         "consumer_group_partition_metadata", "consumer_group_member_metadata",
         "consumer_group_target_assignment_metadata", "consumer_group_target_assignment_member",
         "consumer_group_current_member_assignment", "share_group_partition_metadata",
         "share_group_member_metadata", "share_group_metadata", "share_group_target_assignment_metadata",
         "share_group_target_assignment_member", "share_group_current_member_assignment",
-        "share_group_state_partition_metadata"]
+        "share_group_state_partition_metadata", "consumer_group_regular_expression"]
     assert [rec.record_type_name(t, "connect") for t in range(3, 9)] == [
         "connect_worker_group_metadata", "connect_worker_group_connectors_tasks_metadata",
         "connect_worker_group_member_metadata", "connect_worker_group_target_assignment",
         "connect_worker_group_current_member_assignment", "connect_worker_group_configuration"]
     with pytest.raises(rec.UnknownRecordType):
-        rec.record_type_name(16)
+        rec.record_type_name(17)
     with pytest.raises(rec.UnknownRecordType):
         rec.record_type_name(9, "connect")
+
+
+def test_consumer_group_regular_expression_record_bytes():
+    """Type 16 as Kafka 4.0 writes it: a non-flexible key, a flexible v0 value."""
+    key = rec.encode_key(16, {"groupId": "g", "regularExpression": "foo.*"})
+    assert key.hex() == "00100001670005666f6f2e2a"
+    value = rec.encode_value(16, 0, {"topics": ["foo", "food"], "version": 42, "timestamp": 1000})
+    assert value.hex() == "00000304666f6f05666f6f64000000000000002a00000000000003e800"
+    assert rec.decode_key(key).data == {"groupId": "g", "regularExpression": "foo.*"}
+    assert rec.decode_value(16, value).data == {"topics": ["foo", "food"], "version": 42, "timestamp": 1000}
 
 
 # ------------------------------------------------------------------ what the coordinator writes

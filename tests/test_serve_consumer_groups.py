@@ -48,6 +48,31 @@ def test_raw_heartbeat_and_describe_use_the_configured_interval(broker):
     assert missing.error_code == 69  # GROUP_ID_NOT_FOUND
 
 
+def test_describe_groups_v6_and_list_groups_v5_answer_for_consumer_groups(broker):
+    import uuid
+
+    from kafka.protocol.admin.groups import (DescribeGroupsRequest, DescribeGroupsResponse,
+                                             ListGroupsRequest, ListGroupsResponse)
+
+    from kgroup.protocol import ConsumerGroupHeartbeatRequest
+
+    raw_request(broker.address, ConsumerGroupHeartbeatRequest(
+        version=1, group_id="new", member_id=str(uuid.uuid4()), member_epoch=0, rebalance_timeout_ms=30000,
+        subscribed_topic_names=[TOPIC], topic_partitions=[]))
+    raw = raw_request(broker.address, DescribeGroupsRequest(version=6, groups=["new", "nope"],
+                                                            include_authorized_operations=False))
+    described = DescribeGroupsResponse.decode(raw, version=6, header=True).groups
+    assert [(g.error_code, g.group_state, g.error_message) for g in described] == [
+        (69, "Dead", "Group new is not a classic group."), (69, "Dead", "Group nope not found.")]
+
+    def listed(types):
+        raw = raw_request(broker.address, ListGroupsRequest(version=5, states_filter=[], types_filter=types))
+        return [(g.group_id, g.group_type) for g in ListGroupsResponse.decode(raw, version=5, header=True).groups]
+
+    assert listed(["CONSUMER"]) == [("new", "consumer")]
+    assert listed(["classic"]) == []
+
+
 def test_consumer_group_keys_pass_through_config(tmp_path):
     b = ThreadedBroker(tmp_path / "logs", config={**FAST_CONSUMER_GROUPS,
                                                   "group.consumer.assignors": "range",

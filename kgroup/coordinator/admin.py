@@ -37,7 +37,9 @@ def _describe(coord, version: int, group_id: str | None):
         if version >= 6:
             # KIP-1043: v6 reports a missing group instead of describing it as Dead
             described["error_code"] = codes.GROUP_ID_NOT_FOUND
-            described["error_message"] = f"Group {group_id} not found."
+            # Kafka's GroupMetadataManager.classicGroup: another group type is "not a classic group"
+            described["error_message"] = (f"Group {group_id} not found." if coord.get_group(group_id) is None
+                                          else f"Group {group_id} is not a classic group.")
         return _Described(**described)
     stable = group.state == STABLE
     protocol = group.protocol_name
