@@ -439,3 +439,7 @@ def test_consumer_group_regular_expression_records_are_shown(tmp_path):
     assert [r["type"] for r in rows] == ["consumer_group_regular_expression"] * 2
     dump = run("decode-offsets", "-o", "dump-log", str(path)).stdout
     assert "foo.*" in dump and "food" in dump
+    for spelling in ("consumer_group_regular_expression", "16"):   # --type knows every schema's type
+        only = run("decode-offsets", "-o", "jsonl", "--type", spelling, str(path))
+        assert only.exit_code == 0, only.stderr
+        assert len(only.stdout.splitlines()) == 2

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from kgroup.decode.decoder import ProblemLog, iter_decoded, resolve_family
 from kgroup.errors import EXIT_USAGE, KgroupError
-from kgroup.records import record_type_name
+from kgroup.records import record_type_name, record_types
 from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
 
 STDIN = "-"
@@ -96,11 +96,8 @@ def known_type_names() -> dict[str, str]:
     """Every --type spelling -> canonical name."""
     names = {"control": "control", "error": "error"}
     for family in ("consumer", "connect"):
-        for rtype in range(16):
-            try:
-                name = record_type_name(rtype, family)
-            except Exception:  # noqa: BLE001 - a type the family does not define
-                continue
+        for rtype in record_types(family):
+            name = record_type_name(rtype, family)
             names[name] = name
     return names
 

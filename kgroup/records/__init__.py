@@ -55,12 +55,13 @@ from .schema_records import (
     group_id_of_key,
     record_schema,
     record_type_name,
+    record_types,
 )
 
 __all__ = [
     "FAMILIES", "DecodedKey", "DecodedValue", "RecordDecodeError", "RecordEncodeError",
     "UnknownRecordType", "decode_key", "decode_value", "encode_key", "encode_value", "group_id_of_key",
-    "record_type_name", "record_schema", "key_to_json", "value_to_json", "dump_log_key",
+    "record_type_name", "record_types", "record_schema", "key_to_json", "value_to_json", "dump_log_key",
     "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
     "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",
     "subscription_to_json", "assignment_to_json", "dump_log_record", "console_formatter_line",

@@ -310,5 +310,10 @@ def record_type_name(record_type: int, family: str = "consumer") -> str:
     return _table(family).schema(record_type).name
 
 
+def record_types(family: str = "consumer") -> list[int]:
+    """Every key type the family's schemas define, in order."""
+    return sorted(_table(family).schemas)
+
+
 def record_schema(record_type: int, family: str = "consumer") -> RecordSchema:
     return _table(family).schema(record_type)
