@@ -182,18 +182,18 @@ class ConsumerGroup:
             self.undo.dict_del(self.static_members, member.instance_id)
 
     def set_resolved_regex(self, regex: str, topics: frozenset | None) -> None:
-        if topics is None:
-            if regex in self.resolved_regexes:
-                self.undo.dict_del(self.resolved_regexes, regex)
-        else:
-            self.undo.dict_put(self.resolved_regexes, regex, topics)
+        self._put_or_delete(self.resolved_regexes, regex, topics)
 
     def set_target_row(self, member_id: str, row: Mapping | None) -> None:
-        if row is None:
-            if member_id in self.target:
-                self.undo.dict_del(self.target, member_id)
+        self._put_or_delete(self.target, member_id, row)
+
+    def _put_or_delete(self, mapping: dict, key, value) -> None:
+        """``mapping[key] = value``, or no ``key`` when value is None (a tombstone), through the journal."""
+        if value is None:
+            if key in mapping:
+                self.undo.dict_del(mapping, key)
         else:
-            self.undo.dict_put(self.target, member_id, row)
+            self.undo.dict_put(mapping, key, value)
 
     def _count(self, names, delta: int) -> None:
         counts, undo = self.subscriber_counts, self.undo
