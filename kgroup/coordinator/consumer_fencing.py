@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import consumer_records as rec
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, member_timer_keys
+from .consumer_regex import plan_regexes, subscribed_names
 from .consumer_target import subscribed_topics
 from .reconciliation import UNREVOKED_PARTITIONS
 
@@ -21,7 +22,8 @@ def fence_member(coord, group: ConsumerGroup, member_id: str) -> None:
 
 
 def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
-    """Kafka's consumerGroupFenceMember(s): the members' records go, the group epoch moves on once."""
+    """Kafka's consumerGroupFenceMember(s): the members' records go (and the resolutions of regexes no
+    one else uses), the group epoch moves on once."""
     group_id = group.group_id
     records = []
     counts = dict(group.subscriber_counts)
@@ -29,7 +31,13 @@ def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
         records += rec.member_tombstones(group_id, member_id)
         for name in group.members[member_id].subscribed_topic_names:
             counts[name] -= 1
-    topics = subscribed_topics(coord.topic_image, [name for name, count in counts.items() if count])
+    resolved = group.resolved_regexes
+    if resolved:
+        staying = {m_id: m for m_id, m in group.members.items() if m_id not in member_ids}
+        plan = plan_regexes(coord, group, staying, refresh=False)
+        records += plan.records
+        resolved = plan.resolved
+    topics = subscribed_topics(coord.topic_image, subscribed_names(counts, resolved))
     if topics != group.subscribed_topics:
         records.append(rec.partition_metadata_record(group_id, topics))
     records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))

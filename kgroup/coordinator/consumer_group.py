@@ -89,6 +89,7 @@ class ConsumerGroup:
         self.partition_epochs: dict[tuple, int] = {}      # (topic id, partition) -> owner's epoch
         self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
+        self.resolved_regexes: dict[str, frozenset] = {}  # regex -> topic names (record 16)
         self.metadata_version = -1    # the coordinator's image version subscribed_topics was read at
 
     # ---- the Group seam -----------------------------------------------------------------
@@ -110,7 +111,7 @@ class ConsumerGroup:
             assignment_epoch=self.assignment_epoch, members=tuple(self.members.values()),
             target={m: dict(row) for m, row in self.target.items()},
             static_members=dict(self.static_members),
-            subscribed_topics=dict(self.subscribed_topics))
+            subscribed_topics=dict(self.subscribed_topics), resolved_regexes=dict(self.resolved_regexes))
 
     def listed(self) -> tuple[str, str, str, str]:
         return self.group_id, self.protocol_type, self.state, self.group_type
@@ -127,6 +128,14 @@ class ConsumerGroup:
 
     def target_row(self, member_id: str) -> Mapping:
         return self.target.get(member_id, EMPTY)
+
+    def topics_of(self, member: ConsumerGroupMember, resolved: Mapping | None = None) -> frozenset:
+        """The topic names a member subscribes to: its names and what its regex resolved to."""
+        regex = member.subscribed_topic_regex
+        if regex is None:
+            return member.subscribed_topic_names
+        resolved = self.resolved_regexes if resolved is None else resolved
+        return member.subscribed_topic_names | resolved.get(regex, frozenset())
 
     def static_member(self, instance_id: str | None) -> ConsumerGroupMember | None:
         member_id = self.static_members.get(instance_id) if instance_id is not None else None
@@ -172,12 +181,19 @@ class ConsumerGroup:
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             self.undo.dict_del(self.static_members, member.instance_id)
 
+    def set_resolved_regex(self, regex: str, topics: frozenset | None) -> None:
+        self._put_or_delete(self.resolved_regexes, regex, topics)
+
     def set_target_row(self, member_id: str, row: Mapping | None) -> None:
-        if row is None:
-            if member_id in self.target:
-                self.undo.dict_del(self.target, member_id)
+        self._put_or_delete(self.target, member_id, row)
+
+    def _put_or_delete(self, mapping: dict, key, value) -> None:
+        """``mapping[key] = value``, or no ``key`` when value is None (a tombstone), through the journal."""
+        if value is None:
+            if key in mapping:
+                self.undo.dict_del(mapping, key)
         else:
-            self.undo.dict_put(self.target, member_id, row)
+            self.undo.dict_put(mapping, key, value)
 
     def _count(self, names, delta: int) -> None:
         counts, undo = self.subscriber_counts, self.undo
@@ -224,3 +240,4 @@ class ConsumerGroupSnapshot:
     target: dict
     static_members: dict
     subscribed_topics: dict
+    resolved_regexes: dict = field(default_factory=dict)    # regex -> topic names

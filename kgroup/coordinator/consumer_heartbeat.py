@@ -14,15 +14,18 @@ import base64
 import uuid
 
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
-                                 GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, UNKNOWN_MEMBER_ID,
+                                 GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION, INVALID_REQUEST,
+                                 UNKNOWN_MEMBER_ID,
                                  UNKNOWN_SERVER_ERROR, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR)
 from kgroup.protocol import ConsumerGroupHeartbeatResponse
 
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
-from .consumer_target import (TargetAssignmentError, compute_target, preferred_assignor,
+from .consumer_regex import plan_regexes, subscribed_names
+from .consumer_target import (TargetAssignmentError, compute_target, members_with, preferred_assignor,
                               subscribed_topics, subscriber_counts)
+from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
 _Assignment = ConsumerGroupHeartbeatResponse.Assignment
@@ -61,7 +64,7 @@ def validate(request, version: int, assignors: tuple) -> None:
         raise HeartbeatError(INVALID_REQUEST, "InstanceId can't be empty.")
     if _blank(request.rack_id):
         raise HeartbeatError(INVALID_REQUEST, "RackId can't be empty.")
-    regex = getattr(request, "subscribed_topic_regex", None) if version >= 1 else None
+    regex = _regex(request, version)
     if epoch == 0:
         if request.rebalance_timeout_ms == -1:
             raise HeartbeatError(INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
@@ -78,8 +81,21 @@ def validate(request, version: int, assignors: tuple) -> None:
     if request.server_assignor is not None and request.server_assignor not in assignors:
         raise HeartbeatError(UNSUPPORTED_ASSIGNOR, f"ServerAssignor {request.server_assignor} is not "
                                                    f"supported. Supported assignors: {', '.join(assignors)}.")
-    if regex:
-        raise HeartbeatError(INVALID_REQUEST, "SubscribedTopicRegex is not supported by this coordinator yet.")
+
+
+def _regex(request, version: int):
+    """The request's SubscribedTopicRegex (v1+; v0 has no such field)."""
+    return getattr(request, "subscribed_topic_regex", None) if version >= 1 else None
+
+
+def _check_new_regex(group: ConsumerGroup, regex: str | None) -> None:
+    """Kafka checks a regex's syntax only when it is new to the group."""
+    if regex is None or regex in group.resolved_regexes:
+        return
+    try:
+        compile_topic_regex(regex)
+    except InvalidTopicRegex as exc:
+        raise HeartbeatError(INVALID_REGULAR_EXPRESSION, str(exc)) from None
 
 
 def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
@@ -131,14 +147,25 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if member.state == UNKNOWN and (owned is None or any(owned.values())):
         raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member {member_id} is in an unknown state.")
 
-    updated = _updated(member, request, client_id, client_host)
+    updated = _updated(member, request, version, client_id, client_host)
+    regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
+    if regex_changed:
+        _check_new_regex(group, updated.subscribed_topic_regex)
     bump = group.group_epoch == 0
     if updated.subscription() != member.subscription() or member_id not in group.members and replaced is None:
         records.append(rec.member_metadata_record(group_id, updated))
-        bump |= updated.subscribed_topic_names != member.subscribed_topic_names
+        bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
+    refresh = group.metadata_version != coord.topic_image_version
+    resolved = group.resolved_regexes
+    if regex_changed or refresh and resolved:
+        plan = plan_regexes(coord, group, members_with(group, updated, replaced), refresh)
+        records += plan.records
+        bump |= plan.changed
+        resolved = plan.resolved
     topics = group.subscribed_topics
-    if bump or group.metadata_version != coord.topic_image_version:
-        topics = subscribed_topics(coord.topic_image, subscriber_counts(group, member, updated))
+    if bump or refresh:
+        topics = subscribed_topics(coord.topic_image,
+                                   subscribed_names(subscriber_counts(group, member, updated), resolved))
         if topics != group.subscribed_topics:
             records.append(rec.partition_metadata_record(group_id, topics))
             bump = True
@@ -148,7 +175,7 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if group_epoch > group.assignment_epoch:
         name = preferred_assignor(group, updated, replaced, config.group_consumer_assignors[0])
         try:
-            target = compute_target(group, updated, replaced, topics, name, group_epoch)
+            target = compute_target(group, updated, replaced, topics, name, group_epoch, resolved)
         except TargetAssignmentError as exc:
             raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
         for row_member, row in target.items():
@@ -171,8 +198,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         schedule_rebalance_timeout(coord, group_id, reconciled)
     rec.append(coord, records)
     schedule_session_timeout(coord, group_id, member_id)
-    full = epoch == 0 or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
-                          and request.topic_partitions is not None)
+    subscribed = request.subscribed_topic_names is not None or _regex(request, version) is not None
+    full = epoch == 0 or (request.rebalance_timeout_ms != -1 and subscribed and request.topic_partitions is not None)
     changed = reconciled.assigned != member.assigned
     return ConsumerGroupHeartbeatResponse(
         version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
@@ -237,7 +264,8 @@ def _check_static(group: ConsumerGroup, existing, instance_id: str, member_id: s
                                                  f"({existing.member_id}).")
 
 
-def _updated(member: ConsumerGroupMember, request, client_id: str, client_host: str) -> ConsumerGroupMember:
+def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
+             client_host: str) -> ConsumerGroupMember:
     changes = {}
     for field, value in (("instance_id", request.instance_id), ("rack_id", request.rack_id),
                          ("server_assignor", request.server_assignor)):
@@ -249,6 +277,9 @@ def _updated(member: ConsumerGroupMember, request, client_id: str, client_host: 
         names = frozenset(request.subscribed_topic_names)
         if names != member.subscribed_topic_names:
             changes["subscribed_topic_names"] = names
+    regex = _regex(request, version)
+    if regex is not None and (regex or None) != member.subscribed_topic_regex:
+        changes["subscribed_topic_regex"] = regex or None      # "" clears the regex
     if client_id != member.client_id:
         changes["client_id"] = client_id
     if client_host != member.client_host:

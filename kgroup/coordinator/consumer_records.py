@@ -1,4 +1,4 @@
-"""The consumer group's records (key types 3-8) and the one path that applies them.
+"""The consumer group's records (key types 3-8 and 16) and the one path that applies them.
 
 A consumer-group operation decides on a list of ``Record`` values (type, key data, value data or
 None for a tombstone), applies each to the group with ``apply`` and appends them all as one batch — the function ``from_records`` calls for the same records read back from the log
@@ -19,8 +19,9 @@ from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
-CONSUMER_RECORD_TYPES = (METADATA, PARTITION_METADATA, MEMBER_METADATA,
-                         TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT)
+REGULAR_EXPRESSION = 16
+CONSUMER_RECORD_TYPES = (METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
+                         TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT, REGULAR_EXPRESSION)
 
 
 class Record(NamedTuple):
@@ -64,6 +65,15 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Record:
         "memberEpoch": m.member_epoch, "previousMemberEpoch": m.previous_member_epoch,
         "state": m.state, "assignedPartitions": _partitions_out(m.assigned),
         "partitionsPendingRevocation": _partitions_out(m.pending_revocation)})
+
+
+def regular_expression_record(group_id: str, regex: str, topics, version: int, timestamp: int) -> Record:
+    return Record(REGULAR_EXPRESSION, {"groupId": group_id, "regularExpression": regex},
+                  {"topics": sorted(topics), "version": version, "timestamp": timestamp})
+
+
+def regular_expression_tombstone(group_id: str, regex: str) -> Record:
+    return Record(REGULAR_EXPRESSION, {"groupId": group_id, "regularExpression": regex}, None)
 
 
 def tombstone(record_type: int, group_id: str, member_id: str | None = None) -> Record:
@@ -115,7 +125,7 @@ def append(coord, records: list[Record]) -> None:
 
 
 def replay_functions() -> dict:
-    """from_records' entries for key types 3-8 (``replay.REPLAY``)."""
+    """from_records' entries for key types 3-8 and 16 (``replay.REPLAY``)."""
     return {record_type: partial(_replay, record_type) for record_type in CONSUMER_RECORD_TYPES}
 
 
@@ -185,7 +195,11 @@ def _apply_current_assignment(coord, group: ConsumerGroup, key, value) -> None:
         pending_revocation=_partitions_in(value["partitionsPendingRevocation"])))
 
 
+def _apply_regular_expression(coord, group: ConsumerGroup, key, value) -> None:
+    group.set_resolved_regex(key["regularExpression"], None if value is None else frozenset(value["topics"]))
+
+
 _APPLY = {METADATA: _apply_metadata, PARTITION_METADATA: _apply_partition_metadata,
           MEMBER_METADATA: _apply_member_metadata, TARGET_ASSIGNMENT_METADATA: _apply_target_metadata,
           TARGET_ASSIGNMENT_MEMBER: _apply_target_member,
-          CURRENT_MEMBER_ASSIGNMENT: _apply_current_assignment}
+          CURRENT_MEMBER_ASSIGNMENT: _apply_current_assignment, REGULAR_EXPRESSION: _apply_regular_expression}

@@ -50,7 +50,7 @@ def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None
     """The ServerAssignor most members ask for (ties: the first name in order), else ``default``
     (``updated``: the member a heartbeat is about to store, counted in place of its old self)."""
     counts: dict[str, int] = {}
-    for member in _members_with(group, updated, replaced).values():
+    for member in members_with(group, updated, replaced).values():
         if member.server_assignor is not None:
             counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
     if not counts:
@@ -59,16 +59,17 @@ def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None
 
 
 def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
-                   topics: Mapping[str, SubscribedTopic], assignor_name: str, epoch: int
-                   ) -> dict[str, dict]:
+                   topics: Mapping[str, SubscribedTopic], assignor_name: str, epoch: int,
+                   resolved: Mapping[str, frozenset] | None = None) -> dict[str, dict]:
     """member id -> its new target row, for every member (``replaced``: a static member's old id,
-    whose row the new member inherits)."""
-    members = _members_with(group, updated, replaced)
+    whose row the new member inherits; ``resolved``: the regex resolutions the operation leaves,
+    by default the group's)."""
+    members = members_with(group, updated, replaced)
     by_name = {t.name: t for t in topics.values()}
     specs = {}
     for member_id, member in members.items():
         current = group.target.get(replaced if member_id == updated.member_id and replaced else member_id, {})
-        ids = frozenset(by_name[n].topic_id for n in member.subscribed_topic_names if n in by_name)
+        ids = frozenset(by_name[n].topic_id for n in group.topics_of(member, resolved) if n in by_name)
         specs[member_id] = MemberSubscription(subscribed_topic_ids=ids, assignment=current,
                                               instance_id=member.instance_id, rack_id=member.rack_id)
     described = {t.topic_id: TopicMetadata(t.topic_id, t.name, t.num_partitions) for t in topics.values()}
@@ -85,7 +86,8 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
             for member_id in specs}
 
 
-def _members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
+def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
+    """The group's members with ``updated`` stored (in place of ``replaced``, a static member's old id)."""
     if updated is None:
         return group.members
     members = dict(group.members)

@@ -3,7 +3,7 @@
 One dispatch by the record's key type, as Kafka's ``GroupMetadataManager.replay`` and
 ``OffsetMetadataManager.replay`` do: OffsetCommit records go through the offsets manager's one
 apply path (the one live commits take too), GroupMetadata records rebuild classic groups, and the
-KIP-848 consumer group's records (types 3-8) go through ``consumer_records.apply``. A new group
+KIP-848 consumer group's records (types 3-8 and 16) go through ``consumer_records.apply``. A new group
 type (``connect``) registers the key types of its records in ``REPLAY``. Replay applies records; it never appends any.
 """
 
@@ -76,7 +76,7 @@ def _consumer_group_replays() -> dict:
     return replay_functions()
 
 
-# key type -> replay; the KIP-848 consumer group's records (key types 3-8) apply through
+# key type -> replay; the KIP-848 consumer group's records (key types 3-8, 16) apply through
 # consumer_records.apply, the path a live heartbeat takes too
 REPLAY = {0: replay_offset_commit, 1: replay_offset_commit, GROUP_METADATA: replay_classic_group,
           **_consumer_group_replays()}

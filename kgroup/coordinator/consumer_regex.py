@@ -1,0 +1,62 @@
+"""Regex subscriptions of a consumer group (Kafka's ``GroupMetadataManager.maybeUpdateRegularExpressions``,
+``refreshRegularExpressions`` and ``handleRegularExpressionsResult``).
+
+A member subscribes by SubscribedTopicRegex (ConsumerGroupHeartbeat v1); the group keeps one
+resolution per regex in use — the topic names of the metadata image the regex fully matches — as a
+ConsumerGroupRegularExpression record (type 16), and a regex no member uses any more is tombstoned.
+The resolved topics count as the members' subscriptions (``ConsumerGroup.topics_of``).
+
+Deviation from Kafka 4.0, on purpose: Kafka resolves regexes asynchronously (at most every 10 s, off
+the coordinator thread), so a member joining with a regex first gets an empty assignment and the
+group epoch bumps when the resolution lands. kgroup's coordinator is pure and single-threaded, so it
+resolves inside the heartbeat: a new regex is resolved at once, and every regex is re-resolved at
+the first heartbeat after the topic image changed (``GroupCoordinator.set_topics``), writing a
+record only for a regex whose topics changed. The records and epochs are Kafka's; only their timing
+is earlier.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, NamedTuple
+
+from . import consumer_records as rec
+from .consumer_group import ConsumerGroup, ConsumerGroupMember
+from .topic_regex import matching_topics
+
+
+class RegexPlan(NamedTuple):
+    resolved: dict       # regex -> topic names, as the group will hold them
+    records: list        # type-16 records and tombstones
+    changed: bool        # some member's resolved subscription changed: the group epoch bumps
+
+
+def plan_regexes(coord, group: ConsumerGroup, members: Mapping[str, ConsumerGroupMember],
+                 refresh: bool) -> RegexPlan:
+    """The resolutions for ``members`` (the group's members as the operation leaves them): new
+    regexes resolved, unused ones tombstoned, every one re-resolved when ``refresh`` (the topic
+    image moved since the group last read it). Call ``compile_topic_regex`` first for a new regex:
+    this function expects valid ones."""
+    in_use = {m.subscribed_topic_regex for m in members.values() if m.subscribed_topic_regex is not None}
+    old = group.resolved_regexes
+    resolved, records, changed = {}, [], False
+    for regex in sorted(in_use):
+        if regex in old and not refresh:
+            resolved[regex] = old[regex]
+            continue
+        topics = frozenset(matching_topics(regex, coord.topic_image))
+        resolved[regex] = topics
+        if old.get(regex) != topics:
+            records.append(rec.regular_expression_record(group.group_id, regex, topics,
+                                                         coord.topic_image_version, coord.now_ms))
+            changed = True
+    for regex in sorted(set(old) - in_use):
+        records.append(rec.regular_expression_tombstone(group.group_id, regex))
+    return RegexPlan(resolved, records, changed)
+
+
+def subscribed_names(counts: Mapping[str, int], resolved: Mapping[str, frozenset]) -> set:
+    """Every topic name the group subscribes to: by name (``counts``) or through a resolved regex."""
+    names = {name for name, count in counts.items() if count}
+    for topics in resolved.values():
+        names |= topics
+    return names
