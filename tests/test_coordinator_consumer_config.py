@@ -50,3 +50,9 @@ def test_assignors_accept_names_and_kafka_class_names():
 def test_bad_values_name_the_key(values, message):
     with pytest.raises(CoordinatorConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         CoordinatorConfig(values)
+
+
+def test_a_number_for_the_assignor_list_is_a_config_error_not_a_crash():
+    # serve parses numeric --config values to ints before the coordinator sees them
+    with pytest.raises(CoordinatorConfigError, match="group.consumer.assignors"):
+        CoordinatorConfig({"group.consumer.assignors": 5})

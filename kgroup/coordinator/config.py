@@ -135,7 +135,7 @@ def _parse_text(name: str, raw):
             raise CoordinatorConfigError(
                 f"{name}: {raw!r} is not one of {', '.join(MIGRATION_POLICIES)}")
         return policy
-    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    items = list(raw) if isinstance(raw, (list, tuple)) else str(raw).split(",")
     names = tuple(_assignor_name(str(item).strip()) for item in items if str(item).strip())
     if not names:
         raise CoordinatorConfigError(f"{name}: expected at least one assignor name")

@@ -250,12 +250,12 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
         records.append(rec.target_member_record(group.group_id, member_id, group.target_row(existing.member_id)))
         records.append(rec.current_assignment_record(group.group_id, member))
         return member, existing.member_id
-    _check_static(group, existing, instance_id, member_id)
+    _check_static(existing, instance_id, member_id)
     check_epoch(existing, epoch, owned)
     return existing, None
 
 
-def _check_static(group: ConsumerGroup, existing, instance_id: str, member_id: str) -> None:
+def _check_static(existing, instance_id: str, member_id: str) -> None:
     if existing is None:
         raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     if existing.member_id != member_id:
@@ -321,7 +321,7 @@ def _leave(coord, request, version: int):
             raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
     else:
         member = group.static_member(instance_id)
-        _check_static(group, member, instance_id, member_id)
+        _check_static(member, instance_id, member_id)
     if request.member_epoch == STATIC_LEAVE_EPOCH:
         parked = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.previous_member_epoch,
                                pending_revocation={})

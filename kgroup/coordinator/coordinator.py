@@ -223,9 +223,6 @@ class GroupCoordinator(OperationLog):
         stays private). Read them; only operations change them."""
         return list(self._groups.values())
 
-    def classic_groups(self) -> list[ClassicGroup]:
-        return [g for g in self._groups.values() if g.group_type == ClassicGroup.group_type]
-
     def get_group(self, group_id: str) -> Group | None:
         return self._groups.get(group_id)
 

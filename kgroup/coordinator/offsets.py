@@ -137,10 +137,8 @@ class OffsetManager:
         self._store.end_transaction(producer_id, commit)
 
     def _note_epoch(self, producer_id: int, epoch: int) -> None:
-        known = self._producer_epochs.get(producer_id)
-        if epoch > (-1 if known is None else known):
-            self._coord.undo.push(_restore_key, self._producer_epochs, producer_id, known)
-            self._producer_epochs[producer_id] = epoch
+        if epoch > self._producer_epochs.get(producer_id, -1):
+            self._coord.undo.dict_put(self._producer_epochs, producer_id, epoch)
 
     def _save_group(self, group_id: str) -> None:
         """Before the operation's first change of the group's offsets: save them for a revert."""
@@ -412,13 +410,6 @@ class OffsetManager:
                 else:
                     coord.delete_group_metadata(group_id)
         return expired_all
-
-
-def _restore_key(mapping: dict, key, value) -> None:
-    if value is None:
-        mapping.pop(key, None)
-    else:
-        mapping[key] = value
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
