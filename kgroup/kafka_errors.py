@@ -18,7 +18,7 @@ import kafka.errors as _kafka
 NAMES: dict[int, str] = {code: ("NONE" if code == 0 else cls.message)
                          for code, cls in _kafka.kafka_errors.items() if code is not None}
 # Codes newer than kafka-python's table, with the name of Kafka's Errors constant.
-NAMES.update({code: name for code, name in {128: "INVALID_REGULAR_EXPRESSION"}.items() if code not in NAMES})
+NAMES.setdefault(128, "INVALID_REGULAR_EXPRESSION")
 
 # Kafka's Errors enum names for the codes kafka-python spells differently; they name constants only.
 KAFKA_SPELLINGS = {"UNKNOWN_SERVER_ERROR": -1, "INVALID_TOPIC_EXCEPTION": 17}

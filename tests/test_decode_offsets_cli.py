@@ -443,3 +443,14 @@ def test_consumer_group_regular_expression_records_are_shown(tmp_path):
         only = run("decode-offsets", "-o", "jsonl", "--type", spelling, str(path))
         assert only.exit_code == 0, only.stderr
         assert len(only.stdout.splitlines()) == 2
+
+
+def test_an_out_dir_that_cannot_be_created_is_one_line_exit_1(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    segment = VECTORS / "segments" / "B__consumer_offsets-12__00000000000000000000.log"
+    result = run("decode-offsets", "--engine", "local", "-o", "jsonl", "--out", str(blocker / "sub"),
+                 str(segment))
+    assert result.exit_code == 1
+    assert result.stderr.strip().count("\n") == 0 and "--out" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -50,7 +50,6 @@ class TopicMetadata:
     topic_id: object
     name: str
     num_partitions: int
-    partition_racks: Mapping[int, frozenset] = field(default_factory=dict)
 
 
 class ServerAssignor(Protocol):

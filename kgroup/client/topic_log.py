@@ -43,6 +43,8 @@ class TopicLog:
         """Partition -> leader id from Metadata; an unknown topic is the user's one-line error."""
         from kafka.protocol.metadata import MetadataRequest
 
+        from kgroup.kafka_errors import UNKNOWN_TOPIC_OR_PARTITION
+
         request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=self.topic)],
                                   allow_auto_topic_creation=False, version=max(1, min(
                                       self.client.max_version(MetadataRequest), 8)))
@@ -53,7 +55,8 @@ class TopicLog:
             if topic.error_code:
                 name = error_name(topic.error_code)
                 raise KgroupError(f"the cluster has no topic {self.topic} ({name})"
-                                  if name == "UNKNOWN_TOPIC_OR_PARTITION" else f"topic {self.topic}: {name}")
+                                  if topic.error_code == UNKNOWN_TOPIC_OR_PARTITION
+                                  else f"topic {self.topic}: {name}")
             self.leaders = {p.partition_index: p.leader_id for p in topic.partitions}
         if not self.leaders:
             raise KgroupError(f"topic {self.topic}: the cluster has no such topic")

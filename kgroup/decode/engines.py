@@ -14,7 +14,7 @@ from kgroup.writers import note
 from . import run
 from .decoder import ProblemLog
 from .inputs import STDIN, OptionError, resolve_inputs
-from .out_dir import output_file, prepare_out_dir
+from .out_dir import open_output_file, prepare_out_dir
 
 def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
     from .spark.plan import parse_size
@@ -49,11 +49,11 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
         return engine
     from .spark.session import unavailable_reason
 
-    size = input_bytes(paths)
     if STDIN in paths or output == "dump-log":
         why = "stdin can't be split" if STDIN in paths else "-o dump-log is local only"
         note(f"note: --engine auto: decoding locally ({why})")
         return "local"
+    size = input_bytes(paths)
     if size < threshold:
         note(f"note: --engine auto: decoding locally ({_mb(size)} of input is below the Spark threshold "
              f"of {_mb(threshold)}, see --spark-threshold)")
@@ -106,8 +106,7 @@ def _to_stream_or_out(decode, out, view: str, output: str) -> int:
     if out is None:
         return decode()
     prepare_out_dir(out)
-    os.makedirs(out)
-    with open(output_file(out, view, output), "w", encoding="utf-8") as stream:
+    with open_output_file(out, view, output) as stream:
         return decode(stream=stream)
 
 

@@ -27,3 +27,13 @@ def output_file(directory: str, view: str, output: str) -> str:
     """The one file an output rendered in this process goes to under --out."""
     name = "state" if view == "state" else "part-00000"
     return os.path.join(directory, f"{name}.{EXTENSIONS[output]}")
+
+
+def open_output_file(directory: str, view: str, output: str):
+    """Create ``directory`` if needed and open its one output file; a path that cannot be written is
+    one line naming it (a KgroupError), not a traceback."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        return open(output_file(directory, view, output), "w", encoding="utf-8")
+    except OSError as exc:
+        raise KgroupError(f"--out {directory}: {exc.strerror or exc}") from None

@@ -19,7 +19,7 @@ from kgroup.writers import note
 from .. import run
 from ..decoder import ProblemLog
 from ..inputs import STDIN, RowFilter, normalize_types, resolve_inputs
-from ..out_dir import output_file, prepare_out_dir
+from ..out_dir import open_output_file, prepare_out_dir
 from ..outcome import run_decode
 from ..render import PAYLOADS, RowWriter
 from ..render_state import render_state
@@ -156,8 +156,7 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
             render_state(state, output, row_filter)
         else:
             directory = out.removeprefix("file://")
-            os.makedirs(directory, exist_ok=True)
-            with open(output_file(directory, view, output), "w", encoding="utf-8") as stream:
+            with open_output_file(directory, view, output) as stream:
                 render_state(state, output, row_filter, stream)
         return
     if out is not None:
