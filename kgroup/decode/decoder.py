@@ -214,5 +214,11 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
         yield batch, decoder.rows(batch) if decode else batch.records
 
 
+def key_group(key: dict, default=None):
+    """The group id of a decoded key: ``group`` in __consumer_offsets keys, ``groupId`` in the
+    Connect family's."""
+    return key.get("group", key.get("groupId", default))
+
+
 def type_name(record_type: int, family: str | None) -> str:
     return record_type_name(record_type, family or "consumer")

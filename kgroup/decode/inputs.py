@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from kgroup.decode.decoder import ProblemLog, iter_decoded, resolve_family
+from kgroup.decode.decoder import ProblemLog, iter_decoded, key_group, resolve_family
 from kgroup.errors import EXIT_USAGE, KgroupError
 from kgroup.records import record_type_name, record_types
 from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
@@ -158,7 +158,7 @@ class RowFilter:
             return not (self.groups or self.topics) or row.kind == "error"
         data = row.key.data
         if self.groups:
-            group = data.get("group", data.get("groupId"))
+            group = key_group(data)
             if group is None or not any(fnmatch.fnmatchcase(group, g) for g in self.groups):
                 return False
         if self.topics:

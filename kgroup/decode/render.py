@@ -15,6 +15,8 @@ import sys
 from kgroup.records import key_to_json, value_to_json
 from kgroup.writers import ChunkedTable, CsvWriter, JsonArrayWriter, dumps, dumps_records, iso_ms
 
+from .decoder import key_group
+
 RECORD_COLUMNS = ["file", "partition", "offset", "timestamp", "type", "key_version", "value_version",
                   "producer_id", "transactional", "group", "topic", "topic_partition", "member_id",
                   "key", "value", "marker", "coordinatorEpoch", "error", "key_hex", "value_hex"]
@@ -84,7 +86,7 @@ def csv_row(row) -> dict:
     """row_json with the key's group, topic, partition and member id as columns of their own."""
     obj = row_json(row)
     key = obj.get("key") or {}
-    obj["group"] = key.get("group", key.get("groupId"))
+    obj["group"] = key_group(key)
     obj["topic"] = key.get("topic")
     obj["topic_partition"] = key.get("partition")
     obj["member_id"] = key.get("memberId")
@@ -98,7 +100,7 @@ def table_row(row) -> list:
     if row.kind == "error":
         return [row.offset, time, "error", "", "", short(row.error)]
     key = key_to_json(row.key)
-    group = key.get("group", key.get("groupId", ""))
+    group = key_group(key, "")
     detail = ""
     if "topic" in key:
         detail = f"{key['topic']}-{key['partition']}"
@@ -266,7 +268,7 @@ class ParquetRows:
             if len(self.keys) >= self.CACHE_LIMIT:
                 self.keys.clear()
             data = row.key.data
-            part = (data.get("group", data.get("groupId")), data.get("topic"),
+            part = (key_group(data), data.get("topic"),
                     data.get("partition") if "topic" in data else None, data.get("memberId"),
                     dumps(key_to_json(row.key)))
             self.keys[row.key_bytes] = part

@@ -11,6 +11,7 @@ import sys
 
 from kgroup.writers import CsvWriter, dumps, dumps_records, iso_ms, table
 
+from .decoder import key_group
 from .render import row_json, short
 
 STATE_COLUMNS = ["status", "producer_id", "group", "topic", "partition", "offset", "leaderEpoch", "metadata",
@@ -58,7 +59,7 @@ def render_state(state, output: str, row_filter, stream=None) -> None:
             for c in txn["offsets"]:
                 writer.write({"status": "pending", "producer_id": txn["producer_id"], **c})
         for r in doc["records"]:  # latest record per key, types 2-15 (key and value as JSON)
-            writer.write({"status": "record", "group": r["key"].get("group", r["key"].get("groupId")),
+            writer.write({"status": "record", "group": key_group(r["key"]),
                           "value_version": r["value_version"], "record_offset": r["offset"], "type": r["type"],
                           "key": r["key"], "value": r["value"]})
     else:
