@@ -22,7 +22,7 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @cluster_options
 @output_option(["table", "json", "csv"])
 def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, cluster, output):
-    """Describe consumer groups: coordinator, state, protocol, members and their assignments.
+    """Describe groups (classic and KIP-848 consumer groups): coordinator, state, members, assignments.
 
     Subscriptions and assignments are decoded for the `consumer` protocol type only; other
     protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
@@ -145,33 +145,53 @@ def _assignment_text(member, protocol_type):
         return f"metadata {member.metadata_size} B, assignment {member.assignment_size} B"
     if member.decode_error:
         return f"(undecodable: {member.decode_error})"
-    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in member.assignment) or "-"
+    return _topic_partitions_text(member.assignment)
+
+
+def _topic_partitions_text(assignment):
+    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
 def _table(view, with_offsets, offline):
     from kgroup.writers import iso_ms, table
 
+    consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
-    summary = [[view.group, coordinator, view.state, protocol,
-                f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]]
-    headers = ["GROUP", "COORDINATOR", "STATE", "PROTOCOL", "MEMBERS"]
-    if offline:
-        summary[0].insert(3, str(view.generation))
+    summary = [view.group, coordinator, view.state, view.group_type, protocol,
+               f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]
+    headers = ["GROUP", "COORDINATOR", "STATE", "TYPE", "PROTOCOL", "MEMBERS"]
+    if consumer:
+        summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]
+        headers[3:3] = ["GROUP-EPOCH", "ASSIGNMENT-EPOCH"]
+    elif offline:
+        summary.insert(3, str(view.generation))
         headers.insert(3, "GENERATION")
-    table(summary, headers)
+    table([summary], headers)
     click.echo("")
     rows = []
     for m in view.members:
         row = [m.group_instance_id or "-", "STATIC" if m.static else "DYNAMIC", m.member_id, m.client_id,
                m.client_host, _assignment_text(m, view.protocol_type)]
+        if consumer:
+            row[5:5] = [m.member_type, _cell(m.member_epoch)]
+            row += [_topic_partitions_text(m.target_assignment or []),
+                    "RECONCILING" if view.reconciling(m) else "caught-up"]
         if offline:
             row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
+    if consumer:
+        member_headers[5:5] = ["MEMBER-TYPE", "MEMBER-EPOCH"]
+        member_headers += ["TARGET", "STATUS"]
     if offline:
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
+    if consumer and view.members:
+        behind = sum(1 for m in view.members if view.reconciling(m))
+        click.echo("")
+        click.echo(f"{behind} of {len(view.members)} member(s) still reconciling to group epoch {view.group_epoch}"
+                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}")
     if with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),

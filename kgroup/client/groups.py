@@ -1,4 +1,4 @@
-"""Live group calls: ListGroups, DescribeGroups, committed offsets and log-end offsets."""
+"""Live group calls: ListGroups, describing groups of both protocols, committed offsets and log-end offsets."""
 
 from __future__ import annotations
 
@@ -66,24 +66,19 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
 
 
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
-    """One DescribeGroups per coordinator; groups come back in the order asked."""
-    from kafka.protocol.admin import DescribeGroupsRequest
+    """Per coordinator: one ConsumerGroupDescribe for all its groups, then one DescribeGroups for
+    those it does not know as consumer groups; groups come back in the order asked."""
+    from kgroup.client.consumer_describe import describe_consumer_groups
 
-    version = client.max_version(DescribeGroupsRequest)
-    if version < 0:
-        raise KgroupError("the broker does not support DescribeGroups")
     by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
     for group in group_ids:
         by_coordinator[client.find_coordinator(group)].append(group)
     views = {}
     for coordinator, groups in by_coordinator.items():
-        kwargs = {"groups": groups, "version": min(version, 5)}
-        if kwargs["version"] >= 3:
-            kwargs["include_authorized_operations"] = False
-        response = client.send(DescribeGroupsRequest(**kwargs), node_id=coordinator.node_id,
-                               what=f"DescribeGroups on {coordinator}")
-        for raw in response.groups:
-            views[raw.group_id] = group_from_described(raw, coordinator)
+        views.update(describe_consumer_groups(client, coordinator, groups))
+        classic = [g for g in groups if g not in views]
+        if classic:
+            views.update(_describe_classic(client, coordinator, classic))
     result = []
     for group in group_ids:
         view = views.get(group)
@@ -91,6 +86,20 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
         result.append(view)
     return result
+
+
+def _describe_classic(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:
+    from kafka.protocol.admin import DescribeGroupsRequest
+
+    version = client.max_version(DescribeGroupsRequest)
+    if version < 0:
+        raise KgroupError("the broker does not support DescribeGroups")
+    kwargs = {"groups": groups, "version": min(version, 5)}
+    if kwargs["version"] >= 3:
+        kwargs["include_authorized_operations"] = False
+    response = client.send(DescribeGroupsRequest(**kwargs), node_id=coordinator.node_id,
+                           what=f"DescribeGroups on {coordinator}")
+    return {raw.group_id: group_from_described(raw, coordinator) for raw in response.groups}
 
 
 def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinator,

@@ -1,0 +1,114 @@
+"""describe / list / wait on KIP-848 consumer groups: `kgroup serve` with real librdkafka consumers
+(confluent-kafka, ``group.protocol=consumer``) next to a classic group of the same client."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from helpers.rdkafka_groups import (PARTITIONS, TOPIC, close_all, each_partition_once, group_settled,
+                                    new_consumer, owned, poll_until, produce, start_broker)
+
+from kgroup.commands.cli import cli
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    b = start_broker(tmp_path_factory.mktemp("cg"))
+    produce(b, 60)
+    yield b
+    b.stop()
+
+
+@pytest.fixture(scope="module")
+def groups(broker):
+    """Consumer group "cg" (static i0..i2, every offset committed) and classic group "cl"."""
+    from confluent_kafka import Consumer
+
+    consumers = [new_consumer(broker, f"i{n}") for n in range(3)]
+    classic = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "cl", "group.protocol": "classic",
+                        "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    classic.subscribe([TOPIC])
+    seen = set()
+    poll_until(consumers + [classic], lambda: each_partition_once(consumers) and len(seen) == 60
+               and group_settled(broker, "cg", 3) and owned(classic) == set(range(PARTITIONS)),
+               on_message=lambda c, m: seen.add((m.partition(), m.offset())) if c is not classic else None)
+    for consumer in consumers:
+        consumer.commit(asynchronous=False)
+    yield consumers
+    close_all(consumers + [classic])
+
+
+def kg(b, *args):
+    return CliRunner().invoke(cli, [*args, "--bootstrap-server", b.bootstrap, "--timeout", "10"],
+                              catch_exceptions=False)
+
+
+def test_describe_consumer_group_json_table_and_lag(broker, groups):
+    result = kg(broker, "describe", "cg", "cl", "--offsets", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    cg, cl = json.loads(result.stdout)
+    snap = broker.group("cg")
+    assert (cg["type"], cg["state"], cg["protocol_type"], cg["protocol"], cg["assignor"]) == \
+        ("consumer", "Stable", "consumer", "uniform", "uniform")
+    assert cg["group_epoch"] == cg["assignment_epoch"] == snap.group_epoch
+    assert [m["group_instance_id"] for m in cg["members"]] == ["i0", "i1", "i2"]
+    for m in cg["members"]:
+        assert (m["member_type"], m["member_epoch"], m["subscribed_topics"], m["subscribed_topic_regex"]) == \
+            ("consumer", snap.group_epoch, [TOPIC], None)
+        assert m["target_assignment"] == m["assignment"] and m["assignment"][0]["topic"] == TOPIC
+    assert sorted(p for m in cg["members"] for p in m["assignment"][0]["partitions"]) == list(range(PARTITIONS))
+    assert {(r["partition"], r["committed"], r["lag"]) for r in cg["offsets"]} == \
+        {(p, 10, 0) for p in range(PARTITIONS)}
+    assert {r["group_instance_id"] for r in cg["offsets"]} == {"i0", "i1", "i2"}
+    # The classic group next to it falls back to DescribeGroups, in the same answer.
+    assert (cl["type"], cl["state"], cl["group_epoch"], cl["assignor"]) == ("classic", "Stable", None, None)
+    assert [m["member_type"] for m in cl["members"]] == ["classic"]
+    table = kg(broker, "describe", "cg", "--offsets", "-o", "table").stdout
+    assert re.search(r"^GROUP\s+COORDINATOR\s+STATE\s+GROUP-EPOCH\s+ASSIGNMENT-EPOCH\s+TYPE\s+PROTOCOL", table, re.M)
+    assert re.search(rf"^cg\s.*Stable\s+{snap.group_epoch}\s+{snap.group_epoch}\s+consumer\s+consumer/uniform",
+                     table, re.M)
+    assert re.search(r"^i0\s+STATIC\s+\S+\s+\S+\s+\S+\s+consumer\s+\d+\s+events:\S+\s+events:\S+\s+caught-up$",
+                     table, re.M)
+    assert "all 3 member(s) caught up at group epoch" in table
+    assert re.search(r"^i1\s+0$", table, re.M)  # lag per instance id
+
+
+def test_describe_unknown_and_partial_exit_codes(broker, groups):
+    result = kg(broker, "describe", "cg", "nope", "-o", "json")
+    assert result.exit_code == 3
+    assert [g["error"] for g in json.loads(result.stdout)][0] is None
+    assert result.stderr.strip() == \
+        f"kgroup describe: group 'nope' does not exist (coordinator {broker.bootstrap} (id: 0))"
+
+
+def test_a_member_that_has_not_released_its_partitions_shows_reconciling(broker, groups):
+    """A fourth consumer joins while the others do not poll: their revocations wait, so the group
+    is not caught up and the table says who is behind."""
+    late = new_consumer(broker, "i3")
+    try:
+        poll_until([late], lambda: broker.group("cg") is not None and len(broker.group("cg").members) == 4)
+        [cg] = json.loads(kg(broker, "describe", "cg", "-o", "json").stdout)
+        table = kg(broker, "describe", "cg", "-o", "table").stdout
+        assert cg["state"] in ("Reconciling", "Assigning")
+        assert re.search(r"^\d of 4 member\(s\) still reconciling to group epoch \d+$", table, re.M)
+        assert "RECONCILING" in table
+        poll_until(groups + [late], lambda: group_settled(broker, "cg", 4) and each_partition_once(groups + [late]))
+        [cg] = json.loads(kg(broker, "describe", "cg", "-o", "json").stdout)
+        assert all(m["member_epoch"] == cg["group_epoch"] and m["assignment"] == m["target_assignment"]
+                   for m in cg["members"])
+    finally:
+        late.close()
+        poll_until(groups, lambda: group_settled(broker, "cg", 3) and each_partition_once(groups))
+
+
+def test_topic_ids_resolve_through_metadata(broker, groups):
+    from kgroup.client.consumer_describe import resolve_topic_ids
+    from kgroup.client.wire import ClusterClient
+
+    topic_id = broker.run(lambda: broker.broker.logdir.topics[TOPIC].topic_id)
+    with ClusterClient(broker.bootstrap, timeout_s=10) as client:
+        assert resolve_topic_ids(client, [topic_id]) == {topic_id: TOPIC}
+        assert resolve_topic_ids(client, []) == {}
