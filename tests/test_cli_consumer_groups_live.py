@@ -112,3 +112,32 @@ def test_topic_ids_resolve_through_metadata(broker, groups):
     with ClusterClient(broker.bootstrap, timeout_s=10) as client:
         assert resolve_topic_ids(client, [topic_id]) == {topic_id: TOPIC}
         assert resolve_topic_ids(client, []) == {}
+
+
+def listed(b, *args):
+    result = kg(b, "list", *args, "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    return {r["group"]: (r["type"], r["state"]) for r in json.loads(result.stdout)}
+
+
+def test_list_shows_and_filters_types(broker, groups):
+    everything = listed(broker)
+    assert everything["cg"] == ("consumer", "Stable") and everything["cl"] == ("classic", "Stable")
+    assert set(listed(broker, "--type", "consumer")) == {"cg"}
+    assert set(listed(broker, "--type", "CLASSIC")) == {"cl"}
+    assert set(listed(broker, "--type", "consumer", "--state", "stable")) == {"cg"}
+    assert listed(broker, "--type", "share") == {}
+    table = kg(broker, "list", "-o", "table").stdout
+    assert re.search(r"^cg\s+Stable\s+consumer\s+consumer\s", table, re.M)
+    assert kg(broker, "list", "--type", "kip848").exit_code == 2
+
+
+def test_list_before_listgroups_v5_learns_types_by_describing(broker, groups):
+    table = broker.broker.api_table
+    cls, lo, hi, handler = table[16]
+    table[16] = (cls, lo, 4, handler)  # ApiVersions now advertises ListGroups v0-4
+    try:
+        assert set(listed(broker, "--type", "consumer")) == {"cg"}
+        assert listed(broker)["cl"] == ("classic", "Stable")
+    finally:
+        table[16] = (cls, lo, hi, handler)

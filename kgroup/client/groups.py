@@ -56,6 +56,8 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
                 # Brokers before ListGroups v5 only have classic groups.
                 (getattr(row, "group_type", "") or "classic").lower(), broker)
     groups = sorted(found.values(), key=lambda g: g.group)
+    if version < 5 and groups:
+        _types_by_describing(client, groups)
     if wanted_states and any(not g.state for g in groups):
         described = {v.group: v.state for v in describe_groups(client, [g.group for g in groups if not g.state])}
         for g in groups:
@@ -63,6 +65,20 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
     return [g for g in groups
             if (not wanted_states or g.state.lower() in wanted_states)
             and (not wanted_types or g.group_type in wanted_types)]
+
+
+def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> None:
+    """ListGroups before v5 has no group type: a broker that answers ConsumerGroupDescribe may host
+    consumer groups, so describe the groups to learn each one's type (and state); without API 69
+    every group is classic."""
+    from kgroup.protocol import ConsumerGroupDescribeRequest
+
+    if client.max_version(ConsumerGroupDescribeRequest) < 0:
+        return
+    for g, view in zip(groups, describe_groups(client, [g.group for g in groups])):
+        if not view.error:
+            g.group_type = view.group_type
+            g.state = g.state or view.state
 
 
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
