@@ -141,3 +141,43 @@ def test_list_before_listgroups_v5_learns_types_by_describing(broker, groups):
         assert listed(broker)["cl"] == ("classic", "Stable")
     finally:
         table[16] = (cls, lo, hi, handler)
+
+
+def test_wait_consumer_states_and_caught_up(broker, groups):
+    import threading
+
+    done = kg(broker, "wait", "cg", "--caught-up", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    epoch = broker.group("cg").group_epoch
+    assert json.loads(done.stdout) == {"group": "cg", "state": "Stable", "members": 3, "static": 3, "dynamic": 0,
+                                       "type": "consumer", "group_epoch": epoch, "caught_up": True}
+    assert kg(broker, "wait", "cg", "-o", "table").stdout == \
+        f"group cg is Stable at group epoch {epoch}, all caught up with 3 member(s) (3 static, 0 dynamic)\n"
+    assert kg(broker, "wait", "cl", "--caught-up", "-o", "table").stdout == \
+        "group cl is Stable with 1 member(s) (0 static, 1 dynamic)\n"
+    bad = kg(broker, "wait", "cg", "--caught-up", "--state", "Empty")
+    assert bad.exit_code == 2 and "--caught-up waits for Stable" in bad.stderr
+    late = new_consumer(broker, "i3")
+    try:
+        # The others do not poll, so they cannot release partitions: the group stays Reconciling.
+        reconciling = kg(broker, "wait", "cg", "--state", "reconciling", "-o", "json")
+        assert reconciling.exit_code == 0, reconciling.stderr
+        assert json.loads(reconciling.stdout)["caught_up"] is False
+        stuck = CliRunner().invoke(cli, ["wait", "cg", "--caught-up", "--bootstrap-server", broker.bootstrap,
+                                         "--timeout", "1", "--interval", "0.2"])
+        assert stuck.exit_code == 1
+        assert stuck.stderr.startswith("kgroup wait: group 'cg': timed out after 1s waiting for every member "
+                                       "caught up")
+        outcome = {}
+        waiter = threading.Thread(target=lambda: outcome.update(r=kg(broker, "wait", "cg", "--caught-up",
+                                                                     "-o", "json")))
+        waiter.start()
+        poll_until(groups + [late], lambda: not waiter.is_alive())
+        result = outcome["r"]
+        assert result.exit_code == 0, result.stderr
+        reached = json.loads(result.stdout)
+        assert (reached["members"], reached["caught_up"]) == (4, True)
+        assert reached["group_epoch"] > epoch
+    finally:
+        late.close()
+        poll_until(groups, lambda: group_settled(broker, "cg", 3) and each_partition_once(groups))

@@ -1,4 +1,5 @@
-"""Polling DescribeGroups until a group reaches a state, for runbooks and `remove-members --wait`."""
+"""Polling a group (ConsumerGroupDescribe or DescribeGroups) until it reaches a state, for runbooks and
+`remove-members --wait`."""
 
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ def wait_for_state(client: ClusterClient, group: str, state: str, timeout_s: flo
             return not group_exists(view)
         return group_exists(view) and view.state.lower() == wanted
     return poll(client, group, done, timeout_s, f"state {state}", **kw)
+
+
+def wait_caught_up(client: ClusterClient, group: str, timeout_s: float, **kw) -> GroupView:
+    """Until the group is Stable and every member is at the group epoch owning exactly its target
+    (GroupView.caught_up): a rolling restart of a consumer group has converged. A classic group
+    has no epochs: Stable is caught up."""
+    return poll(client, group, lambda view: group_exists(view) and view.caught_up, timeout_s,
+                "every member caught up (Stable, member epochs at the group epoch)", **kw)
 
 
 SETTLE_S = 1.0
