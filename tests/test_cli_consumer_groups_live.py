@@ -181,3 +181,59 @@ def test_wait_consumer_states_and_caught_up(broker, groups):
     finally:
         late.close()
         poll_until(groups, lambda: group_settled(broker, "cg", 3) and each_partition_once(groups))
+
+
+@pytest.fixture
+def slow_expiry(tmp_path):
+    """A broker whose consumer-group sessions last a minute: a closed static member stays a member
+    (epoch -2) until it is removed, as a stopped pod does during a rolling restart."""
+    from helpers.rdkafka_groups import FAST_CONSUMER_GROUPS
+
+    from kgroup.server.harness import ThreadedBroker
+
+    b = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)],
+                       config={**FAST_CONSUMER_GROUPS, "group.consumer.session.timeout.ms": "60000",
+                               "group.consumer.max.session.timeout.ms": "60000"})
+    yield b
+    b.stop()
+
+
+def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_new_epoch(slow_expiry):
+    import threading
+
+    b = slow_expiry
+    consumers = [new_consumer(b, f"r{n}") for n in range(3)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 3))
+        consumers[1].close()  # r1 stops; its member stays in the group
+        stayers = [consumers[0], consumers[2]]
+        dry = kg(b, "remove-members", "cg", "--instance-id", "r1,ghost", "--dry-run", "-o", "json")
+        assert dry.exit_code == 3, dry.stderr
+        plan = json.loads(dry.stdout)
+        assert "prediction_note" not in plan, plan["prediction_note"]
+        r1, ghost = plan["results"]
+        assert (r1["status"], ghost["status"], ghost["error"]) == ("static", "unknown", "UNKNOWN_MEMBER_ID")
+        assert r1["moves"] and {m["to"] for m in r1["moves"]} <= {"r0", "r2"}
+        predicted = {(m["topic"], m["partition"]): m["to"] for m in r1["moves"] + plan["other_moves"]}
+        table = kg(b, "remove-members", "cg", "--instance-id", "r1", "--dry-run", "-o", "table").stdout
+        assert "protocol uniform" in table and re.search(r"^r1\s+instance id\s+static\s+events:", table, re.M)
+        epoch = b.group("cg").group_epoch
+
+        outcome = {}
+        remover = threading.Thread(target=lambda: outcome.update(r=kg(
+            b, "remove-members", "cg", "--instance-id", "r1", "--wait", "--wait-timeout", "30", "-o", "json")))
+        remover.start()
+        poll_until(stayers, lambda: not remover.is_alive())
+        result = outcome["r"]
+        assert result.exit_code == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["results"] == [{"group_instance_id": "r1", "member_id": None, "error": None}]
+        wait = report["wait"]
+        assert (wait["before"]["group_epoch"], wait["after"]["state"], wait["after"]["members"]) == \
+            (epoch, "Stable", ["r0", "r2"])
+        assert wait["after"]["group_epoch"] > epoch
+        moved = {(m["topic"], m["partition"]): m["to"] for m in wait["partitions_moved"]}
+        assert moved == predicted  # the dry run named the server-side assignor's real answer
+        assert set(b.group("cg").static_members) == {"r0", "r2"}
+    finally:
+        close_all([c for n, c in enumerate(consumers) if n != 1])

@@ -252,6 +252,8 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
 
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
     """Fill each known target's `moves` with the assignor's prediction; returns why it could not, if so."""
+    if view.group_type == "consumer":
+        return predict_consumer_group_moves(client, view, report)
     if view.protocol_type != "consumer":
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
     if view.state != "Stable":
@@ -268,12 +270,7 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     topics = sorted({t for m in members for t in m.topics} | {t for m in view.members for t, _ in m.partitions()})
     counts = partition_counts(client, topics)
     owner_label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
-    by_instance = view.member_by_instance()
-    removed_ids = []
-    for r in known:
-        t = r.target
-        removed_ids.append(by_instance[t.group_instance_id].member_id if t.group_instance_id is not None
-                           else t.member_id)
+    removed_ids = _member_ids(view, known)
     try:
         prediction = predict_after_removal(members, removed_ids, counts, view.protocol)
     except ValueError as exc:
@@ -283,6 +280,37 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     gone = set(removed_ids)
     report.other_moves = [(t, p, owner_label.get(old) if old else None, owner_label.get(new) if new else None)
                           for t, p, old, new in prediction.moves if old not in gone]
+    return None
+
+
+def _member_ids(view: GroupView, results) -> list[str]:
+    """The member id of each known target (an instance id resolved through the describe)."""
+    by_instance = view.member_by_instance()
+    return [by_instance[r.target.group_instance_id].member_id if r.target.group_instance_id is not None
+            else r.target.member_id for r in results]
+
+
+def predict_consumer_group_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
+    """A consumer group's prediction: its server-side assignor on the members that stay, from
+    their target rows — valid while members reconcile (a stopped static member at epoch -2 keeps a
+    group Reconciling), not while a new target is being computed (Assigning)."""
+    from kgroup.client.consumer_removal import consumer_moves
+
+    if view.group_epoch != view.assignment_epoch:
+        return f"no prediction: the group is {view.state}, its target assignment is being computed"
+    known = [r for r in report.results if r.status in ("static", "dynamic")]
+    if not known:
+        return None
+    removed_ids = _member_ids(view, known)
+    try:
+        per_removed, others = consumer_moves(client, view, removed_ids)
+    except ValueError as exc:  # an unknown assignor, or one that cannot assign this input
+        return f"no prediction: {exc}"
+    label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
+    for r, mid in zip(known, removed_ids):
+        r.moves = [(t, p, label.get(new) if new else None) for t, p, new in per_removed[mid]]
+    report.other_moves = [(t, p, label.get(old) if old else None, label.get(new) if new else None)
+                          for t, p, old, new in others]
     return None
 
 
@@ -304,6 +332,9 @@ def before_after(before: GroupView, after: GroupView) -> dict:
     new = {tp: label(m) for tp, m in after.owners().items()}
     moved = [{"topic": t, "partition": p, "from": old.get((t, p)), "to": new.get((t, p))}
              for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
-    return {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
+    data = {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
             "after": {"state": after.state, "members": sorted(label(m) for m in after.members)},
             "generation_advanced": True, "partitions_moved": moved}
+    if after.group_type == "consumer":  # the epochs the wait saw advance
+        data["before"]["group_epoch"], data["after"]["group_epoch"] = before.group_epoch, after.group_epoch
+    return data
