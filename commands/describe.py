@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option, until_time_ms
 
 MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
                   "group_instance_id", "static", "client_id", "client_host", "assignment"]
@@ -19,12 +19,17 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
               help="Describe offline from __consumer_offsets segment files, partition directories or a "
                    "log directory (repeatable) instead of a live cluster.")
+@click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
+              help="With --from-dump: replay only records up to TIME (epoch ms or ISO 8601, UTC by default): "
+                   "the groups as they were then.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, cluster, output):
+def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, until_time, cluster, output):
     """Describe groups (classic and KIP-848 consumer groups): coordinator, state, members, assignments.
 
-    Subscriptions and assignments are decoded for the `consumer` protocol type only; other
+    Consumer groups (KIP-848) are described with ConsumerGroupDescribe and show their epochs,
+    each member's epoch and target assignment, and who is still reconciling; classic groups with
+    DescribeGroups. Subscriptions and assignments are decoded for the `consumer` protocol type only; other
     protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
     log into the embedded coordinator, and adds each member's session timeout and expiry time,
     the generation, and instance ids that changed member id or host.
@@ -38,10 +43,13 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
     if bool(groups) == bool(all_groups):
         raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if until_time is not None and not dumps:
+        raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
     if dumps:
         _check_no_dump_paths_as_groups(groups)
     try:
-        views = _offline(dumps, groups) if dumps else _live(cluster, groups, all_groups, with_offsets)
+        views = (_offline(dumps, groups, until_time) if dumps
+                 else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
     for view in views:
@@ -87,13 +95,13 @@ def _live(cluster, groups, all_groups, with_offsets):
     return views
 
 
-def _offline(dumps, groups):
+def _offline(dumps, groups, until_time):
     from kgroup.client.from_dump import group_views, replay_dump
 
     def report(problem):
         click.echo(f"kgroup describe: warning: {problem}", err=True)
 
-    replay = replay_dump(dumps, report=report)
+    replay = replay_dump(dumps, report=report, until_time=until_time)
     return group_views(replay, list(dict.fromkeys(groups)) or None)
 
 
@@ -177,14 +185,14 @@ def _table(view, with_offsets, offline):
             row[5:5] = [m.member_type, _cell(m.member_epoch)]
             row += [_topic_partitions_text(m.target_assignment or []),
                     "RECONCILING" if view.reconciling(m) else "caught-up"]
-        if offline:
+        if offline and not consumer:
             row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
     if consumer:
         member_headers[5:5] = ["MEMBER-TYPE", "MEMBER-EPOCH"]
         member_headers += ["TARGET", "STATUS"]
-    if offline:
+    if offline and not consumer:
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
     if consumer and view.members:

@@ -194,6 +194,7 @@ def slow_expiry(tmp_path):
     b = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)],
                        config={**FAST_CONSUMER_GROUPS, "group.consumer.session.timeout.ms": "60000",
                                "group.consumer.max.session.timeout.ms": "60000"})
+    b.log_dir = tmp_path / "logs"
     yield b
     b.stop()
 
@@ -237,3 +238,60 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         assert set(b.group("cg").static_members) == {"r0", "r2"}
     finally:
         close_all([c for n, c in enumerate(consumers) if n != 1])
+
+
+def test_describe_from_dump_replays_the_consumer_group_and_until_time(slow_expiry):
+    import time
+
+    b = slow_expiry
+    consumers = [new_consumer(b, f"r{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 2))
+        first_ids = {m.instance_id: m.member_id for m in b.group("cg").members}
+        time.sleep(0.05)
+        settled_at = int(time.time() * 1000)
+        time.sleep(0.05)
+        consumers[0].close()  # r0 restarts: a new member id for the same instance id
+        consumers[0] = new_consumer(b, "r0")
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 2)
+                   and {m.instance_id for m in b.group("cg").members if m.member_epoch > 0} == {"r0", "r1"})
+        late = new_consumer(b, "r2")  # the others do not poll: the group is caught reconciling
+        consumers.append(late)
+        poll_until([late], lambda: b.group("cg").state in ("Reconciling", "Assigning")
+                   and len(b.group("cg").members) == 3)
+        time.sleep(0.05)
+        reconciling_at = int(time.time() * 1000)
+        [live] = json.loads(kg(b, "describe", "cg", "-o", "json").stdout)
+        time.sleep(0.05)
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 3))
+        [now_live] = json.loads(kg(b, "describe", "cg", "-o", "json").stdout)
+
+        def offline(*extra):
+            result = CliRunner().invoke(cli, ["describe", "--from-dump", str(b.log_dir), "cg", "-o", "json",
+                                              *extra], catch_exceptions=False)
+            assert result.exit_code == 0, result.stderr
+            return json.loads(result.stdout)[0]
+
+        def comparable(view):
+            keep = ("member_id", "group_instance_id", "member_epoch", "member_type", "assignment",
+                    "target_assignment", "subscribed_topics", "subscribed_topic_regex", "rack_id")
+            return ({k: view[k] for k in ("type", "state", "group_epoch", "assignment_epoch", "assignor")},
+                    [{k: m[k] for k in keep} for m in view["members"]])
+
+        now = offline()
+        assert comparable(now) == comparable(now_live)
+        moves = {mv["group_instance_id"]: mv for mv in now["instance_moves"]}
+        assert moves["r0"]["member_id_changes"] == 1 and moves["r0"]["member_ids"][0] == first_ids["r0"]
+        assert "r1" not in moves
+        assert comparable(offline("--until-time", str(reconciling_at))) == comparable(live)
+        earlier = offline("--until-time", str(settled_at))
+        assert {m["group_instance_id"]: m["member_id"] for m in earlier["members"]} == first_ids
+        assert earlier["state"] == "Stable" and earlier["group_epoch"] < now["group_epoch"]
+        table = CliRunner().invoke(cli, ["describe", "--from-dump", str(b.log_dir), "cg", "-o", "table",
+                                         "--until-time", str(reconciling_at)]).stdout
+        assert "RECONCILING" in table and "still reconciling to group epoch" in table
+        assert "SESSION-TIMEOUT-MS" not in table
+        usage = kg(b, "describe", "cg", "--until-time", "2026-01-01T00:00:00")
+        assert usage.exit_code == 2 and "--until-time needs --from-dump" in usage.stderr
+    finally:
+        close_all(consumers)

@@ -71,11 +71,18 @@ def group_from_consumer_described(raw, coordinator: Coordinator | None, names: d
 
 
 def _assignment(assignment, names: dict) -> list[dict]:
+    rows = assignment.topic_partitions if assignment is not None else ()
+    return topic_rows(((tp.topic_name or tp.topic_id, tp.partitions) for tp in rows), names)
+
+
+def topic_rows(pairs, names: dict) -> list[dict]:
+    """(topic id or name, partitions) pairs as [{"topic", "partitions"}] by name; an id `names`
+    does not know is shown as the id."""
     by_topic: dict[str, set[int]] = {}
-    for tp in assignment.topic_partitions if assignment is not None else ():
-        name = tp.topic_name or names.get(tp.topic_id) or str(tp.topic_id)
-        by_topic.setdefault(name, set()).update(tp.partitions)
-    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items())]
+    for topic, partitions in pairs:
+        name = topic if isinstance(topic, str) else names.get(topic) or str(topic)
+        by_topic.setdefault(name, set()).update(partitions)
+    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items()) if ps]
 
 
 def _unnamed_topic_ids(groups) -> set:
