@@ -236,6 +236,7 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         moved = {(m["topic"], m["partition"]): m["to"] for m in wait["partitions_moved"]}
         assert moved == predicted  # the dry run named the server-side assignor's real answer
         assert set(b.group("cg").static_members) == {"r0", "r2"}
+        assert kgroup_views(b, ["cg"]) == admin_views(b, ["cg"])  # confluent-kafka sees the same group
     finally:
         close_all([c for n, c in enumerate(consumers) if n != 1])
 
@@ -295,3 +296,52 @@ def test_describe_from_dump_replays_the_consumer_group_and_until_time(slow_expir
         assert usage.exit_code == 2 and "--until-time needs --from-dump" in usage.stderr
     finally:
         close_all(consumers)
+
+
+# -- a second opinion: confluent-kafka's own AdminClient on the same groups -------------------------
+
+def admin_views(b, group_ids):
+    """confluent-kafka's describe_consumer_groups, in kgroup's JSON terms."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    views = {}
+    for gid, future in admin.describe_consumer_groups(list(group_ids), request_timeout=10).items():
+        d = future.result(10)
+
+        def rows(assignment):
+            by_topic = {}
+            for tp in assignment.topic_partitions if assignment is not None else ():
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items())]
+
+        views[gid] = {"type": d.type.name.lower(), "state": d.state.name.lower(), "protocol": d.partition_assignor,
+                      "coordinator": d.coordinator.id, "members": sorted(
+                          (m.group_instance_id, m.member_id, m.client_id, m.host, rows(m.assignment),
+                           rows(m.target_assignment) if d.type.name == "CONSUMER" else None)
+                          for m in d.members)}
+    return views
+
+
+def kgroup_views(b, group_ids):
+    result = kg(b, "describe", *group_ids, "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    return {g["group"]: {"type": g["type"], "state": g["state"].lower(), "protocol": g["protocol"],
+                         "coordinator": g["coordinator"]["id"], "members": sorted(
+                             (m["group_instance_id"], m["member_id"], m["client_id"], m["client_host"],
+                              m["assignment"], m["target_assignment"]) for m in g["members"])}
+            for g in json.loads(result.stdout)}
+
+
+def test_describe_and_list_agree_with_confluent_kafkas_admin_client(broker, groups):
+    from confluent_kafka import ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
+    poll_until(groups, lambda: group_settled(broker, "cg", 3))
+    assert kgroup_views(broker, ["cg", "cl"]) == admin_views(broker, ["cg", "cl"])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for kind in ("consumer", "classic"):
+        theirs = admin.list_consumer_groups(types={ConsumerGroupType[kind.upper()]}, request_timeout=10).result(10)
+        assert set(listed(broker, "--type", kind)) == {g.group_id for g in theirs.valid}
+    everything = admin.list_consumer_groups(request_timeout=10).result(10)
+    assert listed(broker) == {g.group_id: (g.type.name.lower(), g.state.name.title()) for g in everything.valid}
