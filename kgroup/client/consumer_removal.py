@@ -75,3 +75,27 @@ def consumer_moves(client: ClusterClient, view: GroupView, removed_ids):
               for t, p in sorted(set(old_owner) | set(new_owner))
               if old_owner.get((t, p)) not in gone and old_owner.get((t, p)) != new_owner.get((t, p))]
     return per_removed, others
+
+
+def predict_consumer_group_moves(client: ClusterClient, view: GroupView, report) -> str | None:
+    """A consumer group's prediction: its server-side assignor on the members that stay, from
+    their target rows — valid while members reconcile (a stopped static member at epoch -2 keeps a
+    group Reconciling), not while a new target is being computed (Assigning)."""
+    from kgroup.client.removal import target_member_ids
+
+    if view.group_epoch != view.assignment_epoch:
+        return f"no prediction: the group is {view.state}, its target assignment is being computed"
+    known = [r for r in report.results if r.status in ("static", "dynamic")]
+    if not known:
+        return None
+    removed_ids = target_member_ids(view, known)
+    try:
+        per_removed, others = consumer_moves(client, view, removed_ids)
+    except ValueError as exc:  # an unknown assignor, or one that cannot assign this input
+        return f"no prediction: {exc}"
+    label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
+    for r, mid in zip(known, removed_ids):
+        r.moves = [(t, p, label.get(new) if new else None) for t, p, new in per_removed[mid]]
+    report.other_moves = [(t, p, label.get(old) if old else None, label.get(new) if new else None)
+                          for t, p, old, new in others]
+    return None

@@ -253,6 +253,8 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
     """Fill each known target's `moves` with the assignor's prediction; returns why it could not, if so."""
     if view.group_type == "consumer":
+        from kgroup.client.consumer_removal import predict_consumer_group_moves
+
         return predict_consumer_group_moves(client, view, report)
     if view.protocol_type != "consumer":
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
@@ -270,7 +272,7 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     topics = sorted({t for m in members for t in m.topics} | {t for m in view.members for t, _ in m.partitions()})
     counts = partition_counts(client, topics)
     owner_label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
-    removed_ids = _member_ids(view, known)
+    removed_ids = target_member_ids(view, known)
     try:
         prediction = predict_after_removal(members, removed_ids, counts, view.protocol)
     except ValueError as exc:
@@ -283,35 +285,11 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     return None
 
 
-def _member_ids(view: GroupView, results) -> list[str]:
+def target_member_ids(view: GroupView, results) -> list[str]:
     """The member id of each known target (an instance id resolved through the describe)."""
     by_instance = view.member_by_instance()
     return [by_instance[r.target.group_instance_id].member_id if r.target.group_instance_id is not None
             else r.target.member_id for r in results]
-
-
-def predict_consumer_group_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
-    """A consumer group's prediction: its server-side assignor on the members that stay, from
-    their target rows — valid while members reconcile (a stopped static member at epoch -2 keeps a
-    group Reconciling), not while a new target is being computed (Assigning)."""
-    from kgroup.client.consumer_removal import consumer_moves
-
-    if view.group_epoch != view.assignment_epoch:
-        return f"no prediction: the group is {view.state}, its target assignment is being computed"
-    known = [r for r in report.results if r.status in ("static", "dynamic")]
-    if not known:
-        return None
-    removed_ids = _member_ids(view, known)
-    try:
-        per_removed, others = consumer_moves(client, view, removed_ids)
-    except ValueError as exc:  # an unknown assignor, or one that cannot assign this input
-        return f"no prediction: {exc}"
-    label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
-    for r, mid in zip(known, removed_ids):
-        r.moves = [(t, p, label.get(new) if new else None) for t, p, new in per_removed[mid]]
-    report.other_moves = [(t, p, label.get(old) if old else None, label.get(new) if new else None)
-                          for t, p, old, new in others]
-    return None
 
 
 def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
