@@ -7,19 +7,9 @@ import sys
 import click
 from click.core import ParameterSource
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, output_option, until_time_ms
 
 FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
-
-
-def _until_time_ms(ctx, param, value):
-    """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
-    from kgroup.decode.inputs import OptionError, parse_until_time
-
-    try:
-        return parse_until_time(value)
-    except OptionError as exc:
-        raise click.BadParameter(str(exc)) from None
 
 
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
@@ -39,7 +29,7 @@ def _until_time_ms(ctx, param, value):
                    "number, control or error (repeatable).")
 @click.option("--until-offset", type=int, default=None, metavar="N",
               help="Stop after log offset N (in each partition): the state as it was then.")
-@click.option("--until-time", default=None, metavar="TIME", callback=_until_time_ms,
+@click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
 @click.option("--strict", is_flag=True, help="Stop at the first problem (exit 1).")
 @click.option("--progress/--no-progress", default=None,

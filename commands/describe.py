@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option, until_time_ms
 
 MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
                   "group_instance_id", "static", "client_id", "client_host", "assignment"]
@@ -19,12 +19,17 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
               help="Describe offline from __consumer_offsets segment files, partition directories or a "
                    "log directory (repeatable) instead of a live cluster.")
+@click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
+              help="With --from-dump: replay only records up to TIME (epoch ms or ISO 8601, UTC by default): "
+                   "the groups as they were then.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, cluster, output):
-    """Describe consumer groups: coordinator, state, protocol, members and their assignments.
+def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, until_time, cluster, output):
+    """Describe groups (classic and KIP-848 consumer groups): coordinator, state, members, assignments.
 
-    Subscriptions and assignments are decoded for the `consumer` protocol type only; other
+    Consumer groups (KIP-848) are described with ConsumerGroupDescribe and show their epochs,
+    each member's epoch and target assignment, and who is still reconciling; classic groups with
+    DescribeGroups. Subscriptions and assignments are decoded for the `consumer` protocol type only; other
     protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
     log into the embedded coordinator, and adds each member's session timeout and expiry time,
     the generation, and instance ids that changed member id or host.
@@ -38,10 +43,13 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
     if bool(groups) == bool(all_groups):
         raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if until_time is not None and not dumps:
+        raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
     if dumps:
         _check_no_dump_paths_as_groups(groups)
     try:
-        views = _offline(dumps, groups) if dumps else _live(cluster, groups, all_groups, with_offsets)
+        views = (_offline(dumps, groups, until_time) if dumps
+                 else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
     for view in views:
@@ -87,13 +95,13 @@ def _live(cluster, groups, all_groups, with_offsets):
     return views
 
 
-def _offline(dumps, groups):
+def _offline(dumps, groups, until_time):
     from kgroup.client.from_dump import group_views, replay_dump
 
     def report(problem):
         click.echo(f"kgroup describe: warning: {problem}", err=True)
 
-    replay = replay_dump(dumps, report=report)
+    replay = replay_dump(dumps, report=report, until_time=until_time)
     return group_views(replay, list(dict.fromkeys(groups)) or None)
 
 
@@ -145,33 +153,53 @@ def _assignment_text(member, protocol_type):
         return f"metadata {member.metadata_size} B, assignment {member.assignment_size} B"
     if member.decode_error:
         return f"(undecodable: {member.decode_error})"
-    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in member.assignment) or "-"
+    return _topic_partitions_text(member.assignment)
+
+
+def _topic_partitions_text(assignment):
+    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
 def _table(view, with_offsets, offline):
     from kgroup.writers import iso_ms, table
 
+    consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
-    summary = [[view.group, coordinator, view.state, protocol,
-                f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]]
-    headers = ["GROUP", "COORDINATOR", "STATE", "PROTOCOL", "MEMBERS"]
-    if offline:
-        summary[0].insert(3, str(view.generation))
+    summary = [view.group, coordinator, view.state, view.group_type, protocol,
+               f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]
+    headers = ["GROUP", "COORDINATOR", "STATE", "TYPE", "PROTOCOL", "MEMBERS"]
+    if consumer:
+        summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]
+        headers[3:3] = ["GROUP-EPOCH", "ASSIGNMENT-EPOCH"]
+    elif offline:
+        summary.insert(3, str(view.generation))
         headers.insert(3, "GENERATION")
-    table(summary, headers)
+    table([summary], headers)
     click.echo("")
     rows = []
     for m in view.members:
         row = [m.group_instance_id or "-", "STATIC" if m.static else "DYNAMIC", m.member_id, m.client_id,
                m.client_host, _assignment_text(m, view.protocol_type)]
-        if offline:
+        if consumer:
+            row[5:5] = [m.member_type, _cell(m.member_epoch)]
+            row += [_topic_partitions_text(m.target_assignment or []),
+                    "RECONCILING" if view.reconciling(m) else "caught-up"]
+        if offline and not consumer:
             row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
-    if offline:
+    if consumer:
+        member_headers[5:5] = ["MEMBER-TYPE", "MEMBER-EPOCH"]
+        member_headers += ["TARGET", "STATUS"]
+    if offline and not consumer:
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
+    if consumer and view.members:
+        behind = sum(1 for m in view.members if view.reconciling(m))
+        click.echo("")
+        click.echo(f"{behind} of {len(view.members)} member(s) still reconciling to group epoch {view.group_epoch}"
+                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}")
     if with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),

@@ -11,10 +11,10 @@ COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 @cluster_options
 @click.option("--state", "states", multiple=True, metavar="STATE",
               help="Only groups in this state (Stable, PreparingRebalance, CompletingRebalance, Empty, "
-                   "Dead; repeatable, case-insensitive).")
+                   "Dead, Assigning, Reconciling; repeatable, case-insensitive).")
 @click.option("--type", "types", multiple=True, metavar="TYPE",
-              help="Only groups of this type (classic, consumer, share, streams; repeatable). Brokers "
-                   "before ListGroups v5 report every group as classic.")
+              help="Only groups of this type (classic, consumer, share, streams; repeatable). Before "
+                   "ListGroups v5 the types are learnt by describing the groups.")
 @output_option(["table", "json", "csv"])
 def list_command(cluster, states, types, output):
     """List consumer groups on every broker of the cluster.

@@ -63,6 +63,16 @@ def cluster_options(fn):
     return wrapper
 
 
+def until_time_ms(ctx, param, value):
+    """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
+    from kgroup.decode.inputs import OptionError, parse_until_time
+
+    try:
+        return parse_until_time(value)
+    except OptionError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)

@@ -94,7 +94,7 @@ def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeou
             with WaitStatus(group) as status:
                 try:
                     report.after = wait_after_removal(client, group, removed_ids, wait_timeout,
-                                                      on_poll=status)
+                                                      on_poll=status, before_epoch=report.before.group_epoch)
                 except KgroupError as exc:  # a timeout, or the cluster failing us: the removal is done anyway
                     report.wait_error = str(exc)
         return report
@@ -144,7 +144,9 @@ def _render(report, output):
                 " ".join(diff["before"]["members"]) or "-"],
                ["after", diff["after"]["state"], str(len(diff["after"]["members"])),
                 " ".join(diff["after"]["members"]) or "-"]],
-              ["", "STATE", "MEMBERS", "IDS"], title="The group rebalanced to a new generation:")
+              ["", "STATE", "MEMBERS", "IDS"], title="The group rebalanced to a new generation:"
+              if report.after.group_type != "consumer" else
+              f"The group moved from group epoch {report.before.group_epoch} to {report.after.group_epoch}:")
         click.echo("")
         table([[m["topic"], str(m["partition"]), m["from"] or "-", m["to"] or "-"] for m in diff["partitions_moved"]],
               ["TOPIC", "PARTITION", "FROM", "TO"], title="Partitions that moved:")

@@ -4,41 +4,60 @@ import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
 
-STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Dead"]
+STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "Dead"]
 
 
 @click.command("wait", context_settings=CONTEXT_SETTINGS)
 @click.argument("group")
 @click.option("--state", "state", type=click.Choice(STATES, case_sensitive=False), default="Stable", metavar="STATE",
-              show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance or Dead "
-                   "(which also matches a group that does not exist).")
+              show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance "
+                   "(classic groups), Assigning, Reconciling (consumer groups) or Dead (which also matches a "
+                   "group that does not exist).")
+@click.option("--caught-up", is_flag=True,
+              help="Wait until the group is Stable and every member's epoch equals the group epoch with its "
+                   "target assignment owned (a consumer group has converged; for a classic group: Stable).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
-              help="Time between DescribeGroups polls.")
+              help="Time between describe polls.")
 @cluster_options
 @output_option(["table", "json"])
-def wait(group, state, interval, cluster, output):
-    """Poll GROUP until it is in STATE; prints the state and member counts reached.
+@click.pass_context
+def wait(ctx, group, state, caught_up, interval, cluster, output):
+    """Poll GROUP until it is in STATE (or caught up); prints the state and member counts reached.
 
     --timeout bounds the whole wait (and each request in it); requests that get no answer (the
     coordinator restarting) are retried until then.
 
-    Exit status: 0 state reached, 1 timed out or the broker could not be asked.
+    Exit status: 0 state reached, 1 timed out or the broker could not be asked, 2 usage error.
     """
-    from kgroup.client.waiting import wait_for_state
+    from click.core import ParameterSource
+
+    from kgroup.client.waiting import wait_caught_up, wait_for_state
     from kgroup.commands.output import WaitStatus, echo_json
     from kgroup.errors import KgroupError
 
+    if caught_up and ctx.get_parameter_source("state") is not ParameterSource.DEFAULT and state.lower() != "stable":
+        raise click.UsageError("--caught-up waits for Stable: it excludes --state " + state)
     state = next(s for s in STATES if s.lower() == state.lower())
     try:
         with cluster.connect() as client, WaitStatus(group) as status:  # the line is gone after
-            view = wait_for_state(client, group, state, cluster.timeout, interval_s=interval,
-                                  on_poll=status)
+            if caught_up:
+                view = wait_caught_up(client, group, cluster.timeout, interval_s=interval, on_poll=status)
+            else:
+                view = wait_for_state(client, group, state, cluster.timeout, interval_s=interval,
+                                      on_poll=status)
     except KgroupError as exc:
         fail("wait", exc)
     reached = view.state if state != "Dead" else "Dead"
+    consumer = view.group_type == "consumer" and reached != "Dead"
     if output == "json":
-        echo_json({"group": group, "state": reached, "members": len(view.members),
-                   "static": view.static_count, "dynamic": view.dynamic_count})
+        data = {"group": group, "state": reached, "members": len(view.members),
+                "static": view.static_count, "dynamic": view.dynamic_count}
+        if consumer:
+            data.update(type=view.group_type, group_epoch=view.group_epoch, caught_up=view.caught_up)
+        echo_json(data)
     else:
-        click.echo(f"group {group} is {reached} with {len(view.members)} member(s) "
+        epoch = ""
+        if consumer:
+            epoch = f" at group epoch {view.group_epoch}" + (", all caught up" if view.caught_up else "")
+        click.echo(f"group {group} is {reached}{epoch} with {len(view.members)} member(s) "
                    f"({view.static_count} static, {view.dynamic_count} dynamic)")

@@ -100,8 +100,11 @@ def kg(b, *args):
     return run(*args, "--bootstrap-server", b.bootstrap, "--timeout", "10")
 
 
-MEMBER_KEYS = {"member_id", "group_instance_id", "static", "client_id", "client_host", "assignment"}
-GROUP_KEYS = {"group", "state", "protocol_type", "protocol", "coordinator", "members", "offsets", "error"}
+MEMBER_KEYS = {"member_id", "group_instance_id", "static", "client_id", "client_host", "assignment",
+               "member_epoch", "member_type", "target_assignment", "subscribed_topics", "subscribed_topic_regex",
+               "rack_id"}
+GROUP_KEYS = {"group", "state", "protocol_type", "protocol", "coordinator", "members", "offsets", "error",
+              "type", "group_epoch", "assignment_epoch", "assignor"}
 OFFSET_KEYS = {"topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id"}
 
 
@@ -155,9 +158,14 @@ def test_describe_json_schema_members_offsets_and_lag(broker, shared):
     assert set(group) == GROUP_KEYS
     assert group["state"] == "Stable" and group["error"] is None
     assert group["protocol_type"] == "consumer" and group["protocol"] == "range"
+    assert (group["type"], group["group_epoch"], group["assignment_epoch"], group["assignor"]) == \
+        ("classic", None, None, None)
     assert group["coordinator"] == {"id": 0, "host": broker.address[0], "port": broker.address[1]}
     members = group["members"]
     assert all(set(m) == MEMBER_KEYS for m in members)
+    assert {(m["member_type"], m["member_epoch"], m["target_assignment"], m["subscribed_topic_regex"])
+            for m in members} == {("classic", None, None, None)}
+    assert all(m["subscribed_topics"] == [TOPIC] for m in members)
     assert [(m["group_instance_id"], m["static"]) for m in members] == [("d-0", True), ("d-1", True), (None, False)]
     snap = snapshot(broker, "desc")
     assert {m["member_id"] for m in members} == {m.member_id for m in snap.members}

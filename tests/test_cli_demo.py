@@ -36,7 +36,7 @@ def test_demo_runs_the_tour_and_cleans_up(tmp_path, monkeypatch):
     assert re.search(r"Generation before (\d+), after \1: no rebalance", out)
     assert re.search(r"^node-\d\s+instance id\s+removed$", out, re.M)
     assert re.search(r"^after\s+Stable\s+2\s+node-\d node-\d$", out, re.M)
-    assert re.search(r"^demo-app\s+\S+\s+Stable\s+\d+\s+consumer/range\s+2 \(static 2, dynamic 0\)$", out, re.M)
+    assert re.search(r"^demo-app\s+\S+\s+Stable\s+\d+\s+classic\s+consumer/range\s+2 \(static 2, dynamic 0\)$", out, re.M)
     restarted = re.search(r"Rolling restart of (node-\d)", out).group(1)
     # the restarted instance, seen in the log with a second member id
     assert re.search(rf"^{restarted}\s+1\s+no\s+/127.0.0.1$", out, re.M)

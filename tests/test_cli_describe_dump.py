@@ -32,7 +32,10 @@ def test_segment_a_latest_state(segments_dir):
     assert (my["state"], my["generation"], my["protocol_type"], my["protocol"]) == ("Stable", 1, "consumer", "range")
     assert my["members"] == [{"member_id": "m1", "group_instance_id": None, "static": False, "client_id": "c1",
                               "client_host": "/127.0.0.1", "assignment": [{"topic": "orders", "partitions": [0, 1]}],
+                              "member_epoch": None, "member_type": "classic", "target_assignment": None,
+                              "subscribed_topics": ["orders"], "subscribed_topic_regex": None, "rack_id": None,
                               "session_timeout_ms": 45000, "expires_at_ms": 1700000000002 + 45000}]
+    assert (my["type"], my["group_epoch"], my["assignment_epoch"], my["assignor"]) == ("classic", None, None, None)
     # partition 1's commit was deleted at offset 21; the member still owns it
     assert [(o["partition"], o["committed"], o["member_id"], o["log_end"], o["lag"]) for o in my["offsets"]] == [
         (0, 100, "m1", None, None), (1, None, "m1", None, None)]

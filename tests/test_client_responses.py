@@ -85,7 +85,9 @@ def test_other_protocol_types_show_sizes_not_decoded():
     assert _assignment_text(member, "connect") == "metadata 5 B, assignment 11 B"
     assert view.to_json()["members"][0] == {
         "member_id": "w-1", "group_instance_id": None, "static": False, "client_id": "worker",
-        "client_host": "/10.0.0.2", "assignment": [], "metadata_bytes": 5, "assignment_bytes": 11}
+        "client_host": "/10.0.0.2", "assignment": [], "metadata_bytes": 5, "assignment_bytes": 11,
+        "member_epoch": None, "member_type": "classic", "target_assignment": None, "subscribed_topics": None,
+        "subscribed_topic_regex": None, "rack_id": None}
 
 
 def test_undecodable_consumer_assignment_is_reported_not_raised():

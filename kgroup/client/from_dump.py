@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.model import GroupView, OffsetRow, member_from_bytes, member_order
+from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order
 from kgroup.errors import KgroupError
 
 GROUP_METADATA = 2
+CONSUMER_MEMBER_METADATA = 5   # a KIP-848 member's ConsumerGroupMemberMetadata (instance id, host)
 
 
 @dataclass
@@ -44,8 +45,9 @@ class DumpReplay:
     records: int = 0
 
 
-def replay_dump(paths, report=None) -> DumpReplay:
-    """Read segments/partition dirs/log dirs and replay them; problems are reported, not fatal."""
+def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
+    """Read segments/partition dirs/log dirs and replay them (records up to `until_time` epoch ms,
+    when given: the groups as they were then); problems are reported, not fatal."""
     from kgroup.coordinator import GroupCoordinator, LogEntry
     from kgroup.coordinator.coordinator import CoordinatorReplayError
     from kgroup.decode.decoder import ProblemLog
@@ -61,7 +63,7 @@ def replay_dump(paths, report=None) -> DumpReplay:
     subscriptions: dict = {}
     last_ts = 0
     for inp in inputs:
-        for _batch, rows in iter_input(inp, problems):
+        for _batch, rows in iter_input(inp, problems, until_time=until_time):
             for row in rows:
                 last_ts = max(last_ts, row.timestamp)
                 if row.kind == "control":
@@ -75,6 +77,8 @@ def replay_dump(paths, report=None) -> DumpReplay:
                                         transactional=row.transactional, timestamp_ms=row.timestamp))
                 if row.record_type == GROUP_METADATA and row.value is not None:
                     _note_members(row, seen_ms, instances, subscriptions)
+                elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
+                    _note_consumer_member(row, instances)
     if not entries:
         raise KgroupError("no records could be read from " + ", ".join(map(str, paths)))
     try:
@@ -96,6 +100,13 @@ def _note_members(row, seen_ms, instances, subscriptions) -> None:
                                                                        row.offset)
 
 
+def _note_consumer_member(row, instances) -> None:
+    iid = row.value.data.get("instanceId")
+    if iid is not None:
+        instances.setdefault((row.key.data["groupId"], iid), InstanceHistory()).note(
+            row.key.data["memberId"], row.value.data.get("clientHost") or "", row.offset)
+
+
 def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
     """Views of the named groups (all groups when None); an unknown name gets an error entry."""
     coord = replay.coordinator
@@ -115,18 +126,10 @@ def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
 
 
 def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
-    protocol_type = (snap.protocol_type or "") if snap else ""
-    members = []
-    for m in (snap.members if snap else ()):
-        view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                 replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
-        view.session_timeout_ms = m.session_timeout_ms
-        seen = replay.member_seen_ms.get((gid, m.member_id))
-        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
-        members.append(view)
-    members.sort(key=member_order)
-    view = GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
-                     None, members, generation=snap.generation if snap else None)
+    if hasattr(snap, "group_epoch"):
+        view = consumer_group_view(replay.coordinator, gid)
+    else:
+        view = _classic_view(replay, gid, snap)
     owners = view.owners()
     rows = []
     for (topic, partition) in sorted(set(committed) | set(owners)):
@@ -143,3 +146,41 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
                       "member_id_changes": len(hist.member_ids) - 1, "moved_host": len(hist.hosts) > 1})
     view.instance_moves = moves
     return view
+
+
+def _classic_view(replay: DumpReplay, gid: str, snap) -> GroupView:
+    protocol_type = (snap.protocol_type or "") if snap else ""
+    members = []
+    for m in (snap.members if snap else ()):
+        view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                 replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
+        view.session_timeout_ms = m.session_timeout_ms
+        seen = replay.member_seen_ms.get((gid, m.member_id))
+        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
+        members.append(view)
+    members.sort(key=member_order)
+    return GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
+                     None, members, generation=snap.generation if snap else None)
+
+
+def consumer_group_view(coord, gid: str) -> GroupView:
+    """A replayed KIP-848 group as ConsumerGroupDescribe would show it: epochs, the assignor the
+    coordinator would use, each member's epoch, subscriptions, current and target assignment.
+    Topic ids are named from the group's PartitionMetadata record; an id it does not name is shown
+    as the id."""
+    from kgroup.client.consumer_describe import topic_rows
+    from kgroup.coordinator.consumer_target import preferred_assignor
+
+    group = coord.get_group(gid)
+    names = {t.topic_id: t.name for t in group.subscribed_topics.values()}
+    assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0])
+    members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                          assignment=topic_rows(m.assigned.items(), names),
+                          subscription=sorted(m.subscribed_topic_names), member_epoch=m.member_epoch,
+                          member_type=CONSUMER_PROTOCOL,
+                          target_assignment=topic_rows(group.target_row(m.member_id).items(), names),
+                          subscribed_topic_regex=m.subscribed_topic_regex or None, rack_id=m.rack_id)
+               for m in group.members.values()]
+    members.sort(key=member_order)
+    return GroupView(gid, group.state, CONSUMER_PROTOCOL, assignor, None, members, group_type="consumer",
+                     group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, assignor=assignor)

@@ -1,4 +1,4 @@
-"""Live group calls: ListGroups, DescribeGroups, committed offsets and log-end offsets."""
+"""Live group calls: ListGroups, describing groups of both protocols, committed offsets and log-end offsets."""
 
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
                 # Brokers before ListGroups v5 only have classic groups.
                 (getattr(row, "group_type", "") or "classic").lower(), broker)
     groups = sorted(found.values(), key=lambda g: g.group)
+    if version < 5 and groups:
+        _types_by_describing(client, groups)
     if wanted_states and any(not g.state for g in groups):
         described = {v.group: v.state for v in describe_groups(client, [g.group for g in groups if not g.state])}
         for g in groups:
@@ -65,25 +67,34 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
             and (not wanted_types or g.group_type in wanted_types)]
 
 
-def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
-    """One DescribeGroups per coordinator; groups come back in the order asked."""
-    from kafka.protocol.admin import DescribeGroupsRequest
+def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> None:
+    """ListGroups before v5 has no group type: a broker that answers ConsumerGroupDescribe may host
+    consumer groups, so describe the groups to learn each one's type (and state); without API 69
+    every group is classic."""
+    from kgroup.protocol import ConsumerGroupDescribeRequest
 
-    version = client.max_version(DescribeGroupsRequest)
-    if version < 0:
-        raise KgroupError("the broker does not support DescribeGroups")
+    if client.max_version(ConsumerGroupDescribeRequest) < 0:
+        return
+    for g, view in zip(groups, describe_groups(client, [g.group for g in groups])):
+        if not view.error:
+            g.group_type = view.group_type
+            g.state = g.state or view.state
+
+
+def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
+    """Per coordinator: one ConsumerGroupDescribe for all its groups, then one DescribeGroups for
+    those it does not know as consumer groups; groups come back in the order asked."""
+    from kgroup.client.consumer_describe import describe_consumer_groups
+
     by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
     for group in group_ids:
         by_coordinator[client.find_coordinator(group)].append(group)
     views = {}
     for coordinator, groups in by_coordinator.items():
-        kwargs = {"groups": groups, "version": min(version, 5)}
-        if kwargs["version"] >= 3:
-            kwargs["include_authorized_operations"] = False
-        response = client.send(DescribeGroupsRequest(**kwargs), node_id=coordinator.node_id,
-                               what=f"DescribeGroups on {coordinator}")
-        for raw in response.groups:
-            views[raw.group_id] = group_from_described(raw, coordinator)
+        views.update(describe_consumer_groups(client, coordinator, groups))
+        classic = [g for g in groups if g not in views]
+        if classic:
+            views.update(_describe_classic(client, coordinator, classic))
     result = []
     for group in group_ids:
         view = views.get(group)
@@ -91,6 +102,20 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
         result.append(view)
     return result
+
+
+def _describe_classic(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:
+    from kafka.protocol.admin import DescribeGroupsRequest
+
+    version = client.max_version(DescribeGroupsRequest)
+    if version < 0:
+        raise KgroupError("the broker does not support DescribeGroups")
+    kwargs = {"groups": groups, "version": min(version, 5)}
+    if kwargs["version"] >= 3:
+        kwargs["include_authorized_operations"] = False
+    response = client.send(DescribeGroupsRequest(**kwargs), node_id=coordinator.node_id,
+                           what=f"DescribeGroups on {coordinator}")
+    return {raw.group_id: group_from_described(raw, coordinator) for raw in response.groups}
 
 
 def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinator,

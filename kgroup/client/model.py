@@ -1,4 +1,5 @@
-"""What kgroup shows about a group, built from DescribeGroups (live) or a replayed dump (offline).
+"""What kgroup shows about a group, built from DescribeGroups or ConsumerGroupDescribe (live) or
+a replayed dump (offline).
 
 Parsing is tolerant on purpose: old brokers omit fields (no group.instance.id before
 DescribeGroups v4), other protocol types carry opaque metadata, and a broker may set
@@ -29,6 +30,14 @@ class MemberView:
     # Only known offline (from a dump): the session timeout and when the member would expire.
     session_timeout_ms: int | None = None
     expires_at_ms: int | None = None
+    # KIP-848 consumer groups only (None in a classic group): the member's epoch and its row of
+    # the target assignment; member_type says which protocol the member speaks, "classic" for a
+    # classic consumer inside a consumer group during a migration.
+    member_epoch: int | None = None
+    member_type: str = "classic"
+    target_assignment: list[dict] | None = None
+    subscribed_topic_regex: str | None = None
+    rack_id: str | None = None
 
     @property
     def static(self) -> bool:
@@ -40,7 +49,12 @@ class MemberView:
     def to_json(self, offline: bool = False) -> dict:
         data = {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
                 "static": self.static, "client_id": self.client_id, "client_host": self.client_host,
-                "assignment": [dict(tp) for tp in self.assignment]}
+                "assignment": [dict(tp) for tp in self.assignment],
+                "member_epoch": self.member_epoch, "member_type": self.member_type,
+                "target_assignment": ([dict(tp) for tp in self.target_assignment]
+                                      if self.target_assignment is not None else None),
+                "subscribed_topics": list(self.subscription) if self.subscription is not None else None,
+                "subscribed_topic_regex": self.subscribed_topic_regex, "rack_id": self.rack_id}
         if self.decode_error:
             data["decode_error"] = self.decode_error
         if not self.decoded:  # another protocol: its bytes are opaque, show their sizes
@@ -91,6 +105,24 @@ class GroupView:
     error: str | None = None
     generation: int | None = None          # known offline only (DescribeGroups does not carry it)
     instance_moves: list[dict] | None = None  # offline only: instance ids seen with several member ids/hosts
+    group_type: str = "classic"            # "consumer" for a KIP-848 group
+    group_epoch: int | None = None         # consumer groups only, as the three below
+    assignment_epoch: int | None = None
+    assignor: str | None = None
+
+    def reconciling(self, member: MemberView) -> bool:
+        """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it
+        does not own exactly its row of the target assignment (Kafka's member states
+        UNREVOKED_PARTITIONS / UNRELEASED_PARTITIONS). Always False in a classic group."""
+        if self.group_type != "consumer" or member.member_epoch is None:
+            return False
+        return (member.member_epoch != self.group_epoch
+                or _partition_set(member.assignment) != _partition_set(member.target_assignment or []))
+
+    @property
+    def caught_up(self) -> bool:
+        """Stable, and every member at the group epoch owning its target: a rollout has converged."""
+        return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
 
     @property
     def static_count(self) -> int:
@@ -124,11 +156,16 @@ class GroupView:
                 "coordinator": self.coordinator.to_json() if self.coordinator else None,
                 "members": [m.to_json(offline) for m in self.members],
                 "offsets": [r.to_json() for r in self.offsets] if self.offsets is not None else [],
-                "error": self.error}
+                "error": self.error, "type": self.group_type, "group_epoch": self.group_epoch,
+                "assignment_epoch": self.assignment_epoch, "assignor": self.assignor}
         if offline:
             data["generation"] = self.generation
             data["instance_moves"] = self.instance_moves or []
         return data
+
+
+def _partition_set(assignment: list[dict]) -> set[tuple[str, int]]:
+    return {(tp["topic"], p) for tp in assignment for p in tp["partitions"]}
 
 
 def _as_bytes(value) -> bytes:

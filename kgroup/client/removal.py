@@ -252,6 +252,10 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
 
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
     """Fill each known target's `moves` with the assignor's prediction; returns why it could not, if so."""
+    if view.group_type == "consumer":
+        from kgroup.client.consumer_removal import predict_consumer_group_moves
+
+        return predict_consumer_group_moves(client, view, report)
     if view.protocol_type != "consumer":
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
     if view.state != "Stable":
@@ -268,12 +272,7 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     topics = sorted({t for m in members for t in m.topics} | {t for m in view.members for t, _ in m.partitions()})
     counts = partition_counts(client, topics)
     owner_label = {m.member_id: (m.group_instance_id or m.member_id) for m in view.members}
-    by_instance = view.member_by_instance()
-    removed_ids = []
-    for r in known:
-        t = r.target
-        removed_ids.append(by_instance[t.group_instance_id].member_id if t.group_instance_id is not None
-                           else t.member_id)
+    removed_ids = target_member_ids(view, known)
     try:
         prediction = predict_after_removal(members, removed_ids, counts, view.protocol)
     except ValueError as exc:
@@ -284,6 +283,13 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     report.other_moves = [(t, p, owner_label.get(old) if old else None, owner_label.get(new) if new else None)
                           for t, p, old, new in prediction.moves if old not in gone]
     return None
+
+
+def target_member_ids(view: GroupView, results) -> list[str]:
+    """The member id of each known target (an instance id resolved through the describe)."""
+    by_instance = view.member_by_instance()
+    return [by_instance[r.target.group_instance_id].member_id if r.target.group_instance_id is not None
+            else r.target.member_id for r in results]
 
 
 def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
@@ -304,6 +310,9 @@ def before_after(before: GroupView, after: GroupView) -> dict:
     new = {tp: label(m) for tp, m in after.owners().items()}
     moved = [{"topic": t, "partition": p, "from": old.get((t, p)), "to": new.get((t, p))}
              for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
-    return {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
+    data = {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
             "after": {"state": after.state, "members": sorted(label(m) for m in after.members)},
             "generation_advanced": True, "partitions_moved": moved}
+    if after.group_type == "consumer":  # the epochs the wait saw advance
+        data["before"]["group_epoch"], data["after"]["group_epoch"] = before.group_epoch, after.group_epoch
+    return data

@@ -1,4 +1,5 @@
-"""Polling DescribeGroups until a group reaches a state, for runbooks and `remove-members --wait`."""
+"""Polling a group (ConsumerGroupDescribe or DescribeGroups) until it reaches a state, for runbooks and
+`remove-members --wait`."""
 
 from __future__ import annotations
 
@@ -66,18 +67,28 @@ def wait_for_state(client: ClusterClient, group: str, state: str, timeout_s: flo
     return poll(client, group, done, timeout_s, f"state {state}", **kw)
 
 
+def wait_caught_up(client: ClusterClient, group: str, timeout_s: float, **kw) -> GroupView:
+    """Until the group is Stable and every member is at the group epoch owning exactly its target
+    (GroupView.caught_up): a rolling restart of a consumer group has converged. A classic group
+    has no epochs: Stable is caught up."""
+    return poll(client, group, lambda view: group_exists(view) and view.caught_up, timeout_s,
+                "every member caught up (Stable, member epochs at the group epoch)", **kw)
+
+
 SETTLE_S = 1.0
 
 
 def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, timeout_s: float,
-                       settle_s: float = SETTLE_S, clock=time.monotonic, **kw) -> GroupView:
+                       settle_s: float = SETTLE_S, clock=time.monotonic, before_epoch: int | None = None,
+                       **kw) -> GroupView:
     """Until the rebalance that a successful removal starts has completed and held.
 
     Kafka starts that rebalance inside the LeaveGroup call (classic coordinator), so every later
     DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left),
     none of the removed member ids is a member, and members and assignment have stayed the same for
     settle_s — a leader that assigned before it knew every partition rebalances again at once, and
-    the first Stable view would report partitions going nowhere.
+    the first Stable view would report partitions going nowhere. A consumer group (KIP-848) must also
+    be at a group epoch past `before_epoch` with every member caught up to it.
     """
     gone = set(removed_member_ids)
     seen = {"key": None, "since": 0.0}
@@ -87,9 +98,15 @@ def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, ti
                 view.state == "Stable" or (view.state == "Empty" and not view.members)):
             seen["key"] = None
             return False
+        if view.group_type == "consumer" and (not view.caught_up and view.members or (
+                before_epoch is not None and (view.group_epoch or 0) <= before_epoch)):
+            seen["key"] = None
+            return False
         key = (view.state, tuple(sorted((tp, m.member_id) for tp, m in view.owners().items())),
                tuple(sorted(m.member_id for m in view.members)))
         if key != seen["key"]:
             seen["key"], seen["since"] = key, clock()
         return clock() - seen["since"] >= settle_s
-    return poll(client, group, done, timeout_s, "a Stable group at a new generation", clock=clock, **kw)
+    what = "a Stable group at a new group epoch, every member at it" if before_epoch is not None \
+        else "a Stable group at a new generation"
+    return poll(client, group, done, timeout_s, what, clock=clock, **kw)
