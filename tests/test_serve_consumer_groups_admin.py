@@ -1,0 +1,63 @@
+"""Admin operations on KIP-848 consumer groups in kgroup serve with real clients: deleting an Empty
+group tombstones every record it had, so a server restarted on its --log-dir and
+``kgroup decode-offsets --view state`` no longer show it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config, poll_until)
+
+from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
+
+
+def _state_rows(log_dir, group_id) -> list:
+    """decode-offsets --view state of the group's __consumer_offsets partition: its rows."""
+    from kgroup.records import partition_for
+
+    partition = log_dir / f"__consumer_offsets-{partition_for(group_id, 50)}"
+    result = subprocess.run([PYTHON, "-m", "kgroup.commands.cli", "decode-offsets", "--view", "state",
+                             "-o", "jsonl", str(partition)], capture_output=True, text=True, timeout=60,
+                            cwd=str(ROOT))
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    return [r for r in rows if group_id in (r.get("group"), r.get("key", {}).get("groupId"))]
+
+
+def test_a_deleted_consumer_group_is_gone_after_a_restart_and_in_the_compacted_state(tmp_path):
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient
+
+    log_dir = tmp_path / "logs"
+    b = ThreadedBroker(log_dir, topics=[(TOPIC, PARTITIONS)], config=FAST_CONSUMER_GROUPS)
+    try:
+        consumer = Consumer(consumer_config(b, None, group_id="doomed"))
+        consumer.subscribe(["^ev.*"])          # a regex too: its type-16 record must go as well
+        try:
+            poll_until([consumer], lambda: len(consumer.assignment()) == PARTITIONS)
+            consumer.commit(offsets=[_tp(p, 3) for p in range(PARTITIONS)], asynchronous=False)
+        finally:
+            consumer.close()                   # a dynamic member leaves: the group is Empty
+        rows = _state_rows(log_dir, "doomed")
+        assert {r["kind"] for r in rows} == {"committed_offset", "record"}
+        assert {r["key_version"] for r in rows if r["kind"] == "record"} == {3, 4, 6}   # the Empty group
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        admin.delete_consumer_groups(["doomed"])["doomed"].result(10)
+        assert b.group("doomed") is None and b.committed_offsets("doomed") == {}
+    finally:
+        b.stop()
+    assert _state_rows(log_dir, "doomed") == []
+    b = ThreadedBroker(log_dir, config=FAST_CONSUMER_GROUPS)
+    try:
+        assert b.group("doomed") is None and b.committed_offsets("doomed") == {}
+        listed = AdminClient({"bootstrap.servers": b.bootstrap}).list_consumer_groups().result(10)
+        assert "doomed" not in {g.group_id for g in listed.valid}
+    finally:
+        b.stop()
+
+
+def _tp(partition, offset):
+    from confluent_kafka import TopicPartition
+
+    return TopicPartition(TOPIC, partition, offset)
