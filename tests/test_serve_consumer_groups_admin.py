@@ -1,15 +1,58 @@
-"""Admin operations on KIP-848 consumer groups in kgroup serve with real clients: deleting an Empty
-group tombstones every record it had, so a server restarted on its --log-dir and
-``kgroup decode-offsets --view state`` no longer show it."""
+"""Admin operations on KIP-848 consumer groups in kgroup serve with real clients: ``kgroup describe``
+and ``kgroup remove-members`` (ConsumerGroupDescribe, LeaveGroup v5 removal as Kafka 4.0 allows it)
+on librdkafka consumers; deleting an Empty group tombstones every record it had, so a server
+restarted on its --log-dir and ``kgroup decode-offsets --view state`` no longer show it."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 
-from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config, poll_until)
+import pytest
+from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config, each_partition_once,
+                                    group_settled, new_consumer, owned, poll_until, start_broker)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = start_broker(tmp_path)
+    yield b
+    b.stop()
+
+
+def _kgroup(*args):
+    return subprocess.run([PYTHON, "-m", "kgroup.commands.cli", *args], capture_output=True, text=True,
+                          timeout=60, cwd=str(ROOT))
+
+
+def test_kgroup_describe_and_remove_members_on_a_consumer_group(broker):
+    consumers = [new_consumer(broker, f"s{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(broker, "cg", 2))
+        result = _kgroup("describe", "cg", "--bootstrap-server", broker.bootstrap, "-o", "json")
+        assert result.returncode == 0, result.stderr
+        [view] = json.loads(result.stdout)
+        assert (view["state"], view["protocol_type"], view["protocol"]) == ("Stable", "consumer", "uniform")
+        assert [m["group_instance_id"] for m in view["members"]] == ["s0", "s1"]
+        assert sorted(p for m in view["members"] for a in m["assignment"] for p in a["partitions"]) == \
+            list(range(PARTITIONS))
+        epoch = broker.group("cg").group_epoch
+        consumers.pop(0).close()        # stopped first: a static member's leave keeps its partitions
+        assert len(broker.group("cg").members) == 2
+        result = _kgroup("remove-members", "cg", "--instance-id", "s0,nope", "--bootstrap-server",
+                         broker.bootstrap, "-o", "json")
+        assert result.returncode == 3, result.stderr    # one removed, one unknown
+        report = json.loads(result.stdout)
+        assert [(r["group_instance_id"], r["error"]) for r in report["results"]] == [
+            ("s0", None), ("nope", "UNKNOWN_MEMBER_ID")]
+        poll_until(consumers, lambda: owned(consumers[0]) == set(range(PARTITIONS))
+                   and group_settled(broker, "cg", 1))
+        assert broker.group("cg").group_epoch > epoch
+    finally:
+        for consumer in consumers:
+            consumer.close()
 
 
 def _state_rows(log_dir, group_id) -> list:
@@ -17,9 +60,7 @@ def _state_rows(log_dir, group_id) -> list:
     from kgroup.records import partition_for
 
     partition = log_dir / f"__consumer_offsets-{partition_for(group_id, 50)}"
-    result = subprocess.run([PYTHON, "-m", "kgroup.commands.cli", "decode-offsets", "--view", "state",
-                             "-o", "jsonl", str(partition)], capture_output=True, text=True, timeout=60,
-                            cwd=str(ROOT))
+    result = _kgroup("decode-offsets", "--view", "state", "-o", "jsonl", str(partition))
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     return [r for r in rows if group_id in (r.get("group"), r.get("key", {}).get("groupId"))]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kgroup.client.consumer_view import view_from_snapshot
 from kgroup.client.model import GroupView, OffsetRow, member_from_bytes, member_order
+from kgroup.coordinator.consumer_group import ConsumerGroupSnapshot
 from kgroup.errors import KgroupError
 
 GROUP_METADATA = 2
@@ -115,18 +117,7 @@ def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
 
 
 def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
-    protocol_type = (snap.protocol_type or "") if snap else ""
-    members = []
-    for m in (snap.members if snap else ()):
-        view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                 replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
-        view.session_timeout_ms = m.session_timeout_ms
-        seen = replay.member_seen_ms.get((gid, m.member_id))
-        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
-        members.append(view)
-    members.sort(key=member_order)
-    view = GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
-                     None, members, generation=snap.generation if snap else None)
+    view = view_from_snapshot(snap) if isinstance(snap, ConsumerGroupSnapshot) else _classic_view(replay, gid, snap)
     owners = view.owners()
     rows = []
     for (topic, partition) in sorted(set(committed) | set(owners)):
@@ -143,3 +134,18 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
                       "member_id_changes": len(hist.member_ids) - 1, "moved_host": len(hist.hosts) > 1})
     view.instance_moves = moves
     return view
+
+
+def _classic_view(replay: DumpReplay, gid: str, snap) -> GroupView:
+    protocol_type = (snap.protocol_type or "") if snap else ""
+    members = []
+    for m in (snap.members if snap else ()):
+        view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                 replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
+        view.session_timeout_ms = m.session_timeout_ms
+        seen = replay.member_seen_ms.get((gid, m.member_id))
+        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
+        members.append(view)
+    members.sort(key=member_order)
+    return GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",
+                     None, members, generation=snap.generation if snap else None)

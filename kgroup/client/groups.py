@@ -66,7 +66,8 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
 
 
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
-    """One DescribeGroups per coordinator; groups come back in the order asked."""
+    """One DescribeGroups per coordinator; groups come back in the order asked. A KIP-848 consumer
+    group, which DescribeGroups does not describe, is described with ConsumerGroupDescribe."""
     from kafka.protocol.admin import DescribeGroupsRequest
 
     version = client.max_version(DescribeGroupsRequest)
@@ -90,7 +91,8 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
         if view is None:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
         result.append(view)
-    return result
+    from kgroup.client.consumer_view import describe_consumer_groups
+    return describe_consumer_groups(client, result)
 
 
 def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinator,
