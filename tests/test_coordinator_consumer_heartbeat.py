@@ -211,6 +211,8 @@ def test_server_assignor_choice_and_failure():
 @pytest.mark.parametrize("fields, message", [
     (dict(version=1, member_id=" "), "MemberId can't be empty."),
     (dict(version=0, member_id="", epoch=1), "MemberId can't be empty."),
+    (dict(version=0, member_id="", epoch=-1), "MemberId can't be empty."),
+    (dict(version=1, member_id="", group_id=" "), "MemberId can't be empty."),     # the rules' order
     (dict(group_id=" ", member_id="a"), "GroupId can't be empty."),
     (dict(member_id="a", instance_id=""), "InstanceId can't be empty."),
     (dict(member_id="a", rack_id=" "), "RackId can't be empty."),

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config, each_partition_once,
-                                    group_settled, new_consumer, owned, poll_until, start_broker)
+                                    group_settled, new_consumer, owned, poll_until, produce,
+                                    start_broker)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
 
@@ -28,16 +29,21 @@ def _kgroup(*args):
 
 
 def test_kgroup_describe_and_remove_members_on_a_consumer_group(broker):
+    produce(broker, 60)                 # 10 messages per partition
     consumers = [new_consumer(broker, f"s{n}") for n in range(2)]
     try:
         poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(broker, "cg", 2))
-        result = _kgroup("describe", "cg", "--bootstrap-server", broker.bootstrap, "-o", "json")
+        consumers[0].commit(offsets=[_tp(p, 4) for p in sorted(owned(consumers[0]))], asynchronous=False)
+        result = _kgroup("describe", "cg", "--offsets", "--bootstrap-server", broker.bootstrap, "-o", "json")
         assert result.returncode == 0, result.stderr
         [view] = json.loads(result.stdout)
         assert (view["state"], view["protocol_type"], view["protocol"]) == ("Stable", "consumer", "uniform")
         assert [m["group_instance_id"] for m in view["members"]] == ["s0", "s1"]
         assert sorted(p for m in view["members"] for a in m["assignment"] for p in a["partitions"]) == \
             list(range(PARTITIONS))
+        lag = {row["partition"]: (row["group_instance_id"], row["lag"]) for row in view["offsets"]}
+        # lag per owned partition: 10 - 4 where s0 committed, unknown where nothing was committed
+        assert lag == {p: ("s0", 6) if p in owned(consumers[0]) else ("s1", None) for p in range(PARTITIONS)}
         epoch = broker.group("cg").group_epoch
         consumers.pop(0).close()        # stopped first: a static member's leave keeps its partitions
         assert len(broker.group("cg").members) == 2
