@@ -6,19 +6,12 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
 from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, HEARTBEAT_MS, PARTITIONS, SESSION_MS,
                                     TOPIC, close_all, consumer_config, each_partition_once,
-                                    group_settled, new_consumer, owned, poll_until, produce,
-                                    start_broker)
+                                    group_settled, new_consumer, owned, poll_until, produce)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, raw_request
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
 
 
 # -- the wire: ApiVersions, raw heartbeat and describe, config keys --------------------------------

@@ -8,19 +8,12 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config, each_partition_once,
-                                    group_settled, new_consumer, owned, poll_until, produce,
-                                    start_broker)
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
+from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, consumer_config,
+                                    each_partition_once, group_settled, new_consumer, owned, poll_until,
+                                    produce)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
 
 
 def _kgroup(*args):

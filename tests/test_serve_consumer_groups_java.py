@@ -16,17 +16,11 @@ import sys
 import threading
 
 import pytest
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
 from helpers.rdkafka_groups import (PARTITIONS, TOPIC, group_settled, new_consumer, owned,
-                                    poll_until, produce, start_broker)
+                                    poll_until, produce)
 
 from kgroup.server.harness import ROOT
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
 
 
 JAVA_SOURCES = sorted((ROOT / "tests" / "java").glob("*.java"))   # StaticConsumer, RemoveMembers

@@ -6,15 +6,8 @@ refuses a regex RE2 cannot compile with INVALID_REGULAR_EXPRESSION."""
 
 from __future__ import annotations
 
-import pytest
-from helpers.rdkafka_groups import PARTITIONS, TOPIC, consumer_config, poll_until, start_broker
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
+from helpers.rdkafka_groups import PARTITIONS, TOPIC, consumer_config, poll_until
 
 
 def _create(b, *topics):
