@@ -38,14 +38,19 @@ def test_kgroup_describe_and_remove_members_on_a_consumer_group(broker):
         # lag per owned partition: 10 - 4 where s0 committed, unknown where nothing was committed
         assert lag == {p: ("s0", 6) if p in owned(consumers[0]) else ("s1", None) for p in range(PARTITIONS)}
         epoch = broker.group("cg").group_epoch
+        owned_before_close = owned(consumers[0])
         consumers.pop(0).close()        # stopped first: a static member's leave keeps its partitions
         assert len(broker.group("cg").members) == 2
-        result = _kgroup("remove-members", "cg", "--instance-id", "s0,nope", "--bootstrap-server",
+        result = _kgroup("remove-members", "cg", "--instance-id", "s0,nope", "--wait", "--bootstrap-server",
                          broker.bootstrap, "-o", "json")
         assert result.returncode == 3, result.stderr    # one removed, one unknown
         report = json.loads(result.stdout)
         assert [(r["group_instance_id"], r["error"]) for r in report["results"]] == [
             ("s0", None), ("nope", "UNKNOWN_MEMBER_ID")]
+        # --wait: until the group is Stable without s0 and held; s0's partitions went to s1
+        assert report["wait"]["after"] == {"state": "Stable", "members": ["s1"]}
+        assert {(m["partition"], m["from"], m["to"]) for m in report["wait"]["partitions_moved"]} == \
+            {(p, "s0", "s1") for p in owned_before_close}
         poll_until(consumers, lambda: owned(consumers[0]) == set(range(PARTITIONS))
                    and group_settled(broker, "cg", 1))
         assert broker.group("cg").group_epoch > epoch
