@@ -101,7 +101,8 @@ def test_java_and_librdkafka_consumers_share_a_group(broker, java_classpath):
 
 def test_java_admin_removes_members_from_a_consumer_group(broker, java_classpath):
     """Kafka's Admin.removeMembersFromConsumerGroup (LeaveGroup v3+ by instance id, as Kafka 4.0
-    allows it on consumer groups): the stopped static member is fenced, its partitions move."""
+    allows it on consumer groups): the stopped static member is fenced, its partitions move; without
+    ids the Admin describes the group and removes everyone."""
     consumers = [new_consumer(broker, f"r{n}") for n in range(2)]
     try:
         poll_until(consumers, lambda: group_settled(broker, "cg", 2) and all(owned(c) for c in consumers))
@@ -113,6 +114,11 @@ def test_java_admin_removes_members_from_a_consumer_group(broker, java_classpath
         poll_until(consumers, lambda: owned(consumers[0]) == set(range(PARTITIONS))
                    and group_settled(broker, "cg", 1))
         assert set(broker.group("cg").static_members) == {"r1"}
+        consumers.pop(0).close()
+        admin = subprocess.run(["java", "-cp", java_classpath, "RemoveMembers", broker.bootstrap, "cg"],
+                               capture_output=True, text=True, timeout=120)   # no ids: every member
+        assert admin.stdout.splitlines() == ["removed all"], admin.stderr
+        assert broker.group("cg").state == "Empty"
     finally:
         for consumer in consumers:
             consumer.close()
