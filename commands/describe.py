@@ -166,7 +166,8 @@ def _table(view, with_offsets, offline):
         row = [m.group_instance_id or "-", "STATIC" if m.static else "DYNAMIC", m.member_id, m.client_id,
                m.client_host, _assignment_text(m, view.protocol_type)]
         if offline:
-            row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
+            # a consumer-protocol member's session timeout is the broker's, not in the log: "-"
+            row += ["-" if m.session_timeout_ms is None else str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
     if offline:

@@ -122,3 +122,5 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
     named = {t.topic_id: t.name for t in snapshot.subscribed_topics.values()}
     assert owned == {(named[t], p) for m in snapshot.members for t, parts in m.assigned.items() for p in parts}
     assert {t for t, _ in owned} == {"foo", "bar"}
+    table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout
+    assert "None" not in table and "consumer/-" in table
