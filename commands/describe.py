@@ -186,7 +186,7 @@ def _table(view, with_offsets, offline):
             row += [_topic_partitions_text(m.target_assignment or []),
                     "RECONCILING" if view.reconciling(m) else "caught-up"]
         if offline and not consumer:
-            row += [str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
+            row += ["-" if m.session_timeout_ms is None else str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
     if consumer:

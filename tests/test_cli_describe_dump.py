@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from helpers.consumer import assignment_of, heartbeat, new_coordinator
 
 from kgroup.commands.cli import cli
 from kgroup.records import encode_assignment, encode_key, encode_subscription, encode_value
@@ -102,3 +103,28 @@ def test_static_history_expiry_and_moves(tmp_path):
     table = describe("--from-dump", str(path.parent), "fleet", "-o", "table").stdout
     assert "Instance ids that changed member id or host:" in table
     assert "SESSION-TIMEOUT-MS" in table and "2027-01-15T08:00:19.000Z" in table
+
+
+def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
+    """Records 3-8 replayed: members, instance ids, assignments named through the partition metadata."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a", instance_id="i-a", topics=["foo", "bar"])
+    heartbeat(coord, member_id="b", topics=["foo"])
+    heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=assignment_of(a))
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(b"".join(encode_batch([(k, v, 1_800_000_000_000)], base_offset=i)
+                              for i, (k, v) in enumerate(coord.records)))
+    result = describe("--from-dump", str(path.parent), "g", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    [g] = json.loads(result.stdout)
+    snapshot = coord.group("g")
+    assert (g["state"], g["type"], g["group_epoch"], g["protocol_type"]) == (
+        snapshot.state, "consumer", snapshot.group_epoch, "consumer")
+    assert [(m["group_instance_id"], m["member_id"]) for m in g["members"]] == [("i-a", "a"), (None, "b")]
+    owned = {(a["topic"], p) for m in g["members"] for a in m["assignment"] for p in a["partitions"]}
+    named = {t.topic_id: t.name for t in snapshot.subscribed_topics.values()}
+    assert owned == {(named[t], p) for m in snapshot.members for t, parts in m.assigned.items() for p in parts}
+    assert {t for t, _ in owned} == {"foo", "bar"}
+    table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout
+    assert "None" not in table and "consumer/uniform" in table

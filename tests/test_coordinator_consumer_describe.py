@@ -37,6 +37,17 @@ def test_describe_a_consumer_group(version):
     assert BAR in {tp.topic_id for tp in b_desc.target_assignment.topic_partitions}
 
 
+def test_describe_states_from_stable_to_empty():
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    assert [(g.group_state, g.group_epoch, g.assignment_epoch) for g in _describe(coord, "g")] == [("Stable", 1, 1)]
+    heartbeat(coord, member_id="a", epoch=a.member_epoch, topics=["foo", "bar"])
+    assert _describe(coord, "g")[0].group_state == "Stable"       # the target moved with the member
+    heartbeat(coord, member_id="a", epoch=-1)
+    [group] = _describe(coord, "g")
+    assert (group.error_code, group.group_state, group.group_epoch, group.members) == (0, "Empty", 3, [])
+
+
 def test_describe_unknown_and_classic_groups():
     coord = new_coordinator()
     classic_join(coord, "classic")

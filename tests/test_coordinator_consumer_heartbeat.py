@@ -211,6 +211,8 @@ def test_server_assignor_choice_and_failure():
 @pytest.mark.parametrize("fields, message", [
     (dict(version=1, member_id=" "), "MemberId can't be empty."),
     (dict(version=0, member_id="", epoch=1), "MemberId can't be empty."),
+    (dict(version=0, member_id="", epoch=-1), "MemberId can't be empty."),
+    (dict(version=1, member_id="", group_id=" "), "MemberId can't be empty."),     # the rules' order
     (dict(group_id=" ", member_id="a"), "GroupId can't be empty."),
     (dict(member_id="a", instance_id=""), "InstanceId can't be empty."),
     (dict(member_id="a", rack_id=" "), "RackId can't be empty."),
@@ -298,3 +300,14 @@ def test_an_empty_classic_group_gives_way_to_a_consumer_group():
     joined = heartbeat(coord, member_id="a")
     assert joined.error_code == 0 and coord.get_group("g").group_type == "consumer"
     assert coord.committed_offsets("g")[("foo", 0)].offset == 3
+
+
+def test_the_target_assignment_is_written_as_a_diff():
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a", topics=["foo"])
+    heartbeat(coord, member_id="b", topics=["bar"])
+    from kgroup.records import decode_key
+    before = len(coord.records)
+    heartbeat(coord, member_id="c", topics=["bar"])       # a's row does not change: not rewritten
+    batch = [(int.from_bytes(k[:2], "big"), decode_key(k).data.get("memberId")) for k, _ in coord.records[before:]]
+    assert batch == [(5, "c"), (3, None), (7, "b"), (7, "c"), (6, None), (8, "c")]

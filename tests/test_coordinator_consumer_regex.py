@@ -69,17 +69,53 @@ def test_a_second_member_with_the_same_regex_bumps_once_and_writes_no_second_rec
     assert types.count(REGULAR_EXPRESSION) == 1
 
 
-def test_a_new_matching_topic_bumps_the_epoch_at_the_next_heartbeat():
+def test_a_new_matching_topic_bumps_the_epoch_at_a_heartbeat_10s_after_the_last_resolution():
     coord = new_coordinator()
     a = _join(coord, "a", "foo.*")
+    owned = assignment_of(a)
     coord.set_topics({**TOPICS, "foo2": (FOO2, 2)})
-    response = heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=assignment_of(a))
+    coord.advance(9_999)      # Kafka resolves a group's regexes at most every 10 s
+    early = heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=owned)
+    assert (early.member_epoch, early.assignment) == (1, None)
+    coord.advance(1)
+    before = len(coord.records)
+    response = heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=owned)
     assert response.member_epoch == 2
     assert assignment_of(response) == {FOO: frozenset(range(6)), FOO2: frozenset(range(2))}
     assert coord.group("g").resolved_regexes == {"foo.*": frozenset({"foo", "foo2"})}
+    assert [t for t, _ in _types_of(coord.records[before:])][:1] == [REGULAR_EXPRESSION]
     coord.set_topics({**TOPICS, "foo2": (FOO2, 2), "other": (uuid.uuid4(), 1)})
+    coord.advance(10_000)
+    before = len(coord.records)
     quiet = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(response))
     assert quiet.member_epoch == 2 and quiet.assignment is None
+    # the refresh found nothing new: one record 16 (Kafka writes every regex it resolved), no bump
+    assert _types_of(coord.records[before:]) == [(REGULAR_EXPRESSION, False)]
+
+
+def test_a_new_regex_resolves_every_regex_of_the_group_when_the_image_moved():
+    coord = new_coordinator()
+    _join(coord, "a", "foo.*")
+    coord.set_topics({**TOPICS, "foo2": (FOO2, 2)})
+    _join(coord, "b", "ba.")        # resolved at once, and "foo.*" with it: one batch
+    assert coord.group("g").resolved_regexes == {"foo.*": frozenset({"foo", "foo2"}), "ba.": frozenset({"bar"})}
+
+
+def test_after_a_restart_the_regexes_are_resolved_again_10s_after_their_last_record():
+    coord = new_coordinator()
+    a = _join(coord, "a", "foo.*")
+    coord.advance(3_000)
+    rebuilt = GroupCoordinator.from_records(coord.records, config=dict(coord.config.as_dict()),
+                                            now_ms=coord.now_ms)
+    rebuilt.set_topics({**TOPICS, "foo2": (FOO2, 2)})
+    owned = assignment_of(a)
+    assert heartbeat(rebuilt, member_id="a", epoch=1, owned_partitions=owned).member_epoch == 1
+    rebuilt.advance(7_000)
+    assert heartbeat(rebuilt, member_id="a", epoch=1, owned_partitions=owned).member_epoch == 2
+
+
+def _types_of(records) -> list:
+    return [(int.from_bytes(k[:2], "big"), v is None) for k, v in records]
 
 
 def test_changing_the_regex_tombstones_the_unused_one():

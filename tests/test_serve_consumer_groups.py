@@ -6,19 +6,12 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
 from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, HEARTBEAT_MS, PARTITIONS, SESSION_MS,
                                     TOPIC, close_all, consumer_config, each_partition_once,
-                                    group_settled, new_consumer, owned, poll_until, produce,
-                                    start_broker)
+                                    group_settled, new_consumer, owned, poll_until, produce)
 
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, raw_request
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
 
 
 # -- the wire: ApiVersions, raw heartbeat and describe, config keys --------------------------------
@@ -71,6 +64,22 @@ def test_describe_groups_v6_and_list_groups_v5_answer_for_consumer_groups(broker
 
     assert listed(["CONSUMER"]) == [("new", "consumer")]
     assert listed(["classic"]) == []
+
+
+def test_metadata_v12_names_topics_by_id_as_assignments_need(broker):
+    import uuid
+
+    from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+    topic_id = broker.run(lambda: broker.broker.logdir.topics[TOPIC].topic_id)
+    unknown = uuid.uuid4()
+    by_id = MetadataRequest.MetadataRequestTopic
+    raw = raw_request(broker.address, MetadataRequest(
+        version=12, topics=[by_id(topic_id=topic_id, name=None), by_id(topic_id=unknown, name=None)],
+        allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+    known, missing = MetadataResponse.decode(raw, version=12, header=True).topics
+    assert (known.error_code, known.name, known.topic_id, len(known.partitions)) == (0, TOPIC, topic_id, PARTITIONS)
+    assert (missing.error_code, missing.name, missing.topic_id) == (100, None, unknown)   # UNKNOWN_TOPIC_ID
 
 
 def test_consumer_group_keys_pass_through_config(tmp_path):

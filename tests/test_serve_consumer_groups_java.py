@@ -1,7 +1,8 @@
 """kgroup serve hosting KIP-848 consumer groups for the Kafka Java client 3.9
 (``group.protocol=consumer``, ConsumerGroupHeartbeat v0: the server makes the member id).
 
-A small consumer (tests/java/StaticConsumer.java) is compiled with javac against kafka-clients.jar
+A small consumer (tests/java/StaticConsumer.java) and Kafka's Admin removing members
+(tests/java/RemoveMembers.java) are compiled with javac against kafka-clients.jar
 from the shigawire-apache-flink-libraries wheel; the tests are skipped without Java or the wheel.
 """
 
@@ -15,20 +16,14 @@ import sys
 import threading
 
 import pytest
+from helpers.rdkafka_groups import broker  # noqa: F401 - the fixture
 from helpers.rdkafka_groups import (PARTITIONS, TOPIC, group_settled, new_consumer, owned,
-                                    poll_until, produce, start_broker)
+                                    poll_until, produce)
 
 from kgroup.server.harness import ROOT
 
 
-@pytest.fixture
-def broker(tmp_path):
-    b = start_broker(tmp_path)
-    yield b
-    b.stop()
-
-
-JAVA_SOURCE = ROOT / "tests" / "java" / "StaticConsumer.java"
+JAVA_SOURCES = sorted((ROOT / "tests" / "java").glob("*.java"))   # StaticConsumer, RemoveMembers
 
 
 def _kafka_client_jars():
@@ -49,7 +44,7 @@ def java_classpath(tmp_path_factory):
         pytest.skip("the Java client test needs kafka-clients.jar from the "
                     "shigawire-apache-flink-libraries wheel (pip install '.[test]')")
     classes = tmp_path_factory.mktemp("java-classes")
-    subprocess.run(["javac", "-d", str(classes), "-cp", str(jars[0]), str(JAVA_SOURCE)],
+    subprocess.run(["javac", "-d", str(classes), "-cp", str(jars[0]), *map(str, JAVA_SOURCES)],
                    check=True, capture_output=True, timeout=120)
     return os.pathsep.join([str(classes), *map(str, jars)])
 
@@ -102,3 +97,28 @@ def test_java_and_librdkafka_consumers_share_a_group(broker, java_classpath):
             reader.join(10)
     finally:
         rdk.close()
+
+
+def test_java_admin_removes_members_from_a_consumer_group(broker, java_classpath):
+    """Kafka's Admin.removeMembersFromConsumerGroup (LeaveGroup v3+ by instance id, as Kafka 4.0
+    allows it on consumer groups): the stopped static member is fenced, its partitions move; without
+    ids the Admin describes the group and removes everyone."""
+    consumers = [new_consumer(broker, f"r{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: group_settled(broker, "cg", 2) and all(owned(c) for c in consumers))
+        consumers.pop(0).close()        # a static member's leave (epoch -2) keeps its partitions
+        admin = subprocess.run(["java", "-cp", java_classpath, "RemoveMembers", broker.bootstrap, "cg",
+                                "r0", "nope"], capture_output=True, text=True, timeout=120)
+        assert admin.returncode == 0, admin.stderr
+        assert admin.stdout.splitlines() == ["removed r0", "failed nope UnknownMemberIdException"]
+        poll_until(consumers, lambda: owned(consumers[0]) == set(range(PARTITIONS))
+                   and group_settled(broker, "cg", 1))
+        assert set(broker.group("cg").static_members) == {"r1"}
+        consumers.pop(0).close()
+        admin = subprocess.run(["java", "-cp", java_classpath, "RemoveMembers", broker.bootstrap, "cg"],
+                               capture_output=True, text=True, timeout=120)   # no ids: every member
+        assert admin.stdout.splitlines() == ["removed all"], admin.stderr
+        assert broker.group("cg").state == "Empty"
+    finally:
+        for consumer in consumers:
+            consumer.close()

@@ -61,16 +61,27 @@ def _assignment(row, names: dict):
 
 
 def delete_consumer_group(coord, group: ConsumerGroup) -> int:
-    """DeleteGroups on a consumer group: only when Empty; Kafka's createGroupTombstoneRecords order."""
+    """DeleteGroups on a consumer group (and the expiry of an Empty one): only when Empty."""
     if group.members:
         return NON_EMPTY_GROUP
-    group_id = group.group_id
     if coord.offsets is not None:
-        coord.offsets.delete_group_offsets(group_id)
-    rec.write(coord, [rec.tombstone(rec.TARGET_ASSIGNMENT_METADATA, group_id),
-                      rec.tombstone(rec.PARTITION_METADATA, group_id),
-                      rec.tombstone(rec.METADATA, group_id)])
+        coord.offsets.delete_group_offsets(group.group_id)
+    rec.write(coord, group_tombstones(group))
     return NONE
+
+
+def group_tombstones(group: ConsumerGroup) -> list:
+    """Kafka's ConsumerGroup.createGroupTombstoneRecords: a tombstone for every record the group
+    has, in its order — current assignments, target rows, target epoch, member metadata, regex
+    resolutions, partition metadata, group epoch (the last one removes the group on replay)."""
+    group_id, member_ids = group.group_id, list(group.members)
+    return ([rec.tombstone(rec.CURRENT_MEMBER_ASSIGNMENT, group_id, m) for m in member_ids]
+            + [rec.tombstone(rec.TARGET_ASSIGNMENT_MEMBER, group_id, m)
+               for m in dict.fromkeys(member_ids + list(group.target))]
+            + [rec.tombstone(rec.TARGET_ASSIGNMENT_METADATA, group_id)]
+            + [rec.tombstone(rec.MEMBER_METADATA, group_id, m) for m in member_ids]
+            + [rec.regular_expression_tombstone(group_id, regex) for regex in sorted(group.resolved_regexes)]
+            + [rec.tombstone(rec.PARTITION_METADATA, group_id), rec.tombstone(rec.METADATA, group_id)])
 
 
 def remove_members(coord, group: ConsumerGroup, identities: list) -> list:

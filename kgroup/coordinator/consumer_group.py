@@ -91,6 +91,8 @@ class ConsumerGroup:
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
         self.resolved_regexes: dict[str, frozenset] = {}  # regex -> topic names (record 16)
         self.metadata_version = -1    # the coordinator's image version subscribed_topics was read at
+        self.regex_version = -1       # the image version resolved_regexes were last resolved at
+        self.regex_refreshed_ms = None    # when (the last type-16 record's timestamp)
 
     # ---- the Group seam -----------------------------------------------------------------
     @property

@@ -22,7 +22,7 @@ from kgroup.protocol import ConsumerGroupHeartbeatResponse
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
-from .consumer_regex import plan_regexes, subscribed_names
+from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
 from .consumer_target import (TargetAssignmentError, compute_target, members_with, preferred_assignor,
                               subscribed_topics, subscriber_counts)
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
@@ -157,8 +157,9 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
     refresh = group.metadata_version != coord.topic_image_version
     resolved = group.resolved_regexes
-    if regex_changed or refresh and resolved:
-        plan = plan_regexes(coord, group, members_with(group, updated, replaced), refresh)
+    refresh_regexes = bool(resolved) and regex_refresh_due(coord, group, regex_changed)
+    if regex_changed or refresh_regexes:
+        plan = plan_regexes(coord, group, members_with(group, updated, replaced), refresh_regexes)
         records += plan.records
         bump |= plan.changed
         resolved = plan.resolved
@@ -189,6 +190,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
+    if regex_changed or refresh_regexes:
+        group.set_field("regex_version", coord.topic_image_version)
     stored = group.members[member_id]
     reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned,
                            group.partition_epoch)

@@ -197,6 +197,8 @@ def _apply_current_assignment(coord, group: ConsumerGroup, key, value) -> None:
 
 def _apply_regular_expression(coord, group: ConsumerGroup, key, value) -> None:
     group.set_resolved_regex(key["regularExpression"], None if value is None else frozenset(value["topics"]))
+    if value is not None:     # a refresh writes every regex of the group: the last one says when
+        group.set_field("regex_refreshed_ms", value["timestamp"])
 
 
 _APPLY = {METADATA: _apply_metadata, PARTITION_METADATA: _apply_partition_metadata,

@@ -1,5 +1,6 @@
 """Real librdkafka consumers (confluent-kafka, ``group.protocol=consumer``) against kgroup serve:
-fast consumer-group settings, the broker, and polling until a condition holds (no tests here).
+fast consumer-group settings, the broker (and its ``broker`` fixture), and polling until a condition
+holds (no tests here).
 
 The broker's consumer-group minimums are lowered with Kafka's ``group.consumer.*`` keys so sessions
 expire in seconds; every wait polls until a condition holds (the machine may be loaded), never a
@@ -9,6 +10,8 @@ fixed sleep.
 from __future__ import annotations
 
 import time
+
+import pytest
 
 from kgroup.server.harness import ThreadedBroker
 
@@ -29,6 +32,14 @@ def start_broker(tmp_path) -> ThreadedBroker:
     """An in-process serve with the topic and the fast consumer-group settings."""
     return ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)],
                           config=FAST_CONSUMER_GROUPS)
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A test's serve (``start_broker``), stopped after it; import it into a test module to use it."""
+    b = start_broker(tmp_path)
+    yield b
+    b.stop()
 
 
 def consumer_config(b, instance, group_id="cg", **extra):
