@@ -21,6 +21,14 @@ def java_string_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def sorted_member_ids(member_ids) -> list:
+    """Member ids in ``String.compareTo`` order (plain ``sorted`` when they are all ASCII, where
+    UTF-16 code units and code points order alike)."""
+    if all(map(str.isascii, member_ids)):
+        return sorted(member_ids)
+    return sorted(member_ids, key=java_string_key)
+
+
 def topic_order_key(topic_id: object) -> tuple:
     """Sort key equal to Kafka's ``Uuid.compareTo`` for ids given as 16 bytes, base64 text or
     ``uuid.UUID``; any other id sorts after those, by its text."""
