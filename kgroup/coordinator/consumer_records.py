@@ -136,7 +136,7 @@ _KEY_BYTES_LIMIT = 1 << 16
 def _encoded_key(record_type: int, key: dict) -> bytes:
     """The key's bytes, remembered: a member's keys are written again and again (every
     assignment change, then its tombstones), and a key is only its ids."""
-    ids = (record_type, *key.values())
+    ids = (record_type, *key.items())
     raw = _KEY_BYTES.get(ids)
     if raw is None:
         if len(_KEY_BYTES) >= _KEY_BYTES_LIMIT:
