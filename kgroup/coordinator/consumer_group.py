@@ -57,11 +57,6 @@ class ConsumerGroupMember:
                 self.subscribed_topic_names, self.subscribed_topic_regex,
                 self.rebalance_timeout_ms, self.server_assignor)
 
-    def assignment_state(self) -> tuple:
-        """The fields of its ConsumerGroupCurrentMemberAssignment record."""
-        return (self.member_epoch, self.previous_member_epoch, self.state, self.assigned,
-                self.pending_revocation)
-
 
 def _member_copier():
     """``copy(member, changes)``: ``dataclasses.replace`` without its per-field checks and frozen
@@ -177,11 +172,12 @@ class ConsumerGroup:
             if old.subscribed_topic_names != member.subscribed_topic_names:
                 self._count(old.subscribed_topic_names, -1)
                 self._count(member.subscribed_topic_names, +1)
-            if old.assignment_state() != member.assignment_state():
-                # the same partitions (an epoch or state change): re-owning them is enough
-                if old.assigned != member.assigned or old.pending_revocation != member.pending_revocation:
-                    self._own(old, remove=True)
+            if old.assigned != member.assigned or old.pending_revocation != member.pending_revocation:
+                self._own(old, remove=True)
                 self._own(member, remove=False)
+            elif (old.member_epoch != member.member_epoch or old.state != member.state
+                  or old.previous_member_epoch != member.previous_member_epoch):
+                self._own(member, remove=False)     # the same partitions: re-owning them is enough
         else:
             self._count(member.subscribed_topic_names, +1)
             self._own(member, remove=False)

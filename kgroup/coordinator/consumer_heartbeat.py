@@ -17,7 +17,7 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_
                                  GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION, INVALID_REQUEST,
                                  UNKNOWN_MEMBER_ID,
                                  UNKNOWN_SERVER_ERROR, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR)
-from kgroup.protocol import ConsumerGroupHeartbeatResponse
+from kgroup.protocol import ConsumerGroupHeartbeatResponse, fast_constructor
 
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
@@ -28,8 +28,11 @@ from .consumer_target import (TargetAssignmentError, compute_target, members_wit
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
-_Assignment = ConsumerGroupHeartbeatResponse.Assignment
-_TopicPartitions = _Assignment.TopicPartitions
+# (version, throttle_time_ms, error_code, error_message, member_id, member_epoch,
+#  heartbeat_interval_ms, assignment): built on every heartbeat
+_response = fast_constructor(ConsumerGroupHeartbeatResponse)
+_assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
+_topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
 
 
 class HeartbeatError(Exception):
@@ -43,9 +46,7 @@ def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host:
     try:
         response = _heartbeat(coord, request, version, client_id, client_host)
     except (HeartbeatError, ReconciliationError) as exc:
-        response = ConsumerGroupHeartbeatResponse(
-            version=version, throttle_time_ms=0, error_code=exc.code, error_message=str(exc),
-            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
+        response = _response(version, 0, exc.code, str(exc), None, 0, 0, None)
     return coord.done_reply(response)
 
 
@@ -201,10 +202,9 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     subscribed = request.subscribed_topic_names is not None or _regex(request, version) is not None
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and subscribed and request.topic_partitions is not None)
     changed = reconciled.assigned != member.assigned
-    return ConsumerGroupHeartbeatResponse(
-        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
-        member_epoch=reconciled.member_epoch, heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
-        assignment=_assignment(reconciled.assigned) if full or changed else None)
+    return _response(version, 0, 0, None, member_id, reconciled.member_epoch,
+                     config.group_consumer_heartbeat_interval_ms,
+                     _assignment(reconciled.assigned) if full or changed else None)
 
 
 def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
@@ -294,8 +294,8 @@ def _apply(coord, group: ConsumerGroup, records: list) -> ConsumerGroup:
 
 
 def _assignment(assigned) -> object:
-    return _Assignment(topic_partitions=[_TopicPartitions(topic_id=t, partitions=sorted(p))
-                                         for t, p in sorted(assigned.items(), key=lambda i: i[0].bytes)])
+    items = assigned.items() if len(assigned) < 2 else sorted(assigned.items(), key=lambda i: i[0].bytes)
+    return _assignment_of(None, [_topic_partitions(None, t, sorted(p)) for t, p in items])
 
 
 def new_member_id(coord) -> str:
@@ -328,6 +328,4 @@ def _leave(coord, request, version: int):
         rec.write(coord, [rec.current_assignment_record(group_id, parked)])
     else:
         fence_member(coord, group, member_id)
-    return ConsumerGroupHeartbeatResponse(
-        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
-        member_epoch=request.member_epoch, heartbeat_interval_ms=0, assignment=None)
+    return _response(version, 0, 0, None, member_id, request.member_epoch, 0, None)

@@ -183,14 +183,14 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
     if value is None:
         group.remove_member(member_id)
         return
-    old = group.members.get(member_id) or ConsumerGroupMember(member_id)
-    regex = value.get("subscribedTopicRegex") or None
-    group.put_member(old.evolve(
+    metadata = dict(
         instance_id=value.get("instanceId"), rack_id=value.get("rackId"),
         client_id=value["clientId"], client_host=value["clientHost"],
         subscribed_topic_names=frozenset(value["subscribedTopicNames"]),
-        subscribed_topic_regex=regex, rebalance_timeout_ms=value["rebalanceTimeoutMs"],
-        server_assignor=value.get("serverAssignor")))
+        subscribed_topic_regex=value.get("subscribedTopicRegex") or None,
+        rebalance_timeout_ms=value["rebalanceTimeoutMs"], server_assignor=value.get("serverAssignor"))
+    old = group.members.get(member_id)
+    group.put_member(ConsumerGroupMember(member_id, **metadata) if old is None else old.evolve(**metadata))
 
 
 def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:
