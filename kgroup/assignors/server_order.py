@@ -64,5 +64,16 @@ def partition_count(topics: Mapping[object, TopicMetadata], topic_id: object) ->
 
 def frozen_rows(rows: Mapping[str, Mapping[object, object]]) -> dict:
     """member id -> {topic id -> frozenset}, without empty topics: the ``assign`` result shape."""
-    return {member: {topic: frozenset(parts) for topic, parts in row.items() if parts}
-            for member, row in rows.items()}
+    return {member: frozen_row(row) for member, row in rows.items()}
+
+
+def frozen_row(row: Mapping[object, object]) -> dict:
+    """{topic id -> frozenset} without empty topics: ``row`` itself when it is that already (most
+    rows of a re-assignment are kept whole: not copied, their topic ids not hashed again)."""
+    if type(row) is dict:
+        for parts in row.values():
+            if type(parts) is not frozenset or not parts:
+                break
+        else:
+            return row
+    return {topic: frozenset(parts) for topic, parts in row.items() if parts}

@@ -73,19 +73,16 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
             extra -= 1
         row = rows[member]
         current = members[member].assignment
-        for topic in (current if len(current) < 2 else sorted(current, key=topic_order_key)):
+        for topic, owned in (current.items() if len(current) < 2 else sorted(current.items(), key=_by_topic)):
             count = counts.get(topic)
             if count is None:
                 continue                                 # unsubscribed: the whole topic goes
-            owned = current[topic]
-            partitions = sorted(owned)
-            if partitions and partitions[-1] >= count:
-                partitions = [p for p in partitions if p < count]
-            elif len(partitions) <= quota:
-                quota -= len(partitions)
-                if partitions:
+            if len(owned) <= quota and (not owned or max(owned) < count):
+                quota -= len(owned)
+                if owned:
                     row[topic] = owned                   # kept whole
                 continue
+            partitions = sorted(p for p in owned if p < count)
             kept = partitions[:quota]
             unassigned.extend((topic, p) for p in partitions[quota:])
             quota -= len(kept)
@@ -109,3 +106,7 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
     if position < len(unassigned):
         raise PartitionAssignorError("Partitions were left unassigned")
     return rows
+
+
+def _by_topic(item) -> tuple:
+    return topic_order_key(item[0])

@@ -12,6 +12,7 @@ from typing import Mapping
 
 from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, MemberSubscription,
                                          TopicMetadata, get_server_assignor)
+from kgroup.assignors.server_order import frozen_row
 
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
@@ -84,8 +85,7 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
         raise TargetAssignmentError(
             f"Failed to compute a new target assignment for epoch {epoch}: {exc}") from exc
-    return {member_id: {t: frozenset(p) for t, p in assigned.get(member_id, {}).items() if p}
-            for member_id in specs}
+    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in specs}
 
 
 def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
