@@ -247,7 +247,15 @@ def _restore_map(target: dict, saved: dict) -> None:
 
 def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str]:
     """The session and rebalance (revocation) timers of a member, under Kafka's key names."""
-    return (f"session-timeout-{group_id}-{member_id}", f"rebalance-timeout-{group_id}-{member_id}")
+    return session_timer_key(group_id, member_id), rebalance_timer_key(group_id, member_id)
+
+
+def session_timer_key(group_id: str, member_id: str) -> str:
+    return f"session-timeout-{group_id}-{member_id}"
+
+
+def rebalance_timer_key(group_id: str, member_id: str) -> str:
+    return f"rebalance-timeout-{group_id}-{member_id}"
 
 
 @dataclass(frozen=True, slots=True)

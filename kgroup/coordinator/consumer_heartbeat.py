@@ -153,7 +153,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if regex_changed:
         _check_new_regex(group, updated.subscribed_topic_regex)
     bump = group.group_epoch == 0
-    if updated.subscription() != member.subscription() or member_id not in group.members and replaced is None:
+    if updated is not member and updated.subscription() != member.subscription() or \
+            member_id not in group.members and replaced is None:
         records.append(rec.member_metadata_record(group_id, updated))
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
     refresh = group.metadata_version != coord.topic_image_version
@@ -267,10 +268,12 @@ def _check_static(existing, instance_id: str, member_id: str) -> None:
 def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
              client_host: str) -> ConsumerGroupMember:
     changes = {}
-    for field, value in (("instance_id", request.instance_id), ("rack_id", request.rack_id),
-                         ("server_assignor", request.server_assignor)):
-        if value is not None and value != getattr(member, field):
-            changes[field] = value
+    if request.instance_id is not None and request.instance_id != member.instance_id:
+        changes["instance_id"] = request.instance_id
+    if request.rack_id is not None and request.rack_id != member.rack_id:
+        changes["rack_id"] = request.rack_id
+    if request.server_assignor is not None and request.server_assignor != member.server_assignor:
+        changes["server_assignor"] = request.server_assignor
     if request.rebalance_timeout_ms != -1 and request.rebalance_timeout_ms != member.rebalance_timeout_ms:
         changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
     if request.subscribed_topic_names is not None:
