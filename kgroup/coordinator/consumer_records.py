@@ -91,6 +91,8 @@ def member_tombstones(group_id: str, member_id: str) -> list[Record]:
 
 
 def _partitions_out(row: Mapping) -> list[dict]:
+    if not row:
+        return []
     items = row.items() if len(row) < 2 else sorted(row.items(), key=_topic_id_order)
     return [{"topicId": topic_id, "partitions": sorted(parts)} for topic_id, parts in items if parts]
 
