@@ -512,10 +512,10 @@ class _WriterBuilder:
             return
         body.append("_tags = list((d.get('_unknownTaggedFields') or {}).items())")
         for f in tagged:
-            default = f.default(v)
+            default = self.src.const(f.default(v), "_D")    # built once, not on every write
             body.append(f"_f = {f.json_name!r}")
-            body.append(f"_v = d.get({f.json_name!r}, {default!r})")
-            body.append(f"if _v != {default!r}:")
+            body.append(f"_v = d.get({f.json_name!r}, {default})")
+            body.append(f"if _v != {default}:")
             inner: list[str] = ["_o = out", "out = bytearray()"]
             if f.type == "struct":
                 sub = self.struct_fn(f.struct)
