@@ -124,7 +124,9 @@ def _owned(request):
     owned: dict = {}
     for tp in request.topic_partitions:
         if tp.partitions:
-            owned[tp.topic_id] = owned.get(tp.topic_id, frozenset()) | frozenset(tp.partitions)
+            parts = frozenset(tp.partitions)
+            before = owned.get(tp.topic_id)
+            owned[tp.topic_id] = parts if before is None else before | parts
     return owned
 
 
