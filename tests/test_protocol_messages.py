@@ -151,8 +151,8 @@ def test_fast_constructor_builds_the_same_heartbeat_response(version):
     assert response.__name__ == "make"      # the shortcut, not the fallback, with kafka-python 3.0
     Assignment = ConsumerGroupHeartbeatResponse.Assignment
     for assigned, error in ((None, None), ([(TOPIC_ID, [0, 2])], None), (None, "boom")):
-        fast = response(version, 0, 27 if error else 0, error, "m", 5, 5000,
-                        None if assigned is None else assignment(None, [partitions(None, t, p) for t, p in assigned]))
+        rows = None if assigned is None else assignment(None, [partitions(None, t, p) for t, p in assigned])
+        fast = response(version, 0, 27 if error else 0, error, "m", 5, 5000, rows)
         slow = ConsumerGroupHeartbeatResponse(
             version=version, throttle_time_ms=0, error_code=27 if error else 0, error_message=error,
             member_id="m", member_epoch=5, heartbeat_interval_ms=5000,

@@ -66,7 +66,8 @@ def _member_copier():
     namespace = {"new": object.__new__, "cls": ConsumerGroupMember}
     lines = ["def copy(member, changes):", "    get = changes.get", "    out = new(cls)"]
     for k, name in enumerate(names):
-        namespace[f"set{k}"] = getattr(ConsumerGroupMember, name).__set__     # the slot, past the frozen __setattr__
+        # the slot's own setter: past the frozen __setattr__
+        namespace[f"set{k}"] = getattr(ConsumerGroupMember, name).__set__
         lines.append(f"    set{k}(out, get({name!r}, member.{name}))")
     lines.append("    return out")
     exec("\n".join(lines), namespace)
