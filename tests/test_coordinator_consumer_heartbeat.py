@@ -311,3 +311,27 @@ def test_the_target_assignment_is_written_as_a_diff():
     heartbeat(coord, member_id="c", topics=["bar"])       # a's row does not change: not rewritten
     batch = [(int.from_bytes(k[:2], "big"), decode_key(k).data.get("memberId")) for k, _ in coord.records[before:]]
     assert batch == [(5, "c"), (3, None), (7, "b"), (7, "c"), (6, None), (8, "c")]
+
+
+@pytest.mark.parametrize("epoch", [-2, -1])
+def test_a_refused_leave_puts_the_partition_owners_back(epoch):
+    """Who owns which partition at which epoch is not in a snapshot: a refused static leave
+    (owners' epoch -2) or leave (owners released) must put it back all the same."""
+    from kgroup.protocol import ConsumerGroupHeartbeatRequest
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a", instance_id="i")
+    group = coord.get_group("g")
+    owners = {(t, p): group.partition_epoch(t, p) for t, parts in assignment_of(a).items() for p in parts}
+    assert set(owners.values()) == {1}
+
+    def refuse(entries):
+        raise OSError("disk full")
+
+    coord.log_writer = refuse
+    reply = coord.handle(ConsumerGroupHeartbeatRequest[1](
+        group_id="g", member_id="a", member_epoch=epoch, instance_id="i", rebalance_timeout_ms=-1,
+        subscribed_topic_names=None, topic_partitions=None))
+    coord.log_writer = None
+    assert isinstance(reply.error, OSError)
+    group = coord.get_group("g")
+    assert {key: group.partition_epoch(*key) for key in owners} == owners

@@ -113,7 +113,7 @@ class Run:
         request = ConsumerGroupHeartbeatRequest[1](
             group_id="g", member_id=member_id, member_epoch=epoch, rebalance_timeout_ms=60_000,
             subscribed_topic_names=["foo"] if epoch == 0 else None, topic_partitions=owned_now)
-        before = self.coord.group("g"), list(self.coord.records), self._deadlines()
+        before = self.coord.group("g"), list(self.coord.records), self._deadlines(), self._owners()
 
         def refuse(entries):
             raise OSError("disk full")
@@ -122,7 +122,13 @@ class Run:
         reply = self.coord.handle(request)
         self.coord.log_writer = None
         if reply.error is not None:
-            assert (self.coord.group("g"), self.coord.records, self._deadlines()) == before
+            assert (self.coord.group("g"), self.coord.records, self._deadlines(), self._owners()) == before
+
+    def _owners(self) -> dict:
+        """The group's partition epochs (who owns what, at which epoch): not in a snapshot, reverted too."""
+        group = self.coord.get_group("g")
+        epochs = getattr(group, "partition_epochs", {})
+        return {(topic_id, p): epoch for topic_id, owners in epochs.items() for p, epoch in owners.items()}
 
     def _deadlines(self) -> dict:
         group = self.coord.group("g")

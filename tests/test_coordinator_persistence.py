@@ -344,3 +344,23 @@ def test_keep_log_true_take_log_returns_only_new_entries():
     h.advance(60_000)  # sessions expire: the group record changes
     new = h.coord.take_log()
     assert new and h.coord.log == first + new and len(h.coord.records) == sum(len(e.records) for e in h.coord.log)
+
+
+def test_consumer_record_keys_are_written_as_their_encoder_writes_them():
+    """consumer_records remembers key bytes: a hit gives exactly what encode_key gives."""
+    import random
+
+    from kgroup.coordinator import consumer_records as rec
+
+    rnd = random.Random(7)
+    for _ in range(200):
+        group_id = "".join(rnd.choice("gé-1") for _ in range(rnd.randint(1, 6)))
+        member_id = "".join(rnd.choice("mü_2") for _ in range(rnd.randint(0, 6)))
+        for record in (rec.tombstone(rec.METADATA, group_id),
+                       rec.tombstone(rec.CURRENT_MEMBER_ASSIGNMENT, group_id, member_id),
+                       rec.tombstone(rec.TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
+                       rec.regular_expression_tombstone(group_id, member_id)):
+            expected = encode_key(record.record_type, record.key)
+            assert rec._encoded_key(record.record_type, record.key) == expected
+            assert rec._encoded_key(record.record_type, dict(reversed(record.key.items()))) == \
+                encode_key(record.record_type, dict(reversed(record.key.items())))

@@ -139,3 +139,24 @@ def test_describe_response_bytes(version, member_type):
     decoded = ConsumerGroupDescribeResponse.decode(expected, version=version)
     assert decoded.groups[0].members[0].assignment.topic_partitions[0].topic_name == "t"
     assert decoded.groups[0].members[0].member_type == (1 if version else -1)
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_fast_constructor_builds_the_same_heartbeat_response(version):
+    from kgroup.protocol import fast_constructor
+
+    response = fast_constructor(ConsumerGroupHeartbeatResponse)
+    assignment = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
+    partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
+    assert response.__name__ == "make"      # the shortcut, not the fallback, with kafka-python 3.0
+    Assignment = ConsumerGroupHeartbeatResponse.Assignment
+    for assigned, error in ((None, None), ([(TOPIC_ID, [0, 2])], None), (None, "boom")):
+        rows = None if assigned is None else assignment(None, [partitions(None, t, p) for t, p in assigned])
+        fast = response(version, 0, 27 if error else 0, error, "m", 5, 5000, rows)
+        slow = ConsumerGroupHeartbeatResponse(
+            version=version, throttle_time_ms=0, error_code=27 if error else 0, error_message=error,
+            member_id="m", member_epoch=5, heartbeat_interval_ms=5000,
+            assignment=None if assigned is None else Assignment(topic_partitions=[
+                Assignment.TopicPartitions(topic_id=t, partitions=p) for t, p in assigned]))
+        assert fast == slow and repr(fast) == repr(slow) and fast.encode() == slow.encode()
+        assert fast.version == version

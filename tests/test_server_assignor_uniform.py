@@ -135,3 +135,18 @@ def test_homogeneous_unsubscribed_topic_is_dropped_not_reassigned():
 
 def test_empty_group():
     assert uniform.assign(group({}), topics(T1=3)) == {}
+
+
+# ---- homogeneous fast paths (a topic kept whole, member order) ---------------------------------
+def test_homogeneous_member_keeping_a_topic_whole_is_topped_up_from_it():
+    # A keeps all it holds of T1 and still has room: it is filled with T1's free partition 5
+    g = group({"A": member([T1], {T1: [0, 1]}), "B": member([T1], {T1: [2, 3, 4]})})
+    assert uniform.assign(g, topics(T1=6)) == rows(A={T1: [0, 1, 5]}, B={T1: [2, 3, 4]})
+
+
+def test_homogeneous_member_order_is_java_string_order_for_non_ascii_ids():
+    # U+FF21 sorts after U+1F600 in code points but before it in UTF-16 code units (a surrogate
+    # pair, 0xD83D...): the first member in Java's order gets the higher quota
+    high, emoji = "\uff21", "\U0001F600"
+    g = group({high: member([T1]), emoji: member([T1])})
+    assert uniform.assign(g, topics(T1=3)) == rows(**{emoji: {T1: [0, 1]}, high: {T1: [2]}})

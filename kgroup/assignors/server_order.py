@@ -21,6 +21,14 @@ def java_string_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def sorted_member_ids(member_ids) -> list:
+    """Member ids in ``String.compareTo`` order (plain ``sorted`` when they are all ASCII, where
+    UTF-16 code units and code points order alike)."""
+    if all(map(str.isascii, member_ids)):
+        return sorted(member_ids)
+    return sorted(member_ids, key=java_string_key)
+
+
 def topic_order_key(topic_id: object) -> tuple:
     """Sort key equal to Kafka's ``Uuid.compareTo`` for ids given as 16 bytes, base64 text or
     ``uuid.UUID``; any other id sorts after those, by its text."""
@@ -56,5 +64,16 @@ def partition_count(topics: Mapping[object, TopicMetadata], topic_id: object) ->
 
 def frozen_rows(rows: Mapping[str, Mapping[object, object]]) -> dict:
     """member id -> {topic id -> frozenset}, without empty topics: the ``assign`` result shape."""
-    return {member: {topic: frozenset(parts) for topic, parts in row.items() if parts}
-            for member, row in rows.items()}
+    return {member: frozen_row(row) for member, row in rows.items()}
+
+
+def frozen_row(row: Mapping[object, object]) -> dict:
+    """{topic id -> frozenset} without empty topics: ``row`` itself when it is that already (most
+    rows of a re-assignment are kept whole: not copied, their topic ids not hashed again)."""
+    if type(row) is dict:
+        for parts in row.values():
+            if type(parts) is not frozenset or not parts:
+                break
+        else:
+            return row
+    return {topic: frozenset(parts) for topic, parts in row.items() if parts}

@@ -18,7 +18,7 @@ from typing import Mapping
 from .server_api import (
     HOMOGENEOUS, Assignment, GroupSpec, PartitionAssignorError, TopicMetadata, register_server_assignor,
 )
-from .server_order import frozen_rows, java_string_key, partition_count, topic_order_key
+from .server_order import frozen_rows, partition_count, sorted_member_ids, topic_order_key
 from .uniform_heterogeneous import build_heterogeneous
 
 
@@ -42,10 +42,12 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
     The first ``total % M`` members in member order get the higher quota, whatever they hold now.
     Each member keeps its current partitions up to its quota (topics in Uuid order, partitions
     ascending); the excess and the partitions nobody holds are handed, in that order, to the
-    members still under quota.
+    members still under quota. A topic a member keeps whole stays the very set it came in (a join
+    re-assigns a group whose rows mostly do not change: they are neither copied nor sorted).
     """
-    member_ids = sorted(group.members, key=java_string_key)
-    subscribed = group.members[member_ids[0]].subscribed_topic_ids
+    members = group.members
+    member_ids = sorted_member_ids(members)
+    subscribed = members[member_ids[0]].subscribed_topic_ids
     rows: dict[str, dict] = {member: {} for member in member_ids}
     if not subscribed:
         return rows
@@ -54,10 +56,13 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
 
     held: dict[object, set] = {topic: set() for topic in topic_ids}   # GroupSpec.isPartitionAssigned
     for member in member_ids:
-        for topic, partitions in group.members[member].assignment.items():
-            if topic in held:
-                held[topic].update(partitions)
-    unassigned = [(topic, p) for topic in topic_ids for p in range(counts[topic]) if p not in held[topic]]
+        for topic, partitions in members[member].assignment.items():
+            taken = held.get(topic)
+            if taken is not None:
+                taken.update(partitions)
+    unassigned: list[tuple[object, int]] = []
+    for topic in topic_ids:
+        unassigned.extend((topic, p) for p in sorted(set(range(counts[topic])) - held[topic]))
 
     min_quota, extra = divmod(sum(counts.values()), len(member_ids))
     unfilled: list[tuple[str, int]] = []
@@ -67,11 +72,17 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
             quota += 1
             extra -= 1
         row = rows[member]
-        current = group.members[member].assignment
-        for topic in sorted(current, key=topic_order_key):
-            if topic not in counts:
+        current = members[member].assignment
+        for topic, owned in (current.items() if len(current) < 2 else sorted(current.items(), key=_by_topic)):
+            count = counts.get(topic)
+            if count is None:
                 continue                                 # unsubscribed: the whole topic goes
-            partitions = sorted(p for p in current[topic] if p < counts[topic])
+            if len(owned) <= quota and (not owned or max(owned) < count):
+                quota -= len(owned)
+                if owned:
+                    row[topic] = owned                   # kept whole
+                continue
+            partitions = sorted(p for p in owned if p < count)
             kept = partitions[:quota]
             unassigned.extend((topic, p) for p in partitions[quota:])
             quota -= len(kept)
@@ -84,8 +95,18 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
     for member, remaining in unfilled:
         row = rows[member]
         for topic, partition in unassigned[position:position + remaining]:
-            row.setdefault(topic, []).append(partition)
+            parts = row.get(topic)
+            if parts is None:
+                row[topic] = [partition]
+            elif isinstance(parts, list):
+                parts.append(partition)
+            else:
+                row[topic] = [*parts, partition]         # a kept set that grows
         position += remaining
     if position < len(unassigned):
         raise PartitionAssignorError("Partitions were left unassigned")
     return rows
+
+
+def _by_topic(item) -> tuple:
+    return topic_order_key(item[0])

@@ -11,7 +11,8 @@ that did not revoke in time — only if it still has the epoch it was scheduled 
 from __future__ import annotations
 
 from . import consumer_records as rec
-from .consumer_group import ConsumerGroup, ConsumerGroupMember, member_timer_keys
+from .consumer_group import (ConsumerGroup, ConsumerGroupMember, member_timer_keys, rebalance_timer_key,
+                             session_timer_key)
 from .consumer_regex import plan_regexes, subscribed_names
 from .consumer_target import subscribed_topics
 from .reconciliation import UNREVOKED_PARTITIONS
@@ -58,13 +59,13 @@ def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = 
 
 
 def schedule_session_timeout(coord, group_id: str, member_id: str) -> None:
-    session_key = member_timer_keys(group_id, member_id)[0]
+    session_key = session_timer_key(group_id, member_id)
     coord.schedule(session_key, coord.config.group_consumer_session_timeout_ms,
                    lambda: _fence_on_timeout(coord, group_id, member_id))
 
 
 def schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember) -> None:
-    key = member_timer_keys(group_id, member.member_id)[1]
+    key = rebalance_timer_key(group_id, member.member_id)
     if member.state != UNREVOKED_PARTITIONS:
         coord.cancel(key)
         return

@@ -11,7 +11,7 @@ Topic ids are ``uuid.UUID``; assignments are ``{topic id: frozenset of partition
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import ClassVar, Mapping
 
 from .reconciliation import EMPTY, STABLE
@@ -44,7 +44,9 @@ class ConsumerGroupMember:
         (Kafka's Builder.updateMemberEpoch)."""
         if "member_epoch" in changes and "previous_member_epoch" not in changes:
             changes["previous_member_epoch"] = self.member_epoch
-        return replace(self, **changes)
+        if not changes.keys() <= _MEMBER_FIELDS:
+            raise TypeError(f"ConsumerGroupMember has no field {sorted(changes.keys() - _MEMBER_FIELDS)[0]!r}")
+        return _copy_member(self, changes)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch
@@ -55,10 +57,24 @@ class ConsumerGroupMember:
                 self.subscribed_topic_names, self.subscribed_topic_regex,
                 self.rebalance_timeout_ms, self.server_assignor)
 
-    def assignment_state(self) -> tuple:
-        """The fields of its ConsumerGroupCurrentMemberAssignment record."""
-        return (self.member_epoch, self.previous_member_epoch, self.state, self.assigned,
-                self.pending_revocation)
+
+def _member_copier():
+    """``copy(member, changes)``: ``dataclasses.replace`` without its per-field checks and frozen
+    ``__init__``, a quarter of its cost (a rejoin evolves a member six times). Generated from the
+    fields, so a new field is copied without anyone remembering to add it here."""
+    names = [f.name for f in fields(ConsumerGroupMember)]
+    namespace = {"new": object.__new__, "cls": ConsumerGroupMember}
+    lines = ["def copy(member, changes):", "    get = changes.get", "    out = new(cls)"]
+    for k, name in enumerate(names):
+        # the slot's own setter: past the frozen __setattr__
+        namespace[f"set{k}"] = getattr(ConsumerGroupMember, name).__set__
+        lines.append(f"    set{k}(out, get({name!r}, member.{name}))")
+    lines.append("    return out")
+    exec("\n".join(lines), namespace)
+    return namespace["copy"], frozenset(names)
+
+
+_copy_member, _MEMBER_FIELDS = _member_copier()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +102,7 @@ class ConsumerGroup:
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}         # instance id -> member id
         self.target: dict[str, Mapping] = {}              # member id -> its target row
-        self.partition_epochs: dict[tuple, int] = {}      # (topic id, partition) -> owner's epoch
+        self.partition_epochs: dict[object, dict] = {}    # topic id -> partition -> owner's epoch
         self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
         self.resolved_regexes: dict[str, frozenset] = {}  # regex -> topic names (record 16)
@@ -126,7 +142,8 @@ class ConsumerGroup:
 
     # ---- reads -------------------------------------------------------------------------
     def partition_epoch(self, topic_id, partition: int) -> int:
-        return self.partition_epochs.get((topic_id, partition), -1)
+        owners = self.partition_epochs.get(topic_id)
+        return -1 if owners is None else owners.get(partition, -1)
 
     def target_row(self, member_id: str) -> Mapping:
         return self.target.get(member_id, EMPTY)
@@ -158,9 +175,12 @@ class ConsumerGroup:
             if old.subscribed_topic_names != member.subscribed_topic_names:
                 self._count(old.subscribed_topic_names, -1)
                 self._count(member.subscribed_topic_names, +1)
-            if old.assignment_state() != member.assignment_state():
+            if old.assigned != member.assigned or old.pending_revocation != member.pending_revocation:
                 self._own(old, remove=True)
                 self._own(member, remove=False)
+            elif (old.member_epoch != member.member_epoch or old.state != member.state
+                  or old.previous_member_epoch != member.previous_member_epoch):
+                self._own(member, remove=False)     # the same partitions: re-owning them is enough
         else:
             self._count(member.subscribed_topic_names, +1)
             self._own(member, remove=False)
@@ -207,17 +227,20 @@ class ConsumerGroup:
                 undo.dict_del(counts, name)
 
     def _own(self, member: ConsumerGroupMember, remove: bool) -> None:
-        """Kafka's addPartitionEpochs / removePartitionEpochs for assigned and pending partitions."""
+        """Kafka's addPartitionEpochs / removePartitionEpochs for assigned and pending partitions
+        (kept per topic: one topic-id lookup per topic, not one per partition)."""
         epochs, undo = self.partition_epochs, self.undo
         for partitions in (member.assigned, member.pending_revocation):
             for topic_id, parts in partitions.items():
-                for partition in parts:
-                    key = (topic_id, partition)
-                    if remove:
-                        if key in epochs:
-                            undo.dict_del(epochs, key)
-                    else:
-                        undo.dict_put(epochs, key, member.member_epoch)
+                owners = epochs.get(topic_id)
+                if remove:
+                    if owners is not None:
+                        undo.dict_del_many(owners, parts)
+                    continue
+                if owners is None:
+                    owners = {}
+                    undo.dict_put(epochs, topic_id, owners)
+                undo.dict_put_many(owners, parts, member.member_epoch)
 
 
 def _restore_map(target: dict, saved: dict) -> None:
@@ -227,7 +250,15 @@ def _restore_map(target: dict, saved: dict) -> None:
 
 def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str]:
     """The session and rebalance (revocation) timers of a member, under Kafka's key names."""
-    return (f"session-timeout-{group_id}-{member_id}", f"rebalance-timeout-{group_id}-{member_id}")
+    return session_timer_key(group_id, member_id), rebalance_timer_key(group_id, member_id)
+
+
+def session_timer_key(group_id: str, member_id: str) -> str:
+    return f"session-timeout-{group_id}-{member_id}"
+
+
+def rebalance_timer_key(group_id: str, member_id: str) -> str:
+    return f"rebalance-timeout-{group_id}-{member_id}"
 
 
 @dataclass(frozen=True, slots=True)

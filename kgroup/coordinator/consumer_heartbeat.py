@@ -17,7 +17,7 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_
                                  GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION, INVALID_REQUEST,
                                  UNKNOWN_MEMBER_ID,
                                  UNKNOWN_SERVER_ERROR, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR)
-from kgroup.protocol import ConsumerGroupHeartbeatResponse
+from kgroup.protocol import ConsumerGroupHeartbeatResponse, fast_constructor
 
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
@@ -28,8 +28,11 @@ from .consumer_target import (TargetAssignmentError, compute_target, members_wit
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
-_Assignment = ConsumerGroupHeartbeatResponse.Assignment
-_TopicPartitions = _Assignment.TopicPartitions
+# (version, throttle_time_ms, error_code, error_message, member_id, member_epoch,
+#  heartbeat_interval_ms, assignment): built on every heartbeat
+_response = fast_constructor(ConsumerGroupHeartbeatResponse)
+_assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
+_topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
 
 
 class HeartbeatError(Exception):
@@ -43,9 +46,7 @@ def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host:
     try:
         response = _heartbeat(coord, request, version, client_id, client_host)
     except (HeartbeatError, ReconciliationError) as exc:
-        response = ConsumerGroupHeartbeatResponse(
-            version=version, throttle_time_ms=0, error_code=exc.code, error_message=str(exc),
-            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
+        response = _response(version, 0, exc.code, str(exc), None, 0, 0, None)
     return coord.done_reply(response)
 
 
@@ -123,7 +124,9 @@ def _owned(request):
     owned: dict = {}
     for tp in request.topic_partitions:
         if tp.partitions:
-            owned[tp.topic_id] = owned.get(tp.topic_id, frozenset()) | frozenset(tp.partitions)
+            parts = frozenset(tp.partitions)
+            before = owned.get(tp.topic_id)
+            owned[tp.topic_id] = parts if before is None else before | parts
     return owned
 
 
@@ -152,7 +155,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if regex_changed:
         _check_new_regex(group, updated.subscribed_topic_regex)
     bump = group.group_epoch == 0
-    if updated.subscription() != member.subscription() or member_id not in group.members and replaced is None:
+    if updated is not member and updated.subscription() != member.subscription() or \
+            member_id not in group.members and replaced is None:
         records.append(rec.member_metadata_record(group_id, updated))
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
     refresh = group.metadata_version != coord.topic_image_version
@@ -204,10 +208,9 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     subscribed = request.subscribed_topic_names is not None or _regex(request, version) is not None
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and subscribed and request.topic_partitions is not None)
     changed = reconciled.assigned != member.assigned
-    return ConsumerGroupHeartbeatResponse(
-        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
-        member_epoch=reconciled.member_epoch, heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
-        assignment=_assignment(reconciled.assigned) if full or changed else None)
+    return _response(version, 0, 0, None, member_id, reconciled.member_epoch,
+                     config.group_consumer_heartbeat_interval_ms,
+                     _assignment(reconciled.assigned) if full or changed else None)
 
 
 def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
@@ -270,10 +273,12 @@ def _check_static(existing, instance_id: str, member_id: str) -> None:
 def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
              client_host: str) -> ConsumerGroupMember:
     changes = {}
-    for field, value in (("instance_id", request.instance_id), ("rack_id", request.rack_id),
-                         ("server_assignor", request.server_assignor)):
-        if value is not None and value != getattr(member, field):
-            changes[field] = value
+    if request.instance_id is not None and request.instance_id != member.instance_id:
+        changes["instance_id"] = request.instance_id
+    if request.rack_id is not None and request.rack_id != member.rack_id:
+        changes["rack_id"] = request.rack_id
+    if request.server_assignor is not None and request.server_assignor != member.server_assignor:
+        changes["server_assignor"] = request.server_assignor
     if request.rebalance_timeout_ms != -1 and request.rebalance_timeout_ms != member.rebalance_timeout_ms:
         changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
     if request.subscribed_topic_names is not None:
@@ -297,8 +302,8 @@ def _apply(coord, group: ConsumerGroup, records: list) -> ConsumerGroup:
 
 
 def _assignment(assigned) -> object:
-    return _Assignment(topic_partitions=[_TopicPartitions(topic_id=t, partitions=sorted(p))
-                                         for t, p in sorted(assigned.items(), key=lambda i: i[0].bytes)])
+    items = assigned.items() if len(assigned) < 2 else sorted(assigned.items(), key=lambda i: i[0].bytes)
+    return _assignment_of(None, [_topic_partitions(None, t, sorted(p)) for t, p in items])
 
 
 def new_member_id(coord) -> str:
@@ -331,6 +336,4 @@ def _leave(coord, request, version: int):
         rec.write(coord, [rec.current_assignment_record(group_id, parked)])
     else:
         fence_member(coord, group, member_id)
-    return ConsumerGroupHeartbeatResponse(
-        version=version, throttle_time_ms=0, error_code=0, error_message=None, member_id=member_id,
-        member_epoch=request.member_epoch, heartbeat_interval_ms=0, assignment=None)
+    return _response(version, 0, 0, None, member_id, request.member_epoch, 0, None)

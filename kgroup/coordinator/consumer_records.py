@@ -15,6 +15,8 @@ import uuid
 from functools import partial
 from typing import Mapping, NamedTuple
 
+from kgroup.records import encode_key, encode_value
+
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
@@ -89,8 +91,14 @@ def member_tombstones(group_id: str, member_id: str) -> list[Record]:
 
 
 def _partitions_out(row: Mapping) -> list[dict]:
-    return [{"topicId": topic_id, "partitions": sorted(parts)}
-            for topic_id, parts in sorted(row.items(), key=lambda item: item[0].bytes) if parts]
+    if not row:
+        return []
+    items = row.items() if len(row) < 2 else sorted(row.items(), key=_topic_id_order)
+    return [{"topicId": topic_id, "partitions": sorted(parts)} for topic_id, parts in items if parts]
+
+
+def _topic_id_order(item) -> bytes:
+    return item[0].bytes
 
 
 def _partitions_in(items) -> dict:
@@ -117,11 +125,26 @@ def append(coord, records: list[Record]) -> None:
     """One LogEntry holding ``records`` (nothing when empty)."""
     if not records:
         return
-    from kgroup.records import encode_key, encode_value
     coord.append_records([
-        (encode_key(r.record_type, r.key),
+        (_encoded_key(r.record_type, r.key),
          None if r.value is None else encode_value(r.record_type, 0, r.value))
         for r in records])
+
+
+_KEY_BYTES: dict[tuple, bytes] = {}
+_KEY_BYTES_LIMIT = 1 << 16
+
+
+def _encoded_key(record_type: int, key: dict) -> bytes:
+    """The key's bytes, remembered: a member's keys are written again and again (every
+    assignment change, then its tombstones), and a key is only its ids."""
+    ids = (record_type, *key.items())
+    raw = _KEY_BYTES.get(ids)
+    if raw is None:
+        if len(_KEY_BYTES) >= _KEY_BYTES_LIMIT:
+            _KEY_BYTES.clear()
+        raw = _KEY_BYTES[ids] = encode_key(record_type, key)
+    return raw
 
 
 def replay_functions() -> dict:
@@ -162,14 +185,14 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
     if value is None:
         group.remove_member(member_id)
         return
-    old = group.members.get(member_id) or ConsumerGroupMember(member_id)
-    regex = value.get("subscribedTopicRegex") or None
-    group.put_member(old.evolve(
+    metadata = dict(
         instance_id=value.get("instanceId"), rack_id=value.get("rackId"),
         client_id=value["clientId"], client_host=value["clientHost"],
         subscribed_topic_names=frozenset(value["subscribedTopicNames"]),
-        subscribed_topic_regex=regex, rebalance_timeout_ms=value["rebalanceTimeoutMs"],
-        server_assignor=value.get("serverAssignor")))
+        subscribed_topic_regex=value.get("subscribedTopicRegex") or None,
+        rebalance_timeout_ms=value["rebalanceTimeoutMs"], server_assignor=value.get("serverAssignor"))
+    old = group.members.get(member_id)
+    group.put_member(ConsumerGroupMember(member_id, **metadata) if old is None else old.evolve(**metadata))
 
 
 def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:

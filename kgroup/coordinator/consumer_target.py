@@ -12,6 +12,7 @@ from typing import Mapping
 
 from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, MemberSubscription,
                                          TopicMetadata, get_server_assignor)
+from kgroup.assignors.server_order import frozen_row
 
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
@@ -65,25 +66,26 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     whose row the new member inherits; ``resolved``: the regex resolutions the operation leaves,
     by default the group's)."""
     members = members_with(group, updated, replaced)
-    by_name = {t.name: t for t in topics.values()}
+    by_name = {t.name: t.topic_id for t in topics.values()}
+    ids_of: dict[frozenset, frozenset] = {}      # topic names -> their ids: members mostly share one
+    target = group.target
     specs = {}
     for member_id, member in members.items():
-        current = group.target.get(replaced if member_id == updated.member_id and replaced else member_id, {})
-        ids = frozenset(by_name[n].topic_id for n in group.topics_of(member, resolved) if n in by_name)
-        specs[member_id] = MemberSubscription(subscribed_topic_ids=ids, assignment=current,
-                                              instance_id=member.instance_id, rack_id=member.rack_id)
+        current = target.get(replaced if member_id == updated.member_id and replaced else member_id, {})
+        names = group.topics_of(member, resolved)
+        ids = ids_of.get(names)
+        if ids is None:
+            ids = ids_of[names] = frozenset(by_name[n] for n in names if n in by_name)
+        specs[member_id] = MemberSubscription(ids, current, member.instance_id, member.rack_id)
     described = {t.topic_id: TopicMetadata(t.topic_id, t.name, t.num_partitions) for t in topics.values()}
-    first = next(iter(specs.values()), None)
-    homogeneous = first is None or all(s.subscribed_topic_ids == first.subscribed_topic_ids
-                                       for s in specs.values())
+    homogeneous = len(set(ids_of.values())) < 2
     spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS)
     try:
         assigned = get_server_assignor(assignor_name).assign(spec, described)
     except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
         raise TargetAssignmentError(
             f"Failed to compute a new target assignment for epoch {epoch}: {exc}") from exc
-    return {member_id: {t: frozenset(p) for t, p in assigned.get(member_id, {}).items() if p}
-            for member_id in specs}
+    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in specs}
 
 
 def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:

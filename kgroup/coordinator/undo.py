@@ -88,6 +88,19 @@ class UndoJournal:
             self.actions.append((_put_back, (target, key, target[key])))
         del target[key]
 
+    def dict_put_many(self, target: dict, keys, value) -> None:
+        """``target[key] = value`` for every key; one inverse for them all."""
+        if self.open:
+            self.actions.append((_put_back_many, (target, {key: target.get(key, _MISSING) for key in keys})))
+        target.update(dict.fromkeys(keys, value))
+
+    def dict_del_many(self, target: dict, keys) -> None:
+        """Delete those of ``keys`` present; a revert puts them back last."""
+        if self.open:
+            self.actions.append((target.update, ({key: target[key] for key in keys if key in target},)))
+        for key in keys:
+            target.pop(key, None)
+
 
 _MISSING = object()
 
@@ -100,3 +113,8 @@ def _put_back(target: dict, key, value) -> None:
 
 
 NO_UNDO = UndoJournal()     # never opened: what a group outside any coordinator changes through
+
+
+def _put_back_many(target: dict, saved: dict) -> None:
+    for key, value in saved.items():
+        _put_back(target, key, value)

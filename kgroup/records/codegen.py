@@ -410,7 +410,10 @@ class _WriterBuilder:
     def write_length(self, expr: str, body: list[str], run, flush, nonflex_code: str):
         if self.src.flexible:
             flush()
-            body.append(f"_wuv(out, {expr} + 1)")
+            body.append(f"if {expr} < 0x7f:")     # a one-byte varint: almost every string and array
+            body.append(f"    out.append({expr} + 1)")
+            body.append("else:")
+            body.append(f"    _wuv(out, {expr} + 1)")
         else:
             run.append((nonflex_code, expr))
             flush()
@@ -425,17 +428,20 @@ class _WriterBuilder:
             return
         if f.type in ("string", "bytes"):
             var = src.name("_s")
-            conv = "_utf8" if f.type == "string" else "_bytes"
             ln = src.name("_n")
+            if f.type == "string":      # a str is encoded in place; anything else goes by _utf8's checks
+                convert = f"{var}.encode('utf-8') if type({var}) is str else _utf8({var})"
+            else:
+                convert = f"_bytes({var})"
+            body.append(f"{var} = {expr}")
             if nullable:
-                body.append(f"{var} = {expr}")
                 body.append(f"if {var} is None:")
                 body.append(f"    {ln} = -1")
                 body.append("else:")
-                body.append(f"    {var} = {conv}({var})")
+                body.append(f"    {var} = {convert}")
                 body.append(f"    {ln} = len({var})")
             else:
-                body.append(f"{var} = {conv}({expr})")
+                body.append(f"{var} = {convert}")
                 body.append(f"{ln} = len({var})")
             if f.type == "string":
                 body.append(f"if {ln} > 0x7fff:")
@@ -461,8 +467,8 @@ class _WriterBuilder:
             inner: list[str] = []
             if f.element in rt.STRUCT_CODES:
                 code = rt.STRUCT_CODES[f.element]
-                conv = "_uuid(_x)" if f.element == "uuid" else "_x"
-                inner.append(f"out += _pack('>%d{code}' % {ln}, *[{conv} for _x in {var}])")
+                items = f"[_uuid(_x) for _x in {var}]" if f.element == "uuid" else var
+                inner.append(f"out += _pack('>%d{code}' % {ln}, *{items})")
             else:
                 inner.append(f"for _x in {var}:")
                 if f.element == "struct":
@@ -506,10 +512,10 @@ class _WriterBuilder:
             return
         body.append("_tags = list((d.get('_unknownTaggedFields') or {}).items())")
         for f in tagged:
-            default = f.default(v)
+            default = self.src.const(f.default(v), "_D")    # built once, not on every write
             body.append(f"_f = {f.json_name!r}")
-            body.append(f"_v = d.get({f.json_name!r}, {default!r})")
-            body.append(f"if _v != {default!r}:")
+            body.append(f"_v = d.get({f.json_name!r}, {default})")
+            body.append(f"if _v != {default}:")
             inner: list[str] = ["_o = out", "out = bytearray()"]
             if f.type == "struct":
                 sub = self.struct_fn(f.struct)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cache
 
 from . import codegen
 from .schema import RecordSchema, record_schemas
@@ -283,26 +284,38 @@ def _encode(message, version: int, data: dict, what: str) -> bytes:
 
 
 def encode_key(record_type: int, data: dict, family: str = "consumer") -> bytes:
-    try:
-        schema = _table(family).schema(record_type)
-    except UnknownRecordType:
-        raise RecordEncodeError(f"unknown record type {record_type} in family {family!r}") from None
-    what = f"{schema.key.name} (record type {record_type})"
-    return _encode(schema.key, record_type, data, what)
+    message, what = _key_encoding(family, record_type)
+    return _encode(message, record_type, data, what)
 
 
 def encode_value(record_type: int, version: int, data: dict, family: str = "consumer") -> bytes:
     """Write a value; fields the version lacks are ignored, absent optional ones defaulted."""
-    try:
-        schema = _table(family).schema(record_type)
-    except UnknownRecordType:
-        raise RecordEncodeError(f"unknown record type {record_type} in family {family!r}") from None
-    message = schema.value
+    message, what = _value_encoding(family, record_type, version)
+    return _encode(message, version, data, what)
+
+
+@cache
+def _key_encoding(family: str, record_type: int) -> tuple:
+    """(key message, its name in errors): looked up once per type, not per record written."""
+    key = _schema_to_encode(family, record_type).key
+    return key, f"{key.name} (record type {record_type})"
+
+
+@cache
+def _value_encoding(family: str, record_type: int, version: int) -> tuple:
+    message = _schema_to_encode(family, record_type).value
     if version not in message.valid:
         raise RecordEncodeError(
             f"{message.name} (record type {record_type}) has no version {version} "
             f"(valid {message.valid.low}-{message.valid.high})")
-    return _encode(message, version, data, f"{message.name} v{version} (record type {record_type})")
+    return message, f"{message.name} v{version} (record type {record_type})"
+
+
+def _schema_to_encode(family: str, record_type: int) -> RecordSchema:
+    try:
+        return _table(family).schema(record_type)
+    except UnknownRecordType:
+        raise RecordEncodeError(f"unknown record type {record_type} in family {family!r}") from None
 
 
 def record_type_name(record_type: int, family: str = "consumer") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 import struct
+from uuid import UUID as _UUID
 from json.encoder import encode_basestring as _json_quote  # the C version when available
 
 
@@ -81,6 +82,8 @@ def as_bytes(value) -> bytes:
 
 def as_uuid(value) -> bytes:
     """uuids are 16-byte ``bytes`` in data dicts; a ``uuid.UUID`` is accepted on write."""
+    if type(value) is _UUID:
+        return value.bytes
     raw = getattr(value, "bytes", value)
     if not isinstance(raw, (bytes, bytearray)) or len(raw) != 16:
         raise TypeError(f"expected a 16-byte uuid, got {value!r}")
