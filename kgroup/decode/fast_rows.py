@@ -2,28 +2,34 @@
 
 Offset commits (key types 0 and 1, OffsetCommitValue v0-v4) are almost every record of a dump. Their
 text is one format per value version filled from one struct unpack, with the key's text cached by
-its bytes; no DecodedRow, DecodedValue or JSON dict is built. Everything else goes through the
-generic path (`RowDecoder` and the renderers of `render` / `dump_log_text`), record by record in log
-order: control batches, magic 0/1, other record types, the Connect family, and every offset commit
-whose value is not laid out plainly (trailing bytes, tagged fields, a long varint, a bad length).
-So a record that does not decode is reported exactly as before, and the first record of each key
-goes the generic way too, which is what caches its key text. tests/test_fast_rows.py holds both
-paths to the same text.
+its bytes; no DecodedRow, DecodedValue or JSON dict is built. A run the reader unpacked whole (see
+`lazy_records`) whose keys are all known and whose values share one plain layout is done at C
+speed, column by column; the formats of a batch are joined and filled by one %.
+
+Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
+record by record in log order: control batches, magic 0/1, other record types, the Connect family,
+and every offset commit whose value is not laid out plainly (trailing bytes, tagged fields, a long
+varint, a bad length). So a record that does not decode is reported exactly as before; the first
+record of each key goes the generic way too, which is what caches its key's text.
+tests/test_fast_rows.py holds both ways to the same text.
 """
 
 from __future__ import annotations
 
 import struct
+from itertools import repeat
+from operator import itemgetter
 
 from kgroup.records import dump_log_key
-from kgroup.records.batch_model import TIMESTAMP_TYPES, Record
-from kgroup.records.lazy_records import record_fields
+from kgroup.records.batch_model import Record
+from kgroup.records.lazy_records import ZIGZAG, part_fields, record_parts
 from kgroup.records.schema_runtime import json_string
 from kgroup.writers import dumps_records
 
 from .dump_log_text import KEY_TEXT_LIMIT, batch_line, batch_lines, record_line
 
 _OFFSET_COMMIT_TYPES = (0, 1)
+_key_of_row, _value_of_row = itemgetter(2), itemgetter(3)  # of a run's (timestamp delta, offset delta, key, value)
 _EMPTY = '""'
 
 #: Value version -> (struct of the fields before the metadata, ending in its length; struct of the
@@ -36,9 +42,19 @@ _LAYOUTS = (
     (struct.Struct(">hqih"), struct.Struct(">q"), False),
     (struct.Struct(">hqiB"), struct.Struct(">qB"), True),
 )
-#: The same with empty metadata, as one struct: (struct, index of the metadata length, its value).
-_EMPTY_METADATA = tuple((struct.Struct(head.format + tail.format[1:]), len(head.format) - 2, int(flexible))
-                        for head, tail, flexible in _LAYOUTS)
+
+
+#: Value version -> (struct of the whole value when its metadata is empty, reading only the fields
+#: the text shows; (byte position, byte) pairs that such a value has: the version, the metadata
+#: length (v4: compact, 1) and v4's tagged-field count, 0).
+_PLAIN = (
+    (struct.Struct(">2xq2xq"), ((0, 0), (1, 0), (10, 0), (11, 0))),
+    (struct.Struct(">2xq2xqq"), ((0, 0), (1, 1), (10, 0), (11, 0))),
+    (struct.Struct(">2xq2xq"), ((0, 0), (1, 2), (10, 0), (11, 0))),
+    (struct.Struct(">2xqi2xq"), ((0, 0), (1, 3), (14, 0), (15, 0))),
+    (struct.Struct(">2xqixqx"), ((0, 0), (1, 4), (14, 1), (23, 0))),
+)
+_PLAIN_BYTES = tuple((itemgetter(*(p for p, _ in pairs)), tuple(b for _, b in pairs)) for _, pairs in _PLAIN)
 
 #: Value version -> the value's JSON fields as kafka-dump-log selects them for that version.
 VALUE_JSON = (
@@ -50,57 +66,72 @@ VALUE_JSON = (
 )
 
 
-class OffsetCommitText:
-    """One output's text of offset commit records: `before` + the value version and fields +
-    `after`, one format per value version, filled from one struct unpack of the value.
+class OffsetCommitValues:
+    """One output's text of OffsetCommitValue v0-v4: a format per version and the arguments that
+    fill it, read with one struct unpack.
 
-    The formats of a batch's records are joined and filled by one % (a % per record costs a third
-    more). `before` ends where the value version goes (a %d); `quote` is the output's JSON quoting
-    of the metadata string. The formats for empty metadata (the usual case) take the unpacked value
-    as it is: "%.0s" swallows the metadata length and v4's tagged-field count.
+    `template` places the version and the JSON fields ({version}, {data}: str.format); `quote` is
+    the output's JSON quoting of a metadata string. Empty metadata (the usual case) has formats of
+    its own, with "" written in, so its values are read by one struct that skips what the text
+    does not show. Callers join the formats of a batch and fill them with one % (a % per record
+    costs a third more).
     """
 
-    def __init__(self, before: str, after: str, quote):
+    def __init__(self, template: str, quote):
         self.quote = quote
-        self.formats = tuple(before + value + after for value in VALUE_JSON)
-        empty = [value.replace("%s", '""%.0s') for value in VALUE_JSON]
-        empty[4] = empty[4][:-1] + "%.0s}"
-        self.empty_metadata = tuple(before + value + after for value in empty)
+        self.formats = tuple(template.format(version=v, data=data) for v, data in enumerate(VALUE_JSON))
+        self.plain_formats = tuple(template.format(version=v, data=data.replace("%s", _EMPTY))
+                                   for v, data in enumerate(VALUE_JSON))
 
-    def add(self, formats: list, args: list, args_before: tuple, value, args_after: tuple) -> bool:
-        """Append the record's format and arguments if its value is an OffsetCommitValue v0-v4 laid
-        out exactly; else append nothing and return False (the generic decoder reads it, and reports
-        what is wrong)."""
+    def one(self, value) -> tuple | None:
+        """(format, its arguments) for a value laid out exactly as Kafka writes it; None for anything
+        else (the generic decoder reads it, and reports what is wrong)."""
         if type(value) is not bytes or len(value) < 2 or value[0] or value[1] > 4:
-            return False
+            return None
         version = value[1]
-        whole, length_at, empty_length = _EMPTY_METADATA[version]
-        if len(value) == whole.size:
-            fields = whole.unpack(value)
-            if fields[length_at] == empty_length and (version < 4 or not fields[-1]):
-                formats.append(self.empty_metadata[version])
-                args += args_before + fields + args_after
-                return True
+        plain = _PLAIN[version][0]
+        if len(value) == plain.size:
+            marks, expected = _PLAIN_BYTES[version]
+            if marks(value) == expected:
+                return self.plain_formats[version], plain.unpack(value)
         head, tail, flexible = _LAYOUTS[version]
         start = head.size
+        if len(value) < start + tail.size:
+            return None
         fields = head.unpack_from(value)
         length = fields[-1]
         if flexible:
             if length == 0 or length > 127:
-                return False
+                return None
             length -= 1
         end = start + length
         if length < 0 or end + tail.size != len(value):
-            return False
+            return None
         after = tail.unpack_from(value, end)
         if flexible:
             if after[1]:  # tagged fields
-                return False
+                return None
             after = after[:1]
         metadata = self.quote(value[start:end].decode("utf-8", "replace")) if length else _EMPTY
-        formats.append(self.formats[version])
-        args += args_before + fields[:-1] + (metadata,) + after + args_after
-        return True
+        return self.formats[version], fields[1:-1] + (metadata,) + after
+
+    def run(self, values: list) -> tuple | None:
+        """(format, an iterator of each value's arguments) for values of one size (a run's) that are
+        all one version with empty metadata; None otherwise."""
+        first = values[0]
+        if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > 4:
+            return None
+        version = first[1]
+        plain, marks = _PLAIN[version]
+        size = plain.size
+        if len(first) != size:
+            return None
+        joined = b"".join(values)
+        n = len(values)
+        for position, byte in marks:
+            if joined[position::size] != bytes((byte,)) * n:
+                return None
+        return self.plain_formats[version], plain.iter_unpack(joined)
 
 
 def is_offset_commit(row) -> bool:
@@ -116,13 +147,15 @@ def fast_batch(batch, decoder) -> bool:
 class FastJsonl:
     """The jsonl text of one batch's rows (`render.JsonlLines` text), offset commits the fast way."""
 
+    BEFORE = '{"offset":%d,"timestamp":%d%s'  # then the value, then the row's end (%s)
+    TOMBSTONE = BEFORE + ',"value_version":null,"value":null%s'
+
     def __init__(self, lines, keep, separator: str):
         self.lines = lines  # JsonlLines: the generic text, and the key heads and file tails it caches
         self.keep = keep  # RowFilter.keep, or None
         self.separator = separator  # between rows: "\n" for jsonl, ",\n" in a JSON array
         self.heads: dict = {}  # offset commit key bytes -> key head text, "" when the filter drops it
-        self.commit = OffsetCommitText('{"offset":%d,"timestamp":%d%s,"value_version":%d,"value":', "%s",
-                                       dumps_records)
+        self.values = OffsetCommitValues(',"value_version":{version},"value":{data}', dumps_records)
 
     def text(self, batch, records, decoder) -> tuple[str, int]:
         """(the batch's rows joined by the separator, how many rows)."""
@@ -136,40 +169,65 @@ class FastJsonl:
         end = (',"producer_id":%d,"transactional":%s' % (batch.producer_id, "true" if batch.is_transactional
                                                         else "false")
                + self.lines.file_tail(decoder.segment.path, decoder.segment.partition),)
-        add_commit = self.commit.add
+        value_text = self.values.one
         formats: list = []
         args: list = []
         ok = 0
-        for fields in record_fields(records):
-            head = heads.get(fields[3])
-            if head is not None:
-                value = fields[4]
-                if value is None:
-                    ok += 1
-                    if head:
-                        formats.append(_JSONL_TOMBSTONE)
-                        args += (fields[0], fields[1], head) + end
-                    continue
-                if head:
-                    taken = add_commit(formats, args, (fields[0], fields[1], head), value, end)
-                else:  # the filter drops the row: only whether the value reads matters
-                    taken = add_commit([], [], (), value, ())
-                if taken:
-                    ok += 1
-                    continue
-            for row in decoder.rows(batch, (Record(*fields),)):
-                kept = keep is None or keep(row)
-                if is_offset_commit(row):
-                    heads[fields[3]] = self.lines.key_head(row) if kept else ""
-                if kept:
-                    formats.append("%s")
-                    args.append(line(row))
+        for part in record_parts(records):
+            if type(part) is tuple and self._run(formats, args, records, part, end):
+                ok += len(part[0])
+                continue
+            for fields in part_fields(records, part):
+                head = heads.get(fields[3])
+                if head is not None:
+                    value = fields[4]
+                    if value is None:
+                        ok += 1
+                        if head:
+                            formats.append(self.TOMBSTONE)
+                            args += (fields[0], fields[1], head) + end
+                        continue
+                    text = value_text(value)
+                    if text is not None:
+                        ok += 1
+                        if head:  # else the filter drops the row: only whether the value reads mattered
+                            formats.append(self.BEFORE + text[0] + "%s")
+                            args += (fields[0], fields[1], head) + text[1] + end
+                        continue
+                for row in decoder.rows(batch, (Record(*fields),)):
+                    kept = keep is None or keep(row)
+                    if is_offset_commit(row):
+                        heads[fields[3]] = self.lines.key_head(row) if kept else ""
+                    if kept:
+                        formats.append("%s")
+                        args.append(line(row))
         decoder.problems.records_ok += ok
         return self.separator.join(formats) % tuple(args), len(formats)
 
+    def _run(self, formats, args, records, part, end: tuple) -> bool:
+        """A whole run at once when every key is a known offset commit key the filter keeps and the
+        values are plain."""
+        rows, _, value_size = part
+        heads = list(map(self.heads.get, map(_key_of_row, rows)))
+        if None in heads or "" in heads:
+            return False
+        if value_size < 0:
+            fmt, values = self.TOMBSTONE, repeat(())
+        else:
+            plain = self.values.run(list(map(_value_of_row, rows)))
+            if plain is None:
+                return False
+            fmt, values = self.BEFORE + plain[0] + "%s", plain[1]
+        zz, base_offset, base_ts = ZIGZAG, records.base_offset, records.base_ts
+        extend = args.extend
+        for (ts, od, _, _), head, fields in zip(rows, heads, values):
+            extend((base_offset + zz[od], base_ts + zz[ts], head) + fields + end)
+        formats += repeat(fmt, len(rows))
+        return True
 
-_JSONL_TOMBSTONE = '{"offset":%d,"timestamp":%d%s,"value_version":null,"value":null%s'
+
 _DUMP_LOG_LINE = "| offset: %d {}: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s] key: %s payload: "
+_DUMP_LOG_RUN_LINE = "| offset: %d {}: %d keySize: {} valueSize: {} sequence: %d headerKeys: [] key: %s payload: "
 
 
 class FastDumpLog:
@@ -177,8 +235,7 @@ class FastDumpLog:
 
     def __init__(self):
         self.keys: dict = {}  # offset commit key bytes -> kafka-dump-log key text
-        self.commits = {time_type: OffsetCommitText(_DUMP_LOG_LINE.format(time_type) + '{"version":"%d","data":',
-                                                    "}", json_string) for time_type in TIMESTAMP_TYPES}
+        self.values = OffsetCommitValues('{{"version":"{version}","data":{data}}}', json_string)
 
     def text(self, batch, records, decoder, key_texts: dict) -> str:
         """The batch's lines, each ending in a newline. records: the whole batch's records,
@@ -189,32 +246,59 @@ class FastDumpLog:
         keys = self.keys
         if len(keys) > KEY_TEXT_LIMIT:
             keys.clear()
-        add_commit = self.commits[batch.timestamp_type].add
-        tombstone = _DUMP_LOG_LINE.format(batch.timestamp_type) + "<DELETE>"
+        before = _DUMP_LOG_LINE.format(batch.timestamp_type)
+        value_text = self.values.one
         formats = ["%s"]
         args = [batch_line(batch)]
         ok = 0
-        for fields in record_fields(records):
-            key_text = keys.get(fields[3])
-            if key_text is not None:
-                headers = fields[5]
-                before = (fields[0], fields[1], fields[6], fields[7], fields[2],
-                          ",".join(k for k, _ in headers) if headers else "", key_text)
-                value = fields[4]
-                if value is None:
-                    formats.append(tombstone)
-                    args += before
-                    ok += 1
-                    continue
-                if add_commit(formats, args, before, value, ()):
-                    ok += 1
-                    continue
-            record = Record(*fields)
-            row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
-            if is_offset_commit(row):
-                keys[fields[3]] = dump_log_key(row.key)
-            formats.append("%s")
-            args.append(record_line(batch, record, row))
+        for part in record_parts(records):
+            if type(part) is tuple and self._run(formats, args, records, part, batch.timestamp_type):
+                ok += len(part[0])
+                continue
+            for fields in part_fields(records, part):
+                key_text = keys.get(fields[3])
+                if key_text is not None:
+                    value = fields[4]
+                    text = ("<DELETE>", ()) if value is None else value_text(value)
+                    if text is not None:
+                        ok += 1
+                        headers = fields[5]
+                        formats.append(before + text[0])
+                        args += (fields[0], fields[1], fields[6], fields[7], fields[2],
+                                 ",".join(k for k, _ in headers) if headers else "", key_text) + text[1]
+                        continue
+                record = Record(*fields)
+                row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
+                if is_offset_commit(row):
+                    keys[fields[3]] = dump_log_key(row.key)
+                formats.append("%s")
+                args.append(record_line(batch, record, row))
         decoder.problems.records_ok += ok
         formats.append("")
         return "\n".join(formats) % tuple(args)
+
+    def _run(self, formats, args, records, part, time_type: str) -> bool:
+        """A whole run at once when every key is a known offset commit key and the values are plain."""
+        rows, key_size, value_size = part
+        key_texts = list(map(self.keys.get, map(_key_of_row, rows)))
+        if None in key_texts:
+            return False
+        before = _DUMP_LOG_RUN_LINE.format(time_type, key_size, value_size)
+        if value_size < 0:
+            fmt, values = before + "<DELETE>", repeat(())
+        else:
+            plain = self.values.run(list(map(_value_of_row, rows)))
+            if plain is None:
+                return False
+            fmt, values = before + plain[0], plain[1]
+        zz, base_offset, base_ts, base_seq = ZIGZAG, records.base_offset, records.base_ts, records.base_seq
+        extend = args.extend
+        if base_seq < 0:
+            for (ts, od, _, _), key_text, fields in zip(rows, key_texts, values):
+                extend((base_offset + zz[od], base_ts + zz[ts], -1, key_text) + fields)
+        else:
+            for (ts, od, _, _), key_text, fields in zip(rows, key_texts, values):
+                delta = zz[od]
+                extend((base_offset + delta, base_ts + zz[ts], base_seq + delta, key_text) + fields)
+        formats += repeat(fmt, len(rows))
+        return True
