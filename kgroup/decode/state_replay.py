@@ -100,9 +100,10 @@ class CompactingReplay:
         good = self.good_keys
         if good.issuperset(keys):
             return True
+        new = list(set(keys) - good)
         ok = True
-        for key in set(keys) - good:
-            if key is None or self.probe.rows(facts, (_KeyProbe(key),))[0].kind == "error":
+        for key, row in zip(new, self.probe.rows(facts, list(map(_KeyProbe, new)))):  # a row per probe
+            if row.kind == "error":
                 ok = False
             else:
                 good.add(key)
