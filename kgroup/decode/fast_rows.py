@@ -144,11 +144,15 @@ def fast_batch(batch, decoder) -> bool:
     return not batch.is_control and batch.magic >= 2 and decoder.family in (None, "consumer")
 
 
+_NULL_VALUE = (',"value_version":null,"value":null', ())  # a tombstone's value text, as `one` gives it
+_DELETE = ("<DELETE>", ())  # kafka-dump-log's
+
+
 class FastJsonl:
     """The jsonl text of one batch's rows (`render.JsonlLines` text), offset commits the fast way."""
 
     BEFORE = '{"offset":%d,"timestamp":%d%s'  # then the value, then the row's end (%s)
-    TOMBSTONE = BEFORE + ',"value_version":null,"value":null%s'
+    TOMBSTONE = BEFORE + _NULL_VALUE[0] + "%s"
 
     def __init__(self, lines, keep, separator: str):
         self.lines = lines  # JsonlLines: the generic text, and the key heads and file tails it caches
@@ -179,28 +183,30 @@ class FastJsonl:
                 continue
             for fields in part_fields(records, part):
                 head = heads.get(fields[3])
-                if head is not None:
-                    value = fields[4]
-                    if value is None:
-                        ok += 1
-                        if head:
-                            formats.append(self.TOMBSTONE)
-                            args += (fields[0], fields[1], head) + end
-                        continue
-                    text = value_text(value)
-                    if text is not None:
-                        ok += 1
-                        if head:  # else the filter drops the row: only whether the value reads mattered
-                            formats.append(self.BEFORE + text[0] + "%s")
-                            args += (fields[0], fields[1], head) + text[1] + end
-                        continue
-                for row in decoder.rows(batch, (Record(*fields),)):
+                row = None
+                if head is None:  # a key seen first: the generic decoder reads the record
+                    row = decoder.rows(batch, (Record(*fields),))[0]  # a data batch: one row per record
                     kept = keep is None or keep(row)
-                    if is_offset_commit(row):
-                        heads[fields[3]] = self.lines.key_head(row) if kept else ""
-                    if kept:
+                    if not is_offset_commit(row):
+                        if kept:
+                            formats.append("%s")
+                            args.append(line(row))
+                        continue
+                    head = heads[fields[3]] = self.lines.key_head(row) if kept else ""
+                value = fields[4]
+                text = _NULL_VALUE if value is None else value_text(value)
+                if text is None:  # laid out otherwise: the generic way
+                    if row is None:
+                        row = decoder.rows(batch, (Record(*fields),))[0]
+                    if keep is None or keep(row):
                         formats.append("%s")
                         args.append(line(row))
+                    continue
+                if row is None:
+                    ok += 1  # (the decoder counted the others)
+                if head:  # else the filter drops the row: only whether the value reads mattered
+                    formats.append(self.BEFORE + text[0] + "%s")
+                    args += (fields[0], fields[1], head) + text[1] + end
         decoder.problems.records_ok += ok
         return self.separator.join(formats) % tuple(args), len(formats)
 
@@ -257,22 +263,30 @@ class FastDumpLog:
                 continue
             for fields in part_fields(records, part):
                 key_text = keys.get(fields[3])
-                if key_text is not None:
-                    value = fields[4]
-                    text = ("<DELETE>", ()) if value is None else value_text(value)
-                    if text is not None:
-                        ok += 1
-                        headers = fields[5]
-                        formats.append(before + text[0])
-                        args += (fields[0], fields[1], fields[6], fields[7], fields[2],
-                                 ",".join(k for k, _ in headers) if headers else "", key_text) + text[1]
+                record = row = None
+                if key_text is None:  # a key seen first: the generic decoder reads the record
+                    record = Record(*fields)
+                    row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
+                    if not is_offset_commit(row):
+                        formats.append("%s")
+                        args.append(record_line(batch, record, row))
                         continue
-                record = Record(*fields)
-                row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
-                if is_offset_commit(row):
-                    keys[fields[3]] = dump_log_key(row.key)
-                formats.append("%s")
-                args.append(record_line(batch, record, row))
+                    key_text = keys[fields[3]] = dump_log_key(row.key)
+                value = fields[4]
+                text = _DELETE if value is None else value_text(value)
+                if text is None:  # laid out otherwise: the generic way
+                    if record is None:
+                        record = Record(*fields)
+                        row = decoder.rows(batch, (record,))[0]
+                    formats.append("%s")
+                    args.append(record_line(batch, record, row))
+                    continue
+                if row is None:
+                    ok += 1  # (the decoder counted the others)
+                headers = fields[5]
+                formats.append(before + text[0])
+                args += (fields[0], fields[1], fields[6], fields[7], fields[2],
+                         ",".join(k for k, _ in headers) if headers else "", key_text) + text[1]
         decoder.problems.records_ok += ok
         formats.append("")
         return "\n".join(formats) % tuple(args)
@@ -285,7 +299,7 @@ class FastDumpLog:
             return False
         before = _DUMP_LOG_RUN_LINE.format(time_type, key_size, value_size)
         if value_size < 0:
-            fmt, values = before + "<DELETE>", repeat(())
+            fmt, values = before + _DELETE[0], repeat(())
         else:
             plain = self.values.run(list(map(_value_of_row, rows)))
             if plain is None:
