@@ -3,15 +3,15 @@
 Offset commits (key types 0 and 1, OffsetCommitValue v0-v4) are almost every record of a dump. Their
 text is one format per value version filled from one struct unpack, with the key's text cached by
 its bytes; no DecodedRow, DecodedValue or JSON dict is built. A run the reader unpacked whole (see
-`lazy_records`) whose keys are all known and whose values share one plain layout is done at C
-speed, column by column; the formats of a batch are joined and filled by one %.
+`lazy_records`) whose keys are all known and whose values share one plain layout is read with one
+struct over the joined values; the formats of a batch are joined and filled by one %.
 
 Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
 record by record in log order: control batches, magic 0/1, other record types, the Connect family,
 and every offset commit whose value is not laid out plainly (trailing bytes, tagged fields, a long
-varint, a bad length). So a record that does not decode is reported exactly as before; the first
-record of each key goes the generic way too, which is what caches its key's text.
-tests/test_fast_rows.py holds both ways to the same text.
+varint, a bad length). So a record that does not decode is reported exactly as before. The first
+record of each key is decoded the generic way too, which checks the key and caches its text.
+tests/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
 
 from __future__ import annotations
