@@ -51,6 +51,16 @@ class JsonArrayWriter:
         self.stream.write(("\n" if self.count == 0 else ",\n") + text)
         self.count += 1
 
+    def write_texts(self, texts: list) -> None:
+        """Append elements already serialized as JSON, in one write."""
+        if texts:
+            self.write_joined(",\n".join(texts), len(texts))
+
+    def write_joined(self, text: str, count: int) -> None:
+        """Append `count` elements already serialized as JSON and joined by ",\n"."""
+        self.stream.write(("\n" if self.count == 0 else ",\n") + text)
+        self.count += count
+
     def __exit__(self, *exc):
         self.stream.write("\n]\n" if self.count else "]\n")
         return False

@@ -171,8 +171,10 @@ class RowFilter:
 def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None,
                decode=True):
     """Yield (batch, rows) for one input, stopping at the --until cut-offs (decode: see iter_decoded)."""
-    return apply_cutoffs(iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode),
-                         until_offset, until_time)
+    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode)
+    if until_offset is None and until_time is None:
+        return batches
+    return apply_cutoffs(batches, until_offset, until_time)
 
 
 def apply_cutoffs(batches, until_offset=None, until_time=None):

@@ -60,17 +60,6 @@ class JsonlLines:
     def line(self, row) -> str:
         if row.kind != "data":
             return dumps_records(row_json(row))
-        kb = row.key_bytes
-        head = self.keys.get(kb)
-        if head is None:
-            if len(self.keys) >= self.CACHE_LIMIT:
-                self.keys.clear()
-            head = self.keys[kb] = (',"type":%s,"key_version":%d,"key":%s' % (
-                dumps_records(row.type_name), row.record_type, dumps_records(key_to_json(row.key))))
-        tail = self.files.get((row.file, row.partition))
-        if tail is None:
-            tail = self.files[(row.file, row.partition)] = ',"partition":%s,"file":%s}' % (
-                dumps_records(row.partition), dumps_records(row.file))
         value = row.value
         if value is None:
             body = ',"value_version":null,"value":null'
@@ -78,8 +67,27 @@ class JsonlLines:
             body = ',"value_version":%d,"value":%s' % (
                 value.version, dumps_records(value_to_json(row.record_type, value, row.key.family)))
         return '{"offset":%d,"timestamp":%d%s%s,"producer_id":%d,"transactional":%s%s' % (
-            row.offset, row.timestamp, head, body, row.producer_id,
-            "true" if row.transactional else "false", tail)
+            row.offset, row.timestamp, self.key_head(row), body, row.producer_id,
+            "true" if row.transactional else "false", self.file_tail(row.file, row.partition))
+
+    def key_head(self, row) -> str:
+        """The fields a data row's key decides: ',"type":...,"key_version":...,"key":{...}'."""
+        kb = row.key_bytes
+        head = self.keys.get(kb)
+        if head is None:
+            if len(self.keys) >= self.CACHE_LIMIT:
+                self.keys.clear()
+            head = self.keys[kb] = (',"type":%s,"key_version":%d,"key":%s' % (
+                dumps_records(row.type_name), row.record_type, dumps_records(key_to_json(row.key))))
+        return head
+
+    def file_tail(self, file: str, partition) -> str:
+        """The row's end: ',"partition":...,"file":...}'."""
+        tail = self.files.get((file, partition))
+        if tail is None:
+            tail = self.files[(file, partition)] = ',"partition":%s,"file":%s}' % (
+                dumps_records(partition), dumps_records(file))
+        return tail
 
 
 def csv_row(row) -> dict:
@@ -179,9 +187,27 @@ class RowWriter:
             payloads.append("")
             self.stream.write("\n".join(payloads))
             return
+        if self.output == "json":
+            self.writer.write_texts(payloads)
+            return
         add = self._add
         for payload in payloads:
             add(payload)
+
+    @property
+    def separator(self) -> str:
+        """What stands between two rows' payloads in jsonl and json output."""
+        return "\n" if self.output == "jsonl" else ",\n"
+
+    def add_joined(self, text: str, count: int) -> None:
+        """`count` jsonl/json payloads already joined by `separator` (one write)."""
+        if not count:
+            return
+        self.count += count
+        if self.output == "jsonl":
+            self.stream.write(text + "\n")
+        else:
+            self.writer.write_joined(text, count)
 
     def close(self) -> None:
         if self.output == "json":

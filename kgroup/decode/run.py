@@ -16,27 +16,37 @@ from kgroup.writers import Progress, note
 
 from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
+from .fast_rows import FastDumpLog, FastJsonl
 from .inputs import RowFilter, family_overrides, iter_input, normalize_types, resolve_inputs
 from .outcome import run_decode
-from .render import RowWriter, renderer
+from .render import JsonlLines, RowWriter, renderer
 from .render_state import render_state
 from .state import OffsetsState
 from .state_replay import CompactingReplay
 
 
 class DumpLogSink:
-    decode = True  # the sink gets DecodedRows (False: the batch's undecoded records)
+    """kafka-dump-log's text; with `fast`, from the batch's undecoded records (see `fast_rows`)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, problems, fast=False):
         self.stream = stream
+        self.problems = problems
+        self.decode = not fast  # the sink gets DecodedRows (False: the batch's undecoded records)
+        self.fast = FastDumpLog() if fast else None
+        self.decoder = None
         self.key_texts: dict = {}  # key bytes -> key text, for one input
 
     def begin(self, inp):
         self.key_texts = {}
+        if self.fast is not None:
+            self.decoder = RowDecoder(inp.segment, inp.family, self.problems)
         self.stream.write("".join(line + "\n" for line in header_lines(inp.shown_path, inp.segment.base_offset)))
 
     def batch(self, batch, rows):
-        self.stream.write("\n".join(batch_lines(batch, rows, self.key_texts)) + "\n")
+        if self.fast is None:
+            self.stream.write("\n".join(batch_lines(batch, rows, self.key_texts)) + "\n")
+        else:
+            self.stream.write(self.fast.text(batch, rows, self.decoder, self.key_texts))
 
     def end(self, inp, problems):
         trailing = problems.trailing_bytes.get(inp.segment.path)
@@ -48,19 +58,29 @@ class DumpLogSink:
 
 
 class RowSink:
-    """jsonl / json / csv / table of records, streaming."""
+    """jsonl / json / csv / table of records, streaming; with `fast` (jsonl and json only), from the
+    batch's undecoded records (see `fast_rows`)."""
 
-    decode = True
-
-    def __init__(self, output, row_filter, stream):
+    def __init__(self, output, row_filter, stream, problems, fast=False):
         self.keep = row_filter.keep if row_filter.active else None
-        self.render = renderer(output)
         self.writer = RowWriter(output, stream)
+        self.problems = problems
+        self.decode = not fast
+        if fast:
+            lines = JsonlLines()
+            self.render, self.fast = lines.line, FastJsonl(lines, self.keep, self.writer.separator)
+        else:
+            self.render, self.fast = renderer(output), None
+        self.decoder = None
 
     def begin(self, inp):
-        pass
+        if self.fast is not None:
+            self.decoder = RowDecoder(inp.segment, inp.family, self.problems)
 
     def batch(self, batch, rows):
+        if self.fast is not None:
+            self.writer.add_joined(*self.fast.text(batch, rows, self.decoder))
+            return
         keep, render = self.keep, self.render
         self.writer.add_all([render(row) for row in rows if keep is None or keep(row)])
 
@@ -99,14 +119,18 @@ class StateSink:
         render_state(self.state, self.output, self.filter, self.stream)
 
 
-def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: ProblemLog):
+def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: ProblemLog, *,
+              whole_batches: bool = False):
     """The sink for a view and format; every source (files, a cluster) feeds it batches in log order,
-    decoded rows or, where the sink's ``decode`` is False, the batch's undecoded records."""
+    decoded rows or, where the sink's ``decode`` is False, the batch's undecoded records.
+
+    whole_batches: every batch comes with all its records (no --until cut-offs), which the text
+    sinks need to write offset commits straight from the undecoded records."""
     if view == "state":
         return StateSink(output, row_filter, stream, problems)
     if output == "dump-log":
-        return DumpLogSink(stream)
-    return RowSink(output, row_filter, stream)
+        return DumpLogSink(stream, problems, fast=whole_batches)
+    return RowSink(output, row_filter, stream, problems, fast=whole_batches and output in ("jsonl", "json"))
 
 
 def default_progress(view: str) -> bool:
@@ -150,7 +174,8 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
         note(str(problem))
 
     problems = ProblemLog(strict=strict, report=report)
-    sink = make_sink(view, output, row_filter, stream, problems)
+    sink = make_sink(view, output, row_filter, stream, problems,
+                     whole_batches=until_offset is None and until_time is None)
 
     def body() -> int:
         nonlocal meter

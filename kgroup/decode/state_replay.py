@@ -86,12 +86,16 @@ class CompactingReplay:
         plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
         facts = BatchFacts(batch)
         keys = records.keys() if type(records) is LazyRecords else list(map(_key_of, records))
-        if not plain or self.state.offsets.any_open_transactions() or not self._keys_decode(keys, facts):
+        survivors = self.survivors
+        # keys that survivors holds decode (they were checked to get there); looking them up there
+        # first leaves the update below the same table entries to touch
+        if not plain or self.state.offsets.any_open_transactions() or (
+                None in map(survivors.get, keys) and not self._keys_decode(keys, facts)):
             self.flush()
             self.state.apply_all(self.decoder.rows(batch, list(records)))
             return
         # C-level iteration: the latest record per key bytes wins
-        self.survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
+        survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
         self.problems.records_ok += len(keys)
 
     def _keys_decode(self, keys: list, facts) -> bool:
@@ -100,9 +104,10 @@ class CompactingReplay:
         good = self.good_keys
         if good.issuperset(keys):
             return True
+        new = list(set(keys) - good)
         ok = True
-        for key in set(keys) - good:
-            if key is None or self.probe.rows(facts, (_KeyProbe(key),))[0].kind == "error":
+        for key, row in zip(new, self.probe.rows(facts, list(map(_KeyProbe, new)))):  # a row per probe
+            if row.kind == "error":
                 ok = False
             else:
                 good.add(key)

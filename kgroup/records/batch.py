@@ -11,8 +11,6 @@ import os
 import struct
 from typing import Iterator
 
-import crc32c
-
 from .batch_model import (
     CONTROL_TYPES,
     NO_TIMESTAMP_TYPE,
@@ -25,6 +23,7 @@ from .batch_model import (
     TrailingBytes,
 )
 from .codecs import CODEC_NAMES, CodecError, decompress
+from .crc import crc32c as _crc32c
 from .lazy_records import ZIGZAG, LazyRecords, build_run
 from .legacy import parse_legacy
 
@@ -44,7 +43,6 @@ MAX_STREAM_BATCH = 256 << 20
 #: Read size for files and streams.
 CHUNK = 1 << 20
 
-_crc32c = crc32c.crc32c
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 _PREFIX = struct.Struct(">qi4xb")
 _CONTROL_KEY = struct.Struct(">hh")

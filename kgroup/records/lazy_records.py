@@ -14,7 +14,7 @@ from operator import attrgetter, itemgetter
 
 from .batch_model import Record
 
-__all__ = ["LazyRecords", "build_run", "ZIGZAG"]
+__all__ = ["LazyRecords", "build_run", "record_parts", "part_fields", "ZIGZAG"]
 
 #: Value of every one-byte zig-zag varint (the reader decodes short varints through it).
 ZIGZAG = [(b >> 1) ^ -(b & 1) for b in range(128)]
@@ -107,3 +107,29 @@ class LazyRecords:
             return part[j]
         rows, key_size, value_size = part
         return build_run(rows[j:j + 1], self.base_offset, self.base_ts, self.base_seq, key_size, value_size)[0]
+
+
+def record_parts(records) -> list:
+    """A batch's records (a LazyRecords or a list) as parts in order: lists of Records, and
+    unpacked runs as (rows, key_size, value_size)."""
+    return records.parts if type(records) is LazyRecords else [records]
+
+
+def part_fields(records, part):
+    """Each record of one part (see record_parts) as the tuple of Record's first eight fields
+    (offset, timestamp, sequence, key, value, headers, key_size, value_size), without building a
+    Record for a run's rows. ``Record(*fields)`` is the record itself (the magic-2 data records
+    this walks have no CRC or control fields)."""
+    if type(part) is not tuple:
+        for r in part:
+            yield r.offset, r.timestamp, r.sequence, r.key, r.value, r.headers, r.key_size, r.value_size
+        return
+    rows, key_size, value_size = part
+    zz = ZIGZAG
+    base_offset, base_ts, base_seq = records.base_offset, records.base_ts, records.base_seq
+    has_seq = base_seq >= 0
+    tombstones = value_size < 0
+    for ts, od, key, value in rows:
+        delta = zz[od]
+        yield (base_offset + delta, base_ts + zz[ts], base_seq + delta if has_seq else -1, key,
+               None if tombstones else value, [], key_size, value_size)
