@@ -11,8 +11,6 @@ cooperative (revoke only what moves, then rejoin) partition handover.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
@@ -20,6 +18,8 @@ from kgroup.assignors import MemberInfo, get_assignor
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
+
+from .heartbeat_slots import HeartbeatSlots
 
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
@@ -43,7 +43,7 @@ class ConsumerConfig:
     wire_heartbeats: bool = False              # True: every heartbeat is a HeartbeatRequest
 
 
-class SimConsumer:
+class SimConsumer(HeartbeatSlots):
     """One consumer process. ``name`` identifies the process (its client.id) across restarts."""
 
     def __init__(self, engine, ledger, name: str, config: ConsumerConfig,
@@ -63,14 +63,7 @@ class SimConsumer:
         self.state = "stopped"           # stopped | joining | syncing | stable | fenced | failed
         self.error: str | None = None
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
-        self._heartbeat_token = 0
-        self._beat = None                # the scheduled heartbeat call, reused while quiet
-        self._slot_ms = 0                # a heartbeat slot: slots are _slot_ms + k * interval
-        self._refreshed_ms = 0           # when the coordinator last refreshed the session
-        # Asleep, a quiet member next heartbeats this long after its last one: the last slot
-        # before the session would expire (the engine wakes it earlier when needed).
-        interval, session = config.heartbeat_interval_ms, config.session_timeout_ms
-        self._sleep_ms = max(1, (session - 1) // interval) * interval if interval < session else interval
+        self._init_slots()
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -104,44 +97,11 @@ class SimConsumer:
         self.incarnation += 1
         self._heartbeat_token += 1
 
-    def _settle_session(self) -> None:
-        """Leaving the stable state: the session deadline the skipped heartbeats would have set.
-
-        While asleep the coordinator only saw the first quiet heartbeat; a process that now
-        stops must expire one session timeout after its last heartbeat slot, as it would have.
-        """
-        engine = self.engine
-        self.engine.unsleep(self)
-        now = engine.coordinator.now_ms
-        if now < self._slot_ms:
-            return                        # no heartbeat since the SyncGroup
-        interval = self.config.heartbeat_interval_ms
-        last = self._slot_ms + (now - self._slot_ms) // interval * interval
-        if last <= self._refreshed_ms:
-            return
-        if not engine.coordinator.set_session_deadline(
-                engine.group_id, self.member_id, last + self.config.session_timeout_ms - now):
-            return
-        self._refreshed_ms = last
-
-    def wake(self, now: int, born: int) -> None:
-        """The engine's call when a heartbeat may no longer be quiet: beat at the next slot.
-
-        A slot at ``now`` itself is still to come when the change was scheduled (``born``)
-        before that heartbeat would have been, one interval ago.
-        """
-        if self.state != "stable":
-            return
-        interval = self.config.heartbeat_interval_ms
-        elapsed = now - self._slot_ms
-        slots = elapsed // interval + 1
-        if elapsed > 0 and elapsed % interval == 0 and born < now - interval:
-            slots -= 1
-        at = self._slot_ms + slots * interval
-        if at >= self._slot_ms + self._sleep_ms:
-            return                        # the pending wake-up is that very slot
-        self._heartbeat_token += 1
-        self.engine.at(at, partial(self._heartbeat, self._heartbeat_token))
+    def _move_session(self, last_slot_ms: int) -> bool:
+        coordinator = self.engine.coordinator
+        return coordinator.set_session_deadline(
+            self.engine.group_id, self.member_id,
+            last_slot_ms + self.config.session_timeout_ms - coordinator.now_ms)
 
     def _lose_all(self, why: str) -> None:
         now = self.engine.now
@@ -326,11 +286,7 @@ class SimConsumer:
                 # (spec c.2 step 6); do just that, without building request and response,
                 # and sleep through the heartbeats that would only do the same again.
                 engine.coordinator.refresh_session(group, self.member_id)
-                beat = self._beat
-                if beat is None or beat.args[0] != token:
-                    beat = self._beat = partial(self._heartbeat, token)
-                engine.at(now + self._sleep_ms, beat)
-                engine.sleep(self)
+                self._sleep(token, now)
                 return True
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,
