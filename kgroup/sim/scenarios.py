@@ -20,7 +20,9 @@ from kafka.protocol.consumer.group import LeaveGroupRequest
 from kgroup.assignors import ASSIGNORS
 from kgroup.coordinator import GroupCoordinator
 
+from . import consumer_group
 from .client import ConsumerConfig, SimConsumer
+from .consumer_client import ConsumerProtocolConsumer
 from .engine import Engine
 from .metrics import Ledger
 
@@ -28,6 +30,7 @@ SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
              "crash", "duplicate-instance")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
+PROTOCOLS = ("classic", "consumer")
 GROUP = "g"
 
 
@@ -44,7 +47,9 @@ class SimParams:
     members: int = 3
     topics: tuple[tuple[str, int], ...] = (("t", 9),)
     membership: str = "static"
-    assignor: str = "range"
+    protocol: str = "classic"       # group.protocol of every consumer
+    assignor: str = "range"         # the classic consumers' partition.assignment.strategy
+    server_assignor: str = "uniform"  # the assignor consumer-protocol members ask the coordinator for
     restart_ms: int = 10_000
     session_timeout_ms: int = 45_000
     rebalance_timeout_ms: int = 300_000
@@ -65,7 +70,10 @@ class SimParams:
             (bool(self.topics), "at least one topic is needed"),
             (all(n >= 1 for _, n in self.topics), "every topic needs at least one partition"),
             (self.membership in MEMBERSHIPS, f"unknown membership {self.membership!r}"),
+            (self.protocol in PROTOCOLS, f"unknown protocol {self.protocol!r}"),
             (self.assignor in ASSIGNORS, f"unknown assignor {self.assignor!r}"),
+            (self.server_assignor in consumer_group.SERVER_ASSIGNORS,
+             f"unknown server-side assignor {self.server_assignor!r}"),
             (self.order in ORDERS, f"unknown bounce order {self.order!r}"),
             (self.concurrency >= 1, f"--concurrency must be at least 1 (got {self.concurrency})"),
             (self.count >= 1, f"--count must be at least 1 (got {self.count})"),
@@ -106,12 +114,17 @@ class SimResult:
     rebalance_times: list = field(default_factory=list)
     duration_ms: int = 0
     remove_members: bool = False
+    protocol: str = "classic"
+    group_epoch_start: int | None = None   # consumer protocol; its generation fields are None
+    group_epoch_end: int | None = None
 
     def as_dict(self, events: bool = True) -> dict:
-        out = {"scenario": self.scenario, "membership": self.membership, "assignor": self.assignor,
+        out = {"scenario": self.scenario, "protocol": self.protocol,
+               "membership": self.membership, "assignor": self.assignor,
                "members": self.members, "partitions": self.partitions,
                "rebalances": self.rebalances, "generation_start": self.generation_start,
-               "generation_end": self.generation_end, "partitions_moved": self.partitions_moved,
+               "generation_end": self.generation_end, "group_epoch_start": self.group_epoch_start,
+               "group_epoch_end": self.group_epoch_end, "partitions_moved": self.partitions_moved,
                "unowned_partition_seconds": self.unowned_partition_seconds,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
                "settled": self.settled, "errors": self.errors}
@@ -127,12 +140,19 @@ class Run:
         params.validate()
         self.params = params
         counter = itertools.count()
-        self.coordinator = GroupCoordinator(
-            config={"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms},
-            uuid_source=lambda: f"{next(counter):08d}")
+        self.consumer_protocol = params.protocol == "consumer"
+        config = {"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms}
+        if self.consumer_protocol:
+            config.update(consumer_group.coordinator_config(params.session_timeout_ms,
+                                                            params.heartbeat_interval_ms))
+        self.coordinator = GroupCoordinator(config=config, uuid_source=lambda: f"{next(counter):08d}")
+        image = consumer_group.topic_image(params.topics)
+        self.coordinator.set_topics(image)
+        self.topic_names = {topic_id: name for name, (topic_id, _) in image.items()}
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
-        self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition)
+        self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition,
+                             protocol=params.protocol, on_epoch_bump=self.ledger.epoch_bump)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._names = itertools.count()
@@ -140,7 +160,8 @@ class Run:
     def config(self, **overrides) -> ConsumerConfig:
         p = self.params
         values = dict(topics=tuple(sorted(t for t, _ in p.topics)),
-                      partitions_per_topic=tuple(sorted(p.topics)), assignor=p.assignor,
+                      partitions_per_topic=tuple(sorted(p.topics)),
+                      assignor=p.server_assignor if self.consumer_protocol else p.assignor,
                       session_timeout_ms=p.session_timeout_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
                       heartbeat_interval_ms=p.heartbeat_interval_ms,
@@ -151,9 +172,14 @@ class Run:
     def add_consumer(self, static: bool, name: str | None = None,
                      instance_id: str | None = None) -> SimConsumer:
         name = name or f"c{next(self._names)}"
-        consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
-                               instance_id=(instance_id or name) if static else None,
-                               group_id=GROUP, rng=self.random)
+        instance_id = (instance_id or name) if static else None
+        if self.consumer_protocol:
+            consumer = ConsumerProtocolConsumer(self.engine, self.ledger, name, self.config(),
+                                                self.topic_names, instance_id=instance_id,
+                                                group_id=GROUP, rng=self.random)
+        else:
+            consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
+                                   instance_id=instance_id, group_id=GROUP, rng=self.random)
         self.consumers.append(consumer)
         return consumer
 
@@ -162,6 +188,8 @@ class Run:
         return [c for c in self.consumers if c.running]
 
     def settled(self) -> bool:
+        if self.consumer_protocol:
+            return consumer_group.settled(self.engine.group(), self.live(), self.ledger)
         group = self.engine.group()
         if group is None or group.state != "Stable":
             return False
@@ -174,8 +202,8 @@ class Run:
 
     def leader(self) -> SimConsumer | None:
         group = self.engine.group()
-        if group is None:
-            return None
+        if group is None or self.consumer_protocol:
+            return None                  # a consumer group has no leader
         return next((c for c in self.live() if c.member_id == group.leader_id), None)
 
     def cap_ms(self) -> int:
@@ -206,7 +234,12 @@ class Run:
     def _stuck(self, what: str, limit: int) -> str:
         errors = [c.error for c in self.consumers if c.error]
         group = self.engine.group()
-        state = "no group" if group is None else f"group {group.state} generation {group.generation_id}"
+        if group is None:
+            state = "no group"
+        elif self.consumer_protocol:
+            state = f"group {group.state} epoch {group.group_epoch}"
+        else:
+            state = f"group {group.state} generation {group.generation_id}"
         detail = f"; {errors[0]}" if errors else ""
         return f"{what} within {limit} ms of virtual time ({state}){detail}"
 
@@ -258,23 +291,30 @@ class Run:
             return [leader] + rest if order == "leader-first" else rest + [leader]
         return members
 
-    def finish(self, scenario: str, membership: str, start_ms: int, generation_start: int) -> SimResult:
+    def finish(self, scenario: str, membership: str, start_ms: int, epoch_start: int) -> SimResult:
+        """``epoch_start``: the classic generation, or the consumer group's epoch, at the start."""
         limit = self.engine.now + self.cap_ms()
         settled = self.engine.run_until(limit, self.settled)
         ledger = self.ledger
         ledger.close(self.engine.now)
         group = self.engine.group()
-        generation_end = group.generation_id
-        pending = 1 if group.state == "PreparingRebalance" else 0
+        if self.consumer_protocol:     # a "rebalance" is a group-epoch bump
+            epoch_end = group.group_epoch
+            epochs = {"protocol": "consumer", "group_epoch_start": epoch_start,
+                      "group_epoch_end": epoch_end, "generation_start": None,
+                      "generation_end": None, "rebalances": epoch_end - epoch_start}
+        else:
+            epoch_end = group.generation_id
+            pending = 1 if group.state == "PreparingRebalance" else 0
+            epochs = {"generation_start": epoch_start, "generation_end": epoch_end,
+                      "rebalances": epoch_end - epoch_start + pending}
         live_names = {c.name for c in self.live()}
         stops = [v for n, v in ledger.longest_stop.items() if n in live_names]
         stops += [self.engine.now - max(since, start_ms) for n, since in ledger.stopped_since.items()
                   if n in live_names]
         return SimResult(
-            scenario=scenario, membership=membership, assignor=self.params.assignor,
+            scenario=scenario, membership=membership, assignor=self.config().assignor,
             members=len(self.live()), partitions=len(ledger.partitions),
-            rebalances=generation_end - generation_start + pending,
-            generation_start=generation_start, generation_end=generation_end,
             partitions_moved=len(ledger.moved),
             unowned_partition_seconds=round(ledger.unowned_ms / 1000, 3),
             time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
@@ -282,14 +322,15 @@ class Run:
             errors=[c.error for c in self.consumers if c.error],
             events=ledger.events, intervals=ledger.intervals,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
-            remove_members=self.params.remove_members)
+            remove_members=self.params.remove_members, **epochs)
 
 
 # ---- scenarios ------------------------------------------------------------------------------
 def _begin(run: Run) -> tuple[int, int]:
     start = run.engine.now
     run.ledger.begin(start)
-    return start, run.engine.group().generation_id
+    group = run.engine.group()
+    return start, group.group_epoch if run.consumer_protocol else group.generation_id
 
 
 def run_scenario(scenario: str, params: SimParams) -> SimResult:
@@ -315,9 +356,8 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
         run.bounce_all(run.bounce_order(), static=True)
     elif scenario == "downgrade":
         run.bounce_all(run.bounce_order(), static=False)
-    elif scenario == "leader-bounce":
-        leader = run.leader()
-        run.bounce_all([leader])
+    elif scenario == "leader-bounce":       # a consumer group has no leader: its first member
+        run.bounce_all([run.leader() or run.bounce_order()[0]])
     elif scenario == "crash":
         run.bounce_all(run.bounce_order()[:params.count], crash=True)
     elif scenario == "scale-down":
@@ -349,7 +389,7 @@ def _scale_down(run: Run) -> None:
 
 
 # ---- comparisons ----------------------------------------------------------------------------
-COMPARE = ("membership", "assignor", "removal")
+COMPARE = ("membership", "assignor", "removal", "protocol")
 
 
 def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
@@ -362,7 +402,11 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
                                 "it switches membership by definition")
         return [replace(params, membership=m) for m in MEMBERSHIPS]
     if compare == "assignor":
+        if params.protocol == "consumer":
+            return [replace(params, server_assignor=a) for a in consumer_group.SERVER_ASSIGNORS]
         return [replace(params, assignor=a) for a in ASSIGNORS]
+    if compare == "protocol":
+        return [replace(params, protocol=p) for p in PROTOCOLS]
     if compare == "removal":
         if scenario != "scale-down":
             raise ParameterError("--compare removal applies only to scale-down")
