@@ -34,7 +34,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from kgroup.coordinator import GroupCoordinator  # noqa: E402
 from kgroup.sim import consumer_client, scenarios  # noqa: E402
-from kgroup.sim.scenarios import SimParams, run_scenario  # noqa: E402
+from kgroup.sim.model import SimParams  # noqa: E402
+from kgroup.sim.scenarios import run_scenario  # noqa: E402
 
 
 class RecordingCoordinator(GroupCoordinator):

@@ -114,7 +114,8 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
 
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """
-    from kgroup.sim.scenarios import ParameterError, ScenarioError, SimParams, run_scenario, variants
+    from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
+    from kgroup.sim.scenarios import run_scenario
 
     params = SimParams(
         members=members, topics=topics, membership=membership, protocol=protocol,

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
 from kgroup.commands.cli import cli
-from kgroup.sim.scenarios import SCENARIOS, GROUP, Run, SimParams, run_scenario, variants
+from kgroup.sim.model import GROUP, SCENARIOS, SimParams, variants
+from kgroup.sim.scenarios import Run, run_scenario
 
 
 def run(scenario, **kw):

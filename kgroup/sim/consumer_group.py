@@ -12,8 +12,6 @@ import uuid
 
 from .consumer_client import RECONCILED
 
-SERVER_ASSIGNORS = ("uniform", "range")
-
 
 def coordinator_config(session_timeout_ms: int, heartbeat_interval_ms: int) -> dict:
     return {
