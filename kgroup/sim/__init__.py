@@ -6,7 +6,7 @@
 The assignors the simulated leaders run are library code, in ``kgroup.assignors``.
 
 Modules: ``client`` (a simulated classic-protocol consumer), ``consumer_client`` (a simulated
-KIP-848 consumer-protocol one), ``heartbeat_slots`` (their coalesced heartbeats), ``consumer_group``
+KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesced heartbeats), ``consumer_group``
 (the simulated consumer group's settings and settle test), ``engine`` (one clock for coordinator
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
 comparisons), ``scenarios``, ``plot`` (matplotlib, optional).

@@ -19,7 +19,7 @@ from kgroup.kafka_errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID, na
 from kgroup.protocol import ConsumerGroupHeartbeatRequest
 
 from .client import RETRIABLE, RETRY_BACKOFF_MS
-from .heartbeat_slots import HeartbeatSlots
+from .process import SimProcess
 
 Heartbeat = ConsumerGroupHeartbeatRequest[1]
 TopicPartitions = ConsumerGroupHeartbeatRequest.TopicPartitions
@@ -38,7 +38,7 @@ def session_from(coordinator, group_id: str, member_id: str, slot_ms: int) -> No
         coordinator.now_ms = now
 
 
-class ConsumerProtocolConsumer(HeartbeatSlots):
+class ConsumerProtocolConsumer(SimProcess):
     """One consumer process; ``topics`` maps topic id -> name (the coordinator's image)."""
 
     def __init__(self, engine, ledger, name: str, config, topics: dict,
@@ -90,20 +90,11 @@ class ConsumerProtocolConsumer(HeartbeatSlots):
         self.ledger.consuming(self.engine.now, self.name, False)
         self._join()
 
-    def stop(self, crash: bool = False) -> None:
-        """Close (a leave heartbeat: epoch -2 static, -1 dynamic), or crash without a word."""
-        if not self.running:
-            return
-        if self.state == "stable" and not self.config.wire_heartbeats:
-            self._settle_session()
-        if not crash:
-            epoch = STATIC_LEAVE_EPOCH if self.instance_id is not None else LEAVE_EPOCH
-            self._event("leave", member_id=self.member_id, epoch=epoch)
-            self.engine.handle(self._request(epoch), self.name)
-        self._lose_all("crash" if crash else "stop")
-        self.state = "stopped"
-        self.incarnation += 1
-        self._heartbeat_token += 1
+    def _leave(self) -> None:
+        """A leave heartbeat: epoch -2 for a static member (its partitions wait), -1 otherwise."""
+        epoch = STATIC_LEAVE_EPOCH if self.instance_id is not None else LEAVE_EPOCH
+        self._event("leave", member_id=self.member_id, epoch=epoch)
+        self.engine.handle(self._request(epoch), self.name)
 
     def _move_session(self, last_slot_ms: int) -> bool:
         group = self.engine.group()
@@ -111,14 +102,6 @@ class ConsumerProtocolConsumer(HeartbeatSlots):
             return False
         session_from(self.engine.coordinator, self.group_id, self.member_id, last_slot_ms)
         return True
-
-    def _lose_all(self, why: str, **detail) -> None:
-        now = self.engine.now
-        if self.owned:
-            self.ledger.release(now, self.name, sorted(self.owned), 0)
-            self.owned = set()
-        self.ledger.consuming(now, self.name, False)
-        self._event(why, **detail)
 
     def _fail(self, code: int) -> None:
         self.error = f"{self.name}: ConsumerGroupHeartbeat failed with {name_of(code)} ({code})"
@@ -160,38 +143,20 @@ class ConsumerProtocolConsumer(HeartbeatSlots):
         self.epoch = 0
         self.state = "joining"
         self._spread = self.rng is not None
-        self._send()
+        self._send_heartbeat()
 
-    def _send(self) -> None:
+    def _refresh_session(self) -> None:
+        session_from(self.engine.coordinator, self.group_id, self.member_id, self.engine.now)
+
+    def _send_heartbeat(self) -> None:
         self._unacknowledged = False
         incarnation, token = self.incarnation, self._heartbeat_token
         self.engine.handle(self._request(self.epoch), self.name,
                            lambda r: self._on_response(incarnation, token, r))
 
     # ---- heartbeat ----------------------------------------------------------------------
-    def _schedule_heartbeat(self, delay_ms: int) -> None:
-        self._heartbeat_token += 1
-        token = self._heartbeat_token
-        self._slot_ms = self.engine.now + delay_ms
-        self.engine.after(delay_ms, lambda: self._heartbeat(token))
-
-    def _heartbeat(self, token: int) -> bool | None:
-        """Returns True when nothing observable happened (the engine's quiet event)."""
-        if token != self._heartbeat_token or self.state != "stable":
-            return True
-        engine = self.engine
-        now = engine.coordinator.now_ms
-        self._slot_ms = self._refreshed_ms = now
-        if not self.config.wire_heartbeats and self._quiet():
-            # The coordinator could only answer "nothing new" and restart the session timer: do
-            # just that, and sleep through the heartbeats that would only do the same again.
-            session_from(engine.coordinator, self.group_id, self.member_id, now)
-            self._sleep(token, now)
-            return True
-        self._send()
-        return None
-
     def _quiet(self) -> bool:
+        """At the group epoch, owning its target, and the coordinator has heard so."""
         group = self.engine.group()
         if group is None or self._unacknowledged:
             return False
@@ -213,7 +178,7 @@ class ConsumerProtocolConsumer(HeartbeatSlots):
                 self._reconcile(response.assignment, first=joined)
             if self._unacknowledged:
                 self._heartbeat_token += 1
-                self._send()            # acknowledge at once, as the Java client does
+                self._send_heartbeat()            # acknowledge at once, as the Java client does
                 return
             delay = response.heartbeat_interval_ms
             if self._spread:
@@ -232,7 +197,7 @@ class ConsumerProtocolConsumer(HeartbeatSlots):
         def again():
             if incarnation == self.incarnation and self.running:
                 self._heartbeat_token += 1
-                self._send()
+                self._send_heartbeat()
         return again
 
     def _reconcile(self, assignment, first: bool) -> None:

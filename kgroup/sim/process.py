@@ -1,4 +1,5 @@
-"""Coalesced heartbeats, the client half shared by both protocols' simulated consumers.
+"""What both protocols' simulated consumer processes share: stopping, losing partitions, and the
+client half of coalesced heartbeats.
 
 A quiet member (one whose heartbeat the coordinator could only acknowledge) "sleeps": it
 refreshes its session once and next wakes at its last heartbeat slot before the session would
@@ -12,9 +13,33 @@ from __future__ import annotations
 from functools import partial
 
 
-class HeartbeatSlots:
-    """Mixed into a simulated consumer with ``engine``, ``config``, ``state``, ``_heartbeat(token)``
-    and ``_move_session(last_slot_ms)`` (the coordinator call that restarts its session there)."""
+class SimProcess:
+    """Base of a simulated consumer with ``engine``, ``ledger``, ``name``, ``config``, ``state``,
+    ``owned``, ``running`` and its protocol's ``_leave()`` (what a clean close sends),
+    ``_quiet()`` (its heartbeat could only refresh the session), ``_refresh_session()`` (that
+    refresh, done directly), ``_send_heartbeat()`` and ``_move_session(last_slot_ms)`` (restart
+    the session as if at that earlier slot)."""
+
+    def stop(self, crash: bool = False) -> None:
+        """Close (``_leave``), or crash: vanish without a word."""
+        if not self.running:
+            return
+        if self.state == "stable" and not self.config.wire_heartbeats:
+            self._settle_session()
+        if not crash:
+            self._leave()
+        self._lose_all("crash" if crash else "stop")
+        self.state = "stopped"
+        self.incarnation += 1
+        self._heartbeat_token += 1
+
+    def _lose_all(self, why: str, **detail) -> None:
+        now = self.engine.now
+        if self.owned:
+            self.ledger.release(now, self.name, sorted(self.owned), 0)
+            self.owned = type(self.owned)()
+        self.ledger.consuming(now, self.name, False)
+        self.ledger.event(now, why, self.name, **detail)
 
     def _init_slots(self) -> None:
         self._heartbeat_token = 0
@@ -23,6 +48,29 @@ class HeartbeatSlots:
         self._refreshed_ms = 0           # when the coordinator last refreshed the session
         interval, session = self.config.heartbeat_interval_ms, self.config.session_timeout_ms
         self._sleep_ms = max(1, (session - 1) // interval) * interval if interval < session else interval
+
+    def _schedule_heartbeat(self, delay_ms: int | None = None) -> None:
+        self._heartbeat_token += 1
+        token = self._heartbeat_token
+        delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
+        self._slot_ms = self.engine.now + delay
+        self.engine.after(delay, lambda: self._heartbeat(token))
+
+    def _heartbeat(self, token: int) -> bool | None:
+        """Returns True when nothing observable happened (the engine's quiet event)."""
+        if token != self._heartbeat_token or self.state != "stable":
+            return True
+        now = self.engine.coordinator.now_ms
+        self._slot_ms = self._refreshed_ms = now
+        if not self.config.wire_heartbeats and self._quiet():
+            # The coordinator could only acknowledge and restart the session timer: do just that,
+            # without building request and response, and sleep through the heartbeats that would
+            # only do the same again.
+            self._refresh_session()
+            self._sleep(token, now)
+            return True
+        self._send_heartbeat()
+        return None
 
     def _sleep(self, token: int, now: int) -> None:
         """Next beat at the last slot before the session expires; the engine may wake it earlier."""
