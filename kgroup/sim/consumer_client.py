@@ -54,7 +54,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self.member_id = ""
         self.epoch = 0
         self.owned: set = set()              # (topic, partition) held now
-        self.state = "stopped"               # stopped | joining | stable | fenced | failed
+        self.state = "stopped"               # stopped | joining | stable | failed
         self.error: str | None = None
         self.incarnation = 0                 # bumps on start and stop: stale replies are dropped
         self.starts = 0

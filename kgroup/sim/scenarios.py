@@ -6,8 +6,9 @@
 
 Every scenario first forms a Stable group (the warm-up is not measured), then acts, then
 runs until the group has settled: Stable, every live consumer synced in the current
-generation, every partition owned, and no member left in the group that is not a live
-consumer (a static member that stopped stays until its session times out).
+generation (a consumer group: at the group epoch, owning its target, acknowledged), every
+partition owned, and no member left in the group that is not a live consumer (a static
+member that stopped stays until its session times out).
 """
 
 from __future__ import annotations
