@@ -10,6 +10,7 @@ SCENARIOS = ["rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
              "crash", "duplicate-instance"]
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]
 ORDERS = ["name", "reverse", "random", "leader-first", "leader-last"]
+SERVER_ASSIGNORS = ["uniform", "range"]
 
 ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
         ("partitions", "partitions"), ("rebalances", "rebalances"),
@@ -46,16 +47,23 @@ def _positive(ctx, param, value):
               help="A subscribed topic (repeatable; default t:9).")
 @click.option("--membership", type=click.Choice(["static", "dynamic"]), default="static",
               show_default=True, help="group.instance.id set (static) or not (dynamic).")
+@click.option("--protocol", type=click.Choice(["classic", "consumer"]), default="classic",
+              show_default=True, help="group.protocol of every consumer: the classic group protocol, "
+                                      "or KIP-848's consumer protocol (server-side assignment).")
 @click.option("--assignor", type=click.Choice(ASSIGNORS), default="range", show_default=True,
-              help="partition.assignment.strategy of every consumer.")
+              help="partition.assignment.strategy of every classic consumer.")
+@click.option("--server-assignor", type=click.Choice(SERVER_ASSIGNORS), default="uniform",
+              show_default=True, help="group.remote.assignor of every consumer-protocol consumer.")
 @click.option("--restart-ms", type=click.IntRange(min=0), default=10_000, show_default=True,
               help="How long a restarted (or crashed) process stays down.")
 @click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
-              callback=_positive, help="session.timeout.ms of the consumers.")
+              callback=_positive, help="session.timeout.ms of the consumers (consumer protocol: "
+                                       "the coordinator's group.consumer.session.timeout.ms).")
 @click.option("--rebalance-timeout-ms", type=int, default=300_000, show_default=True,
               callback=_positive, help="max.poll.interval.ms of the consumers (the rebalance timeout).")
 @click.option("--heartbeat-interval-ms", type=int, default=3_000, show_default=True,
-              callback=_positive, help="heartbeat.interval.ms of the consumers.")
+              callback=_positive, help="heartbeat.interval.ms of the consumers (consumer protocol: "
+                                       "the coordinator's group.consumer.heartbeat.interval.ms).")
 @click.option("--initial-rebalance-delay-ms", type=click.IntRange(min=0), default=3_000,
               show_default=True, help="group.initial.rebalance.delay.ms of the coordinator.")
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
@@ -71,9 +79,11 @@ def _positive(ctx, param, value):
                    "LeaveGroup instead of waiting for their session timeout.")
 @click.option("--sort-by", type=click.Choice(["instance-id", "member-id"]), default="instance-id",
               show_default=True, help="Member order the assignor uses (KIP-345: instance id first).")
-@click.option("--compare", type=click.Choice(["membership", "assignor", "removal"]), default=None,
-              help="Run the variants side by side: static vs dynamic, every assignor, or "
-                   "(scale-down) waiting vs --remove-members.")
+@click.option("--compare", type=click.Choice(["membership", "assignor", "removal", "protocol"]),
+              default=None,
+              help="Run the variants side by side: static vs dynamic, every assignor (every "
+                   "server-side one with --protocol consumer), (scale-down) waiting vs "
+                   "--remove-members, or classic (with --assignor) vs consumer protocol.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seeds heartbeat phases and the random bounce order.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
@@ -81,7 +91,8 @@ def _positive(ctx, param, value):
               help="Draw the timeline (needs matplotlib: pip install 'kgroup[plot]').")
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
-def simulate(scenario, output, members, topics, membership, assignor, restart_ms, session_timeout_ms,
+def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
+             restart_ms, session_timeout_ms,
              rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
              concurrency, count, remove_members, sort_by, compare, seed, show_events, plot_path,
              wire_heartbeats):
@@ -92,19 +103,23 @@ def simulate(scenario, output, members, topics, membership, assignor, restart_ms
     without LeaveGroup, restart after --restart-ms), duplicate-instance (a second process
     with the same group.instance.id).
 
-    Simulated consumers speak the classic group protocol to kgroup's coordinator: the group
+    Simulated consumers speak the classic group protocol (or, with --protocol consumer,
+    KIP-848's, as the Java client and librdkafka do) to kgroup's coordinator: the group
     forms first (not measured), then the scenario runs until the group settles. Reported:
-    rebalances (entries into PreparingRebalance), generations, partitions moved (those that
-    went to another process than their owner at the start at some point, even if they came
-    back), partition-seconds without an owner, the longest stop of a member, time to Stable,
-    and an event log (JSON, or --events).
+    rebalances (entries into PreparingRebalance; group-epoch bumps for a consumer group),
+    generations (group epochs), partitions moved (those that went to another process than
+    their owner at the start at some point, even if they came back), partition-seconds
+    without an owner, the longest stop of a member, time to Stable (a consumer group: every
+    member at the group epoch owning its target), and an event log (JSON, or --events).
 
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """
-    from kgroup.sim.scenarios import ParameterError, ScenarioError, SimParams, run_scenario, variants
+    from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
+    from kgroup.sim.scenarios import run_scenario
 
     params = SimParams(
-        members=members, topics=topics, membership=membership, assignor=assignor,
+        members=members, topics=topics, membership=membership, protocol=protocol,
+        assignor=assignor, server_assignor=server_assignor,
         restart_ms=restart_ms, session_timeout_ms=session_timeout_ms,
         rebalance_timeout_ms=rebalance_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
         initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
@@ -142,24 +157,39 @@ def _label(result, compare) -> str:
         return result.assignor
     if compare == "removal":
         return "remove-members" if result.remove_members else "session timeout"
+    if compare == "protocol":
+        return result.protocol
     return "value"
+
+
+def _epochs_label(results) -> str:
+    """What the epoch row counts: classic generations, consumer-group epochs, or both."""
+    protocols = {r.protocol for r in results}
+    if protocols == {"consumer"}:
+        return "group epoch"
+    return "generation" if protocols == {"classic"} else "generation / group epoch"
+
+
+def _epochs(result) -> str:
+    if result.protocol == "consumer":
+        return f"{result.group_epoch_start} -> {result.group_epoch_end}"
+    return f"{result.generation_start} -> {result.generation_end}"
 
 
 def _print_table(scenario, results, compare, show_events) -> None:
     from kgroup.writers import table
 
     rows = []
+    if compare != "protocol" and any(r.protocol != "classic" for r in results):
+        rows.append(["protocol"] + [r.protocol for r in results])
     for label, key in ROWS:
-        cells = []
-        for r in results:
-            if label == "generation":
-                cells.append(f"{r.generation_start} -> {r.generation_end}")
-            elif label == "errors":
-                cells.append(str(len(r.errors)))
-            else:
-                value = getattr(r, key)
-                cells.append("not settled" if value is None else str(value))
-        rows.append([label] + cells)
+        if label == "generation":
+            rows.append([_epochs_label(results)] + [_epochs(r) for r in results])
+        elif label == "errors":
+            rows.append([label] + [str(len(r.errors)) for r in results])
+        else:
+            values = (getattr(r, key) for r in results)
+            rows.append([label] + ["not settled" if v is None else str(v) for v in values])
     table(rows, headers=[scenario] + [_label(r, compare) for r in results])
     for r in results:
         prefix = f"{_label(r, compare)}: " if compare else ""

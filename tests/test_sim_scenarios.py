@@ -2,7 +2,8 @@
 
 import pytest
 
-from kgroup.sim.scenarios import ParameterError, ScenarioError, SimParams, run_scenario, variants
+from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
+from kgroup.sim.scenarios import run_scenario
 
 
 def run(scenario, **kw):

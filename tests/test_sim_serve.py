@@ -15,7 +15,8 @@ from kafka import KafkaConsumer
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
 from kgroup.server.harness import ThreadedBroker
-from kgroup.sim.scenarios import SimParams, run_scenario
+from kgroup.sim.model import SimParams
+from kgroup.sim.scenarios import run_scenario
 
 pytestmark = pytest.mark.timeout(60)
 

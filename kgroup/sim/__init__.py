@@ -1,10 +1,13 @@
 """kgroup.sim: predict what group operations cost, on the embedded coordinator in virtual time.
 
-    from kgroup.sim.scenarios import SimParams, run_scenario     # `kgroup simulate`
+    from kgroup.sim.model import SimParams                       # `kgroup simulate`
+    from kgroup.sim.scenarios import run_scenario
 
 The assignors the simulated leaders run are library code, in ``kgroup.assignors``.
 
-Modules: ``client`` (a simulated classic-protocol consumer), ``engine`` (one clock for coordinator
-timers and client events), ``metrics`` (ownership ledger), ``scenarios``, ``plot`` (matplotlib,
-optional).
+Modules: ``client`` (a simulated classic-protocol consumer), ``consumer_client`` (a simulated
+KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesced heartbeats), ``consumer_group``
+(the simulated consumer group's settings and settle test), ``engine`` (one clock for coordinator
+timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
+comparisons), ``scenarios``, ``plot`` (matplotlib, optional).
 """

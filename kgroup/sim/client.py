@@ -11,8 +11,6 @@ cooperative (revoke only what moves, then rejoin) partition handover.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
@@ -20,6 +18,8 @@ from kgroup.assignors import MemberInfo, get_assignor
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
+
+from .process import SimProcess
 
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
@@ -43,7 +43,7 @@ class ConsumerConfig:
     wire_heartbeats: bool = False              # True: every heartbeat is a HeartbeatRequest
 
 
-class SimConsumer:
+class SimConsumer(SimProcess):
     """One consumer process. ``name`` identifies the process (its client.id) across restarts."""
 
     def __init__(self, engine, ledger, name: str, config: ConsumerConfig,
@@ -63,14 +63,7 @@ class SimConsumer:
         self.state = "stopped"           # stopped | joining | syncing | stable | fenced | failed
         self.error: str | None = None
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
-        self._heartbeat_token = 0
-        self._beat = None                # the scheduled heartbeat call, reused while quiet
-        self._slot_ms = 0                # a heartbeat slot: slots are _slot_ms + k * interval
-        self._refreshed_ms = 0           # when the coordinator last refreshed the session
-        # Asleep, a quiet member next heartbeats this long after its last one: the last slot
-        # before the session would expire (the engine wakes it earlier when needed).
-        interval, session = config.heartbeat_interval_ms, config.session_timeout_ms
-        self._sleep_ms = max(1, (session - 1) // interval) * interval if interval < session else interval
+        self._init_slots()
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -88,68 +81,19 @@ class SimConsumer:
         self.ledger.consuming(self.engine.now, self.name, False)
         self._join()
 
-    def stop(self, crash: bool = False) -> None:
-        """Close (LeaveGroup only for a dynamic member), or crash: vanish without a word."""
-        if not self.running:
-            return
-        if self.state == "stable" and not self.config.wire_heartbeats:
-            self._settle_session()
-        if not crash and self.instance_id is None and self.member_id:
+    def _leave(self) -> None:
+        """LeaveGroup on close, only for a dynamic member."""
+        if self.instance_id is None and self.member_id:
             request = LeaveGroupRequest(version=5, group_id=self.group_id, members=[
                 Identity(member_id=self.member_id, group_instance_id=None, reason="consumer close")])
             self._event("leave", member_id=self.member_id)
             self.engine.handle(request, self.name)
-        self._lose_all("crash" if crash else "stop")
-        self.state = "stopped"
-        self.incarnation += 1
-        self._heartbeat_token += 1
 
-    def _settle_session(self) -> None:
-        """Leaving the stable state: the session deadline the skipped heartbeats would have set.
-
-        While asleep the coordinator only saw the first quiet heartbeat; a process that now
-        stops must expire one session timeout after its last heartbeat slot, as it would have.
-        """
-        engine = self.engine
-        self.engine.unsleep(self)
-        now = engine.coordinator.now_ms
-        if now < self._slot_ms:
-            return                        # no heartbeat since the SyncGroup
-        interval = self.config.heartbeat_interval_ms
-        last = self._slot_ms + (now - self._slot_ms) // interval * interval
-        if last <= self._refreshed_ms:
-            return
-        if not engine.coordinator.set_session_deadline(
-                engine.group_id, self.member_id, last + self.config.session_timeout_ms - now):
-            return
-        self._refreshed_ms = last
-
-    def wake(self, now: int, born: int) -> None:
-        """The engine's call when a heartbeat may no longer be quiet: beat at the next slot.
-
-        A slot at ``now`` itself is still to come when the change was scheduled (``born``)
-        before that heartbeat would have been, one interval ago.
-        """
-        if self.state != "stable":
-            return
-        interval = self.config.heartbeat_interval_ms
-        elapsed = now - self._slot_ms
-        slots = elapsed // interval + 1
-        if elapsed > 0 and elapsed % interval == 0 and born < now - interval:
-            slots -= 1
-        at = self._slot_ms + slots * interval
-        if at >= self._slot_ms + self._sleep_ms:
-            return                        # the pending wake-up is that very slot
-        self._heartbeat_token += 1
-        self.engine.at(at, partial(self._heartbeat, self._heartbeat_token))
-
-    def _lose_all(self, why: str) -> None:
-        now = self.engine.now
-        if self.owned:
-            self.ledger.release(now, self.name, self.owned, 0)
-            self.owned = []
-        self.ledger.consuming(now, self.name, False)
-        self._event(why)
+    def _move_session(self, last_slot_ms: int) -> bool:
+        coordinator = self.engine.coordinator
+        return coordinator.set_session_deadline(
+            self.engine.group_id, self.member_id,
+            last_slot_ms + self.config.session_timeout_ms - coordinator.now_ms)
 
     def _fail(self, code: int, during: str) -> None:
         self.error = f"{self.name}: {during} failed with {name_of(code)} ({code})"
@@ -301,41 +245,24 @@ class SimConsumer:
         self._schedule_heartbeat(first)
 
     # ---- heartbeat ----------------------------------------------------------------------
-    def _schedule_heartbeat(self, delay_ms: int | None = None) -> None:
-        self._heartbeat_token += 1
-        token = self._heartbeat_token
-        delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
-        self._slot_ms = self.engine.now + delay
-        self.engine.after(delay, lambda: self._heartbeat(token))
+    def _quiet(self) -> bool:
+        """The coordinator can only answer NONE and refresh the session: Stable, this generation,
+        and the member (and its instance id) still its own."""
+        group = self.engine.group()
+        return (group is not None and group.state == "Stable"
+                and group.generation_id == self.generation
+                and self.member_id in group.members
+                and (self.instance_id is None
+                     or group.static_members.get(self.instance_id) == self.member_id))
 
-    def _heartbeat(self, token: int) -> bool | None:
-        """Returns True when nothing observable happened (the engine's quiet event)."""
-        if token != self._heartbeat_token or self.state != "stable":
-            return True
-        engine = self.engine
-        now = engine.coordinator.now_ms
-        self._slot_ms = self._refreshed_ms = now
-        if not self.config.wire_heartbeats:
-            group = engine.group()
-            if (group is not None and group.state == "Stable"
-                    and group.generation_id == self.generation
-                    and self.member_id in group.members
-                    and (self.instance_id is None
-                         or group.static_members.get(self.instance_id) == self.member_id)):
-                # The coordinator can only answer NONE here and refresh the session timer
-                # (spec c.2 step 6); do just that, without building request and response,
-                # and sleep through the heartbeats that would only do the same again.
-                engine.coordinator.refresh_session(group, self.member_id)
-                beat = self._beat
-                if beat is None or beat.args[0] != token:
-                    beat = self._beat = partial(self._heartbeat, token)
-                engine.at(now + self._sleep_ms, beat)
-                engine.sleep(self)
-                return True
+    def _refresh_session(self) -> None:
+        self.engine.coordinator.refresh_session(self.engine.group(), self.member_id)
+
+    def _send_heartbeat(self) -> None:
         request = HeartbeatRequest(version=4, group_id=self.group_id,
                                    generation_id=self.generation, member_id=self.member_id,
                                    group_instance_id=self.instance_id)
-        incarnation = self.incarnation
+        incarnation, token = self.incarnation, self._heartbeat_token
         self.engine.handle(request, self.name, lambda r: self._on_heartbeat(incarnation, token, r))
 
     def _on_heartbeat(self, incarnation: int, token: int, response) -> None:

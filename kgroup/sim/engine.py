@@ -12,6 +12,10 @@ generation, or a JoinGroup/LeaveGroup names a sleeper's instance or member id), 
 woken member heartbeats at its next slot on its own phase, exactly when it would have. A
 sleeper that stops has its session deadline moved back to its last heartbeat slot. A run
 with coalesced heartbeats equals one with every heartbeat sent (``--wire-heartbeats``).
+
+For a KIP-848 consumer group (``protocol="consumer"``) the generation is the group epoch: the
+engine watches it after every request and timer, reports each bump (``on_epoch_bump``) and wakes
+the sleepers, whose next heartbeat may then carry a new assignment.
 """
 
 from __future__ import annotations
@@ -22,9 +26,13 @@ from typing import Callable
 
 class Engine:
     def __init__(self, coordinator, group_id: str, observer: Callable | None = None,
-                 on_transition: Callable | None = None):
+                 on_transition: Callable | None = None, protocol: str = "classic",
+                 on_epoch_bump: Callable | None = None):
         self.coordinator = coordinator
         self.group_id = group_id
+        self.consumer_protocol = protocol == "consumer"
+        self.on_epoch_bump = on_epoch_bump   # on_epoch_bump(group, now) for a consumer group
+        self._group_epoch = None
         if on_transition is not None:
             # on_transition(group, previous state, now) on every state change of this group, as
             # it happens: watching between steps would miss transitions made within one call
@@ -60,7 +68,9 @@ class Engine:
     def handle(self, request, client_id: str, on_response: Callable | None = None):
         """Send one request; ``on_response(response)`` runs as an event once it is answered."""
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
-        if self._sleepers:
+        if self.consumer_protocol:
+            self._watch_group_epoch(self._born)
+        elif self._sleepers:
             self._check_sleepers(request, self._born)
         if on_response is not None:
             reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
@@ -68,6 +78,9 @@ class Engine:
 
     def group(self):
         """The simulated group, live (read it, never change it: only requests change it)."""
+        if self.consumer_protocol:
+            group = self.coordinator.get_group(self.group_id)
+            return group if group is not None and group.group_type == "consumer" else None
         return self.coordinator.get_classic_group(self.group_id)
 
     # ---- coalesced heartbeats -------------------------------------------------------------
@@ -99,6 +112,18 @@ class Engine:
     def _wake(self, consumer, born: int) -> None:
         self.unsleep(consumer)
         consumer.wake(self.coordinator.now_ms, born)
+
+    def _watch_group_epoch(self, born: int) -> None:
+        """A consumer group's epoch moved: report the bump and wake every sleeper."""
+        group = self.group()
+        epoch = None if group is None else group.group_epoch
+        if epoch == self._group_epoch:
+            return
+        self._group_epoch = epoch
+        if group is not None and self.on_epoch_bump is not None:
+            self.on_epoch_bump(group, self.coordinator.now_ms)
+        if self._sleepers:
+            self.wake_all(born)
 
     def _check_sleepers(self, request, born: int) -> None:
         """Wake every sleeper whose next heartbeat could be answered other than NONE.
@@ -153,9 +178,11 @@ class Engine:
                 return False
             if target > coordinator.now_ms or timer_due:
                 coordinator.advance(max(target - coordinator.now_ms, 0))
-                if timer_due and self._sleepers:
-                    # Timers fire before client events: a heartbeat due at this very
-                    # millisecond has not run yet and sees the change.
+                # Timers fire before client events: a heartbeat due at this very
+                # millisecond has not run yet and sees the change.
+                if timer_due and self.consumer_protocol:
+                    self._watch_group_epoch(-1)
+                elif timer_due and self._sleepers:
                     self._check_sleepers(None, -1)
             quiet = not timer_due
             now = coordinator.now_ms
@@ -178,6 +205,8 @@ class Engine:
             if not self.step(limit_ms):
                 if self.now < limit_ms:
                     self.coordinator.advance(limit_ms - self.now)
+                    if self.consumer_protocol:
+                        self._watch_group_epoch(-1)
                     if self.observer is not None:
                         self.observer(self.group(), self.now)
                 return done() if done is not None else True

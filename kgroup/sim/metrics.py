@@ -108,6 +108,12 @@ class Ledger:
                 self.rebalance_times.append(now_ms - self.start_ms)
             self.event(now_ms, "group-state", state=group.state, generation=group.generation_id)
 
+    def epoch_bump(self, group, now_ms: int) -> None:
+        """A consumer group's epoch moved (its "rebalance": a new target assignment follows)."""
+        if self.recording:
+            self.rebalance_times.append(now_ms - self.start_ms)
+            self.event(now_ms, "group-epoch", epoch=group.group_epoch, state=group.state)
+
     def close(self, now_ms: int) -> None:
         self._tick(now_ms)
         for name, (since, count) in list(self._held_since.items()):

@@ -47,8 +47,12 @@ def plot_timeline(results, path: str) -> None:
     cmap = plt.get_cmap("viridis")
     for ax, result in zip(axes[:, 0], results):
         _panel(ax, result, cmap)
+    lines = "red line: rebalance begins"
+    if any(r.protocol == "consumer" for r in results):
+        lines = ("red line: rebalance begins (classic); orange line: group-epoch bump (consumer)"
+                 if any(r.protocol == "classic" for r in results) else "orange line: group-epoch bump")
     axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar shade: partitions held;"
-                           " red line: rebalance begins; ▶ start, ■ stop, ✕ fenced", fontsize=8)
+                           f" {lines}; ▶ start, ■ stop, ✕ fenced", fontsize=8)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=90)
@@ -92,14 +96,17 @@ def _panel(ax, result, cmap) -> None:
         if name in row and event["event"] in ("stop", "crash", "fenced", "failed", "start"):
             marker = {"start": ">", "fenced": "X", "failed": "X"}.get(event["event"], "s")
             ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=4)
+    consumer = result.protocol == "consumer"
     for t in result.rebalance_times:
-        ax.axvline(t / 1000, color="crimson", linewidth=0.8, alpha=0.7)
+        ax.axvline(t / 1000, color="darkorange" if consumer else "crimson", linewidth=0.8, alpha=0.7)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=7)
     ax.set_ylim(-0.7, max(len(names), 1) - 0.3)
     end = max(result.duration_ms, 1) / 1000
     ax.set_xlim(-0.01 * end, 1.01 * end)
-    ax.set_title(f"{result.scenario} · {result.membership} · {result.assignor}: "
-                 f"{result.rebalances} rebalance(s), {result.partitions_moved} moved, "
+    what = "group-epoch bump(s)" if consumer else "rebalance(s)"
+    protocol = " · consumer protocol" if consumer else ""
+    ax.set_title(f"{result.scenario}{protocol} · {result.membership} · {result.assignor}: "
+                 f"{result.rebalances} {what}, {result.partitions_moved} moved, "
                  f"{result.unowned_partition_seconds:g} partition-s unowned", fontsize=9)
     ax.grid(axis="x", alpha=0.3)

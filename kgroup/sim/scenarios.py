@@ -1,123 +1,31 @@
 """Operational scenarios played on the embedded coordinator with simulated consumers.
 
+    from kgroup.sim.model import SimParams
     result = run_scenario("rolling-bounce", SimParams(members=3, membership="static"))
     result.as_dict()   # the JSON document of `kgroup simulate`
 
 Every scenario first forms a Stable group (the warm-up is not measured), then acts, then
 runs until the group has settled: Stable, every live consumer synced in the current
-generation, every partition owned, and no member left in the group that is not a live
-consumer (a static member that stopped stays until its session times out).
+generation (a consumer group: at the group epoch, owning its target, acknowledged), every
+partition owned, and no member left in the group that is not a live consumer (a static
+member that stopped stays until its session times out).
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass, field, replace
 
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
-from kgroup.assignors import ASSIGNORS
 from kgroup.coordinator import GroupCoordinator
 
+from . import consumer_group
 from .client import ConsumerConfig, SimConsumer
+from .consumer_client import ConsumerProtocolConsumer
 from .engine import Engine
 from .metrics import Ledger
-
-SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
-             "crash", "duplicate-instance")
-ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
-MEMBERSHIPS = ("static", "dynamic")
-GROUP = "g"
-
-
-class ScenarioError(Exception):
-    """The scenario cannot run with these parameters (the message says why)."""
-
-
-class ParameterError(ScenarioError):
-    """The parameters contradict each other or the scenario: a usage error."""
-
-
-@dataclass(frozen=True)
-class SimParams:
-    members: int = 3
-    topics: tuple[tuple[str, int], ...] = (("t", 9),)
-    membership: str = "static"
-    assignor: str = "range"
-    restart_ms: int = 10_000
-    session_timeout_ms: int = 45_000
-    rebalance_timeout_ms: int = 300_000
-    heartbeat_interval_ms: int = 3_000
-    initial_rebalance_delay_ms: int = 3_000
-    order: str = "name"
-    concurrency: int = 1
-    count: int = 1                 # members removed / added / crashed
-    remove_members: bool = False   # scale-down: admin LeaveGroup right away (static members)
-    by_instance_id: bool = True    # assignor sort key
-    seed: int = 0
-    wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
-    max_time_ms: int | None = None  # virtual-time cap per phase (default: derived from timeouts)
-
-    def validate(self) -> None:
-        checks = [
-            (self.members >= 1, f"--members must be at least 1 (got {self.members})"),
-            (bool(self.topics), "at least one topic is needed"),
-            (all(n >= 1 for _, n in self.topics), "every topic needs at least one partition"),
-            (self.membership in MEMBERSHIPS, f"unknown membership {self.membership!r}"),
-            (self.assignor in ASSIGNORS, f"unknown assignor {self.assignor!r}"),
-            (self.order in ORDERS, f"unknown bounce order {self.order!r}"),
-            (self.concurrency >= 1, f"--concurrency must be at least 1 (got {self.concurrency})"),
-            (self.count >= 1, f"--count must be at least 1 (got {self.count})"),
-            (self.restart_ms >= 0, "--restart-ms must not be negative"),
-            (self.heartbeat_interval_ms >= 1, "--heartbeat-interval-ms must be at least 1"),
-            (self.heartbeat_interval_ms < self.session_timeout_ms,
-             f"--heartbeat-interval-ms ({self.heartbeat_interval_ms}) must be lower than "
-             f"--session-timeout-ms ({self.session_timeout_ms})"),
-            (self.rebalance_timeout_ms >= 1, "--rebalance-timeout-ms must be at least 1"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ParameterError(message)
-
-    @property
-    def partitions(self) -> int:
-        return sum(n for _, n in self.topics)
-
-
-@dataclass
-class SimResult:
-    scenario: str
-    membership: str
-    assignor: str
-    members: int
-    partitions: int
-    rebalances: int
-    generation_start: int
-    generation_end: int
-    partitions_moved: int
-    unowned_partition_seconds: float
-    time_to_stable_ms: int | None
-    longest_stop_ms: int
-    settled: bool
-    errors: list = field(default_factory=list)
-    events: list = field(default_factory=list)
-    intervals: list = field(default_factory=list)
-    rebalance_times: list = field(default_factory=list)
-    duration_ms: int = 0
-    remove_members: bool = False
-
-    def as_dict(self, events: bool = True) -> dict:
-        out = {"scenario": self.scenario, "membership": self.membership, "assignor": self.assignor,
-               "members": self.members, "partitions": self.partitions,
-               "rebalances": self.rebalances, "generation_start": self.generation_start,
-               "generation_end": self.generation_end, "partitions_moved": self.partitions_moved,
-               "unowned_partition_seconds": self.unowned_partition_seconds,
-               "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
-               "settled": self.settled, "errors": self.errors}
-        if events:
-            out["events"] = self.events
-        return out
+from .model import GROUP, SCENARIOS, ParameterError, ScenarioError, SimParams, SimResult
 
 
 class Run:
@@ -127,12 +35,19 @@ class Run:
         params.validate()
         self.params = params
         counter = itertools.count()
-        self.coordinator = GroupCoordinator(
-            config={"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms},
-            uuid_source=lambda: f"{next(counter):08d}")
+        self.consumer_protocol = params.protocol == "consumer"
+        config = {"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms}
+        if self.consumer_protocol:
+            config.update(consumer_group.coordinator_config(params.session_timeout_ms,
+                                                            params.heartbeat_interval_ms))
+        self.coordinator = GroupCoordinator(config=config, uuid_source=lambda: f"{next(counter):08d}")
+        image = consumer_group.topic_image(params.topics)
+        self.coordinator.set_topics(image)
+        self.topic_names = {topic_id: name for name, (topic_id, _) in image.items()}
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
-        self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition)
+        self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition,
+                             protocol=params.protocol, on_epoch_bump=self.ledger.epoch_bump)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._names = itertools.count()
@@ -140,7 +55,8 @@ class Run:
     def config(self, **overrides) -> ConsumerConfig:
         p = self.params
         values = dict(topics=tuple(sorted(t for t, _ in p.topics)),
-                      partitions_per_topic=tuple(sorted(p.topics)), assignor=p.assignor,
+                      partitions_per_topic=tuple(sorted(p.topics)),
+                      assignor=p.server_assignor if self.consumer_protocol else p.assignor,
                       session_timeout_ms=p.session_timeout_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
                       heartbeat_interval_ms=p.heartbeat_interval_ms,
@@ -151,9 +67,14 @@ class Run:
     def add_consumer(self, static: bool, name: str | None = None,
                      instance_id: str | None = None) -> SimConsumer:
         name = name or f"c{next(self._names)}"
-        consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
-                               instance_id=(instance_id or name) if static else None,
-                               group_id=GROUP, rng=self.random)
+        instance_id = (instance_id or name) if static else None
+        if self.consumer_protocol:
+            consumer = ConsumerProtocolConsumer(self.engine, self.ledger, name, self.config(),
+                                                self.topic_names, instance_id=instance_id,
+                                                group_id=GROUP, rng=self.random)
+        else:
+            consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
+                                   instance_id=instance_id, group_id=GROUP, rng=self.random)
         self.consumers.append(consumer)
         return consumer
 
@@ -162,6 +83,8 @@ class Run:
         return [c for c in self.consumers if c.running]
 
     def settled(self) -> bool:
+        if self.consumer_protocol:
+            return consumer_group.settled(self.engine.group(), self.live(), self.ledger)
         group = self.engine.group()
         if group is None or group.state != "Stable":
             return False
@@ -174,8 +97,8 @@ class Run:
 
     def leader(self) -> SimConsumer | None:
         group = self.engine.group()
-        if group is None:
-            return None
+        if group is None or self.consumer_protocol:
+            return None                  # a consumer group has no leader
         return next((c for c in self.live() if c.member_id == group.leader_id), None)
 
     def cap_ms(self) -> int:
@@ -206,7 +129,12 @@ class Run:
     def _stuck(self, what: str, limit: int) -> str:
         errors = [c.error for c in self.consumers if c.error]
         group = self.engine.group()
-        state = "no group" if group is None else f"group {group.state} generation {group.generation_id}"
+        if group is None:
+            state = "no group"
+        elif self.consumer_protocol:
+            state = f"group {group.state} epoch {group.group_epoch}"
+        else:
+            state = f"group {group.state} generation {group.generation_id}"
         detail = f"; {errors[0]}" if errors else ""
         return f"{what} within {limit} ms of virtual time ({state}){detail}"
 
@@ -258,23 +186,30 @@ class Run:
             return [leader] + rest if order == "leader-first" else rest + [leader]
         return members
 
-    def finish(self, scenario: str, membership: str, start_ms: int, generation_start: int) -> SimResult:
+    def finish(self, scenario: str, membership: str, start_ms: int, epoch_start: int) -> SimResult:
+        """``epoch_start``: the classic generation, or the consumer group's epoch, at the start."""
         limit = self.engine.now + self.cap_ms()
         settled = self.engine.run_until(limit, self.settled)
         ledger = self.ledger
         ledger.close(self.engine.now)
         group = self.engine.group()
-        generation_end = group.generation_id
-        pending = 1 if group.state == "PreparingRebalance" else 0
+        if self.consumer_protocol:     # a "rebalance" is a group-epoch bump
+            epoch_end = group.group_epoch
+            epochs = {"protocol": "consumer", "group_epoch_start": epoch_start,
+                      "group_epoch_end": epoch_end, "generation_start": None,
+                      "generation_end": None, "rebalances": epoch_end - epoch_start}
+        else:
+            epoch_end = group.generation_id
+            pending = 1 if group.state == "PreparingRebalance" else 0
+            epochs = {"generation_start": epoch_start, "generation_end": epoch_end,
+                      "rebalances": epoch_end - epoch_start + pending}
         live_names = {c.name for c in self.live()}
         stops = [v for n, v in ledger.longest_stop.items() if n in live_names]
         stops += [self.engine.now - max(since, start_ms) for n, since in ledger.stopped_since.items()
                   if n in live_names]
         return SimResult(
-            scenario=scenario, membership=membership, assignor=self.params.assignor,
+            scenario=scenario, membership=membership, assignor=self.config().assignor,
             members=len(self.live()), partitions=len(ledger.partitions),
-            rebalances=generation_end - generation_start + pending,
-            generation_start=generation_start, generation_end=generation_end,
             partitions_moved=len(ledger.moved),
             unowned_partition_seconds=round(ledger.unowned_ms / 1000, 3),
             time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
@@ -282,14 +217,15 @@ class Run:
             errors=[c.error for c in self.consumers if c.error],
             events=ledger.events, intervals=ledger.intervals,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
-            remove_members=self.params.remove_members)
+            remove_members=self.params.remove_members, **epochs)
 
 
 # ---- scenarios ------------------------------------------------------------------------------
 def _begin(run: Run) -> tuple[int, int]:
     start = run.engine.now
     run.ledger.begin(start)
-    return start, run.engine.group().generation_id
+    group = run.engine.group()
+    return start, group.group_epoch if run.consumer_protocol else group.generation_id
 
 
 def run_scenario(scenario: str, params: SimParams) -> SimResult:
@@ -315,9 +251,8 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
         run.bounce_all(run.bounce_order(), static=True)
     elif scenario == "downgrade":
         run.bounce_all(run.bounce_order(), static=False)
-    elif scenario == "leader-bounce":
-        leader = run.leader()
-        run.bounce_all([leader])
+    elif scenario == "leader-bounce":       # a consumer group has no leader: its first member
+        run.bounce_all([run.leader() or run.bounce_order()[0]])
     elif scenario == "crash":
         run.bounce_all(run.bounce_order()[:params.count], crash=True)
     elif scenario == "scale-down":
@@ -346,25 +281,3 @@ def _scale_down(run: Run) -> None:
         run.ledger.event(run.engine.now, "remove-members", None,
                          instances=[instance for _, instance in admin])
         run.engine.handle(request, "kgroup-admin")
-
-
-# ---- comparisons ----------------------------------------------------------------------------
-COMPARE = ("membership", "assignor", "removal")
-
-
-def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
-    """The parameter sets `--compare` runs side by side."""
-    if compare is None:
-        return [params]
-    if compare == "membership":
-        if scenario in ("upgrade", "downgrade"):
-            raise ParameterError(f"--compare membership does not apply to {scenario}: "
-                                "it switches membership by definition")
-        return [replace(params, membership=m) for m in MEMBERSHIPS]
-    if compare == "assignor":
-        return [replace(params, assignor=a) for a in ASSIGNORS]
-    if compare == "removal":
-        if scenario != "scale-down":
-            raise ParameterError("--compare removal applies only to scale-down")
-        return [replace(params, remove_members=flag) for flag in (False, True)]
-    raise ParameterError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")

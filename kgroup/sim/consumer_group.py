@@ -1,0 +1,46 @@
+"""The simulated KIP-848 consumer group: the coordinator settings and topic image it runs on, and
+when it has settled.
+
+Session timeout and heartbeat interval belong to the coordinator in this protocol
+(``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``): the scenario's
+values become the coordinator's, with the allowed range widened to hold them.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from .consumer_client import RECONCILED
+
+
+def coordinator_config(session_timeout_ms: int, heartbeat_interval_ms: int) -> dict:
+    return {
+        "group.consumer.session.timeout.ms": session_timeout_ms,
+        "group.consumer.min.session.timeout.ms": min(session_timeout_ms, 45_000),
+        "group.consumer.max.session.timeout.ms": max(session_timeout_ms, 60_000),
+        "group.consumer.heartbeat.interval.ms": heartbeat_interval_ms,
+        "group.consumer.min.heartbeat.interval.ms": min(heartbeat_interval_ms, 5_000),
+        "group.consumer.max.heartbeat.interval.ms": max(heartbeat_interval_ms, 15_000),
+    }
+
+
+def topic_image(topics) -> dict:
+    """``{name: (topic id, partitions)}`` with stable ids (the n-th topic by name: UUID n)."""
+    return {name: (uuid.UUID(int=k + 1), count) for k, (name, count) in enumerate(sorted(topics))}
+
+
+def settled(group, live, ledger) -> bool:
+    """Stable (every member at the group epoch owning its target), the live processes exactly its
+    members, each having acknowledged what it owns, and every partition owned."""
+    if live and len(ledger.owner) != len(ledger.partitions):
+        return False                      # the cheapest test first: it fails most often
+    if group is None or len(group.members) != len(live) or group.group_epoch != group.assignment_epoch:
+        return False
+    members, epoch = group.members, group.group_epoch
+    for consumer in live:
+        member = members.get(consumer.member_id)
+        if (member is None or consumer.state != "stable" or consumer.epoch != epoch
+                or member.state != RECONCILED or member.member_epoch != epoch
+                or not consumer.acknowledged):
+            return False
+    return True

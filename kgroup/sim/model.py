@@ -1,0 +1,141 @@
+"""What a scenario is asked (``SimParams``) and what it answers (``SimResult``), the errors that stop
+it, and the parameter sets ``--compare`` runs side by side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kgroup.assignors import ASSIGNORS
+
+SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
+             "crash", "duplicate-instance")
+ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
+MEMBERSHIPS = ("static", "dynamic")
+PROTOCOLS = ("classic", "consumer")
+SERVER_ASSIGNORS = ("uniform", "range")      # the coordinator's, for consumer-protocol members
+GROUP = "g"
+
+
+class ScenarioError(Exception):
+    """The scenario cannot run with these parameters (the message says why)."""
+
+
+class ParameterError(ScenarioError):
+    """The parameters contradict each other or the scenario: a usage error."""
+
+
+@dataclass(frozen=True)
+class SimParams:
+    members: int = 3
+    topics: tuple[tuple[str, int], ...] = (("t", 9),)
+    membership: str = "static"
+    protocol: str = "classic"       # group.protocol of every consumer
+    assignor: str = "range"         # the classic consumers' partition.assignment.strategy
+    server_assignor: str = "uniform"  # the assignor consumer-protocol members ask the coordinator for
+    restart_ms: int = 10_000
+    session_timeout_ms: int = 45_000
+    rebalance_timeout_ms: int = 300_000
+    heartbeat_interval_ms: int = 3_000
+    initial_rebalance_delay_ms: int = 3_000
+    order: str = "name"
+    concurrency: int = 1
+    count: int = 1                 # members removed / added / crashed
+    remove_members: bool = False   # scale-down: admin LeaveGroup right away (static members)
+    by_instance_id: bool = True    # assignor sort key
+    seed: int = 0
+    wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
+    max_time_ms: int | None = None  # virtual-time cap per phase (default: derived from timeouts)
+
+    def validate(self) -> None:
+        checks = [
+            (self.members >= 1, f"--members must be at least 1 (got {self.members})"),
+            (bool(self.topics), "at least one topic is needed"),
+            (all(n >= 1 for _, n in self.topics), "every topic needs at least one partition"),
+            (self.membership in MEMBERSHIPS, f"unknown membership {self.membership!r}"),
+            (self.protocol in PROTOCOLS, f"unknown protocol {self.protocol!r}"),
+            (self.assignor in ASSIGNORS, f"unknown assignor {self.assignor!r}"),
+            (self.server_assignor in SERVER_ASSIGNORS,
+             f"unknown server-side assignor {self.server_assignor!r}"),
+            (self.order in ORDERS, f"unknown bounce order {self.order!r}"),
+            (self.concurrency >= 1, f"--concurrency must be at least 1 (got {self.concurrency})"),
+            (self.count >= 1, f"--count must be at least 1 (got {self.count})"),
+            (self.restart_ms >= 0, "--restart-ms must not be negative"),
+            (self.heartbeat_interval_ms >= 1, "--heartbeat-interval-ms must be at least 1"),
+            (self.heartbeat_interval_ms < self.session_timeout_ms,
+             f"--heartbeat-interval-ms ({self.heartbeat_interval_ms}) must be lower than "
+             f"--session-timeout-ms ({self.session_timeout_ms})"),
+            (self.rebalance_timeout_ms >= 1, "--rebalance-timeout-ms must be at least 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ParameterError(message)
+
+    @property
+    def partitions(self) -> int:
+        return sum(n for _, n in self.topics)
+
+
+@dataclass
+class SimResult:
+    scenario: str
+    membership: str
+    assignor: str
+    members: int
+    partitions: int
+    rebalances: int
+    generation_start: int
+    generation_end: int
+    partitions_moved: int
+    unowned_partition_seconds: float
+    time_to_stable_ms: int | None
+    longest_stop_ms: int
+    settled: bool
+    errors: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    intervals: list = field(default_factory=list)
+    rebalance_times: list = field(default_factory=list)
+    duration_ms: int = 0
+    remove_members: bool = False
+    protocol: str = "classic"
+    group_epoch_start: int | None = None   # consumer protocol; its generation fields are None
+    group_epoch_end: int | None = None
+
+    def as_dict(self, events: bool = True) -> dict:
+        out = {"scenario": self.scenario, "protocol": self.protocol,
+               "membership": self.membership, "assignor": self.assignor,
+               "members": self.members, "partitions": self.partitions,
+               "rebalances": self.rebalances, "generation_start": self.generation_start,
+               "generation_end": self.generation_end, "group_epoch_start": self.group_epoch_start,
+               "group_epoch_end": self.group_epoch_end, "partitions_moved": self.partitions_moved,
+               "unowned_partition_seconds": self.unowned_partition_seconds,
+               "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
+               "settled": self.settled, "errors": self.errors}
+        if events:
+            out["events"] = self.events
+        return out
+
+
+# ---- comparisons ----------------------------------------------------------------------------
+COMPARE = ("membership", "assignor", "removal", "protocol")
+
+
+def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
+    """The parameter sets `--compare` runs side by side."""
+    if compare is None:
+        return [params]
+    if compare == "membership":
+        if scenario in ("upgrade", "downgrade"):
+            raise ParameterError(f"--compare membership does not apply to {scenario}: "
+                                "it switches membership by definition")
+        return [replace(params, membership=m) for m in MEMBERSHIPS]
+    if compare == "assignor":
+        if params.protocol == "consumer":
+            return [replace(params, server_assignor=a) for a in SERVER_ASSIGNORS]
+        return [replace(params, assignor=a) for a in ASSIGNORS]
+    if compare == "protocol":
+        return [replace(params, protocol=p) for p in PROTOCOLS]
+    if compare == "removal":
+        if scenario != "scale-down":
+            raise ParameterError("--compare removal applies only to scale-down")
+        return [replace(params, remove_members=flag) for flag in (False, True)]
+    raise ParameterError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")
