@@ -58,10 +58,13 @@ def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = 
     fence_member(coord, group, member_id)
 
 
-def schedule_session_timeout(coord, group_id: str, member_id: str) -> None:
+def schedule_session_timeout(coord, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+    """The member's session ends ``timeout_ms`` from now (default: the configured session timeout,
+    as a heartbeat restarts it)."""
     session_key = session_timer_key(group_id, member_id)
-    coord.schedule(session_key, coord.config.group_consumer_session_timeout_ms,
-                   lambda: _fence_on_timeout(coord, group_id, member_id))
+    if timeout_ms is None:
+        timeout_ms = coord.config.group_consumer_session_timeout_ms
+    coord.schedule(session_key, timeout_ms, lambda: _fence_on_timeout(coord, group_id, member_id))
 
 
 def schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember) -> None:

@@ -25,7 +25,7 @@ from .log import LogEntry, Reply
 from .operation_log import OperationLog
 from .persistence import empty_group_metadata_record, group_tombstone
 from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
-from .consumer_fencing import restart_sessions
+from .consumer_fencing import restart_sessions, schedule_session_timeout
 from .replay import replay_log
 from .snapshots import GroupSnapshot
 from .timers import TimerQueue
@@ -183,11 +183,15 @@ class GroupCoordinator(OperationLog):
 
     def set_session_deadline(self, group_id: str, member_id: str, timeout_ms: int) -> bool:
         """Expire the member's session ``timeout_ms`` from now, as a heartbeat then would have
-        (simulate's coalesced heartbeats). False if the group has no such member."""
-        group = self.get_classic_group(group_id)
+        (simulate's coalesced heartbeats), in a classic or a consumer group. False if the group
+        has no such member."""
+        group = self.get_group(group_id)
         if group is None or member_id not in group.members:
             return False
-        reschedule_heartbeat(self, group, member_id, timeout_ms)
+        if isinstance(group, ConsumerGroup):
+            schedule_session_timeout(self, group_id, member_id, timeout_ms)
+        else:
+            reschedule_heartbeat(self, group, member_id, timeout_ms)
         return True
 
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:

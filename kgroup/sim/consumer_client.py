@@ -14,7 +14,6 @@ in the Java client. Revocation and assignment take no virtual time, as in the cl
 
 from __future__ import annotations
 
-from kgroup.coordinator.consumer_fencing import schedule_session_timeout
 from kgroup.kafka_errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID, name_of
 from kgroup.protocol import ConsumerGroupHeartbeatRequest
 
@@ -29,13 +28,9 @@ RECONCILED = 0              # the member state of a member at its target (Kafka'
 
 def session_from(coordinator, group_id: str, member_id: str, slot_ms: int) -> None:
     """Restart a consumer-group member's session as a heartbeat at ``slot_ms`` (now or a skipped
-    slot in the past) would have: the coordinator's own rule, run at that instant."""
-    now = coordinator.now_ms
-    coordinator.now_ms = slot_ms
-    try:
-        schedule_session_timeout(coordinator, group_id, member_id)
-    finally:
-        coordinator.now_ms = now
+    slot in the past) would have."""
+    timeout = coordinator.config.group_consumer_session_timeout_ms
+    coordinator.set_session_deadline(group_id, member_id, slot_ms + timeout - coordinator.now_ms)
 
 
 class ConsumerProtocolConsumer(SimProcess):
