@@ -63,13 +63,15 @@ def _member_copier():
     ``__init__``, a quarter of its cost (a rejoin evolves a member six times). Generated from the
     fields, so a new field is copied without anyone remembering to add it here."""
     names = [f.name for f in fields(ConsumerGroupMember)]
-    namespace = {"new": object.__new__, "cls": ConsumerGroupMember}
-    lines = ["def copy(member, changes):", "    get = changes.get", "    out = new(cls)"]
+    # the slots' own setters: past the frozen __setattr__
+    setters = {name: getattr(ConsumerGroupMember, name).__set__ for name in names}
+    namespace = {"new": object.__new__, "cls": ConsumerGroupMember, "setters": setters}
+    lines = ["def copy(member, changes):", "    out = new(cls)"]
     for k, name in enumerate(names):
-        # the slot's own setter: past the frozen __setattr__
-        namespace[f"set{k}"] = getattr(ConsumerGroupMember, name).__set__
-        lines.append(f"    set{k}(out, get({name!r}, member.{name}))")
-    lines.append("    return out")
+        namespace[f"set{k}"] = setters[name]
+        lines.append(f"    set{k}(out, member.{name})")
+    # a copy changes two or three of its fields: copy all, then overwrite those
+    lines += ["    for name, value in changes.items():", "        setters[name](out, value)", "    return out"]
     exec("\n".join(lines), namespace)
     return namespace["copy"], frozenset(names)
 
