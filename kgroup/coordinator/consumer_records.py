@@ -15,7 +15,7 @@ import uuid
 from functools import partial
 from typing import Mapping, NamedTuple
 
-from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
@@ -48,7 +48,22 @@ def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> Record:
         "clientHost": m.client_host, "subscribedTopicNames": sorted(m.subscribed_topic_names),
         "subscribedTopicRegex": m.subscribed_topic_regex if m.subscribed_topic_regex is not None else "",
         "rebalanceTimeoutMs": m.rebalance_timeout_ms, "serverAssignor": m.server_assignor,
-        "classicMemberMetadata": None})
+        "classicMemberMetadata": _classic_out(m.classic)})
+
+
+def _classic_out(classic: ClassicMemberMetadata | None) -> dict | None:
+    if classic is None:
+        return None
+    return {"sessionTimeoutMs": classic.session_timeout_ms,
+            "supportedProtocols": [{"name": name, "metadata": metadata} for name, metadata in classic.protocols]}
+
+
+def _classic_in(value) -> ClassicMemberMetadata | None:
+    """An absent tag reads as the empty struct: a classic member always offers a protocol."""
+    if not value or not value.get("supportedProtocols"):
+        return None
+    return ClassicMemberMetadata(value["sessionTimeoutMs"], tuple(
+        (p["name"], bytes(p["metadata"])) for p in value["supportedProtocols"]))
 
 
 def target_epoch_record(group_id: str, epoch: int) -> Record:
@@ -113,6 +128,12 @@ def apply_all(coord, records: list[Record]) -> None:
         apply(coord, record.record_type, record.key, record.value)
 
 
+def apply_to(coord, group: ConsumerGroup, records: list[Record]) -> None:
+    """Apply ``records`` to a group not (yet) in the coordinator's map (an online upgrade's plan)."""
+    for record in records:
+        _APPLY[record.record_type](coord, group, record.key, record.value)
+
+
 def append(coord, records: list[Record]) -> None:
     """One LogEntry holding ``records`` (nothing when empty)."""
     if not records:
@@ -169,7 +190,7 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
         client_id=value["clientId"], client_host=value["clientHost"],
         subscribed_topic_names=frozenset(value["subscribedTopicNames"]),
         subscribed_topic_regex=regex, rebalance_timeout_ms=value["rebalanceTimeoutMs"],
-        server_assignor=value.get("serverAssignor")))
+        server_assignor=value.get("serverAssignor"), classic=_classic_in(value.get("classicMemberMetadata"))))
 
 
 def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:
