@@ -159,6 +159,13 @@ def maybe_downgrade_after_replacement(coord, group: ConsumerGroup) -> bool:
     return True
 
 
+def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
+    """A classic JoinGroup to an empty consumer group: its tombstones (offsets stay), then the
+    join creates a classic group (Kafka's maybeDeleteEmptyConsumerGroup)."""
+    from .consumer_admin import group_tombstones
+    rec.write(coord, group_tombstones(group))
+
+
 def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool) -> ClassicGroup:
     from .consumer_admin import group_tombstones
     from .persistence import group_metadata_record
