@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.migration import FOO, Mixed, assignment
-from kgroup.records import decode_key, decode_value
-
-GROUP_ID_NOT_FOUND, GROUP_MAX_SIZE_REACHED, REBALANCE_IN_PROGRESS = 69, 81, 27
-UNSUPPORTED_VERSION = 35
+from helpers.migration import FOO, Mixed
+from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, GROUP_MAX_SIZE_REACHED, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION
+from kgroup.records import decode_key, decode_value, encode_assignment
 
 
 def _records(mixed, start):
@@ -108,7 +106,6 @@ def test_a_malformed_embedded_subscription_stops_the_upgrade():
 
 
 def test_assignor_user_data_would_be_lost():
-    from kgroup.records import encode_assignment
     mixed = Mixed()
     ids = mixed.classic_group()
     member = mixed.coord.get_group("g").members[ids["a"]]

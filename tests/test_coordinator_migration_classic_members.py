@@ -4,7 +4,7 @@ server-side assignor through SyncGroup, REBALANCE_IN_PROGRESS when they must rej
 
 from __future__ import annotations
 
-from helpers.migration import FOO, Mixed, partitions_of, subscription
+from helpers.migration import FOO, Mixed, partitions_of
 from helpers.offsets import commit_request, errors
 
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL,

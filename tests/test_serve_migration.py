@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import time
 
-from helpers.rdkafka_groups import PARTITIONS, TOPIC, new_consumer, owned, start_broker
+from helpers.rdkafka_groups import FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, new_consumer, owned, start_broker
 
 from kgroup.client.fleet import FleetConsumer, wait_settled
+from kgroup.server.harness import ThreadedBroker
 
 CLASSIC_SESSION_MS = 6000
 INSTANCES = ("i0", "i1", "i2")
@@ -107,6 +108,50 @@ def test_a_static_fleet_rolls_from_classic_to_consumer_and_back(tmp_path):
         assert not _is_consumer_group(broker.group("cg"))      # a classic group again
         assert broker.group("cg").generation == epochs[-1]       # replaced, not rebalanced
         assert ownership.longest < CLASSIC_SESSION_MS / 1000, ownership.longest
+    finally:
+        for consumer in modern.values():
+            consumer.close()
+        for consumer in classic.values():
+            consumer.stop()
+        broker.stop()
+
+
+def test_a_restarted_server_keeps_a_mixed_group(tmp_path):
+    """Classic and consumer-protocol members in one consumer group survive a restart on the same
+    --log-dir (replayed from its records), and rejoin it with their partitions."""
+    config = {**FAST_CONSUMER_GROUPS, "group.consumer.session.timeout.ms": "60000",
+              "group.consumer.max.session.timeout.ms": "60000"}
+    broker = ThreadedBroker(tmp_path / "logs", topics=[(TOPIC, PARTITIONS)], config=config)
+    classic = {i: FleetConsumer(broker.bootstrap, "cg", [TOPIC], instance_id=i, session_timeout_ms=30_000)
+               for i in ("k0", "k1")}
+    modern: dict = {}
+    ownership = Ownership()
+    try:
+        assert wait_settled(lambda: broker.group("cg"), classic.values(), PARTITIONS, timeout=60)
+        _stop_classic(ownership, classic, modern, "k0")
+        modern["k0"] = new_consumer(broker, "k0")
+        _pump(ownership, classic, modern, lambda held: owned(modern["k0"]) and _every_partition(held)
+              and broker.group("cg").state == "Stable")
+        before = broker.group("cg")
+        assert _is_consumer_group(before) and sorted(m.classic is None for m in before.members) == [False, True]
+    finally:
+        for consumer in modern.values():
+            consumer.close()
+        for consumer in classic.values():
+            consumer.stop()
+        broker.stop()
+    broker = ThreadedBroker(tmp_path / "logs", config=config)
+    classic, modern = {}, {}
+    try:
+        after = broker.group("cg")
+        assert (after.group_epoch, after.static_members, after.target) == \
+            (before.group_epoch, before.static_members, before.target)
+        assert {m.instance_id: m.classic for m in after.members} == {m.instance_id: m.classic for m in before.members}
+        classic["k1"] = FleetConsumer(broker.bootstrap, "cg", [TOPIC], instance_id="k1", session_timeout_ms=30_000)
+        modern["k0"] = new_consumer(broker, "k0")
+        _pump(ownership, classic, modern, lambda held: _every_partition(held) and owned(modern["k0"])
+              and classic["k1"].assignment and broker.group("cg").state == "Stable")
+        assert broker.group("cg").group_epoch == before.group_epoch
     finally:
         for consumer in modern.values():
             consumer.close()
