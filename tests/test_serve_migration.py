@@ -57,6 +57,14 @@ def _every_partition(held) -> bool:
     return held == set(range(PARTITIONS))
 
 
+def _close_all(broker, classic: dict, modern: dict) -> None:
+    for consumer in modern.values():
+        consumer.close()
+    for consumer in classic.values():
+        consumer.stop()
+    broker.stop()
+
+
 def _is_consumer_group(snapshot) -> bool:
     return hasattr(snapshot, "group_epoch")     # a classic group's snapshot has a generation instead
 
@@ -109,11 +117,7 @@ def test_a_static_fleet_rolls_from_classic_to_consumer_and_back(tmp_path):
         assert broker.group("cg").generation == epochs[-1]       # replaced, not rebalanced
         assert ownership.longest < CLASSIC_SESSION_MS / 1000, ownership.longest
     finally:
-        for consumer in modern.values():
-            consumer.close()
-        for consumer in classic.values():
-            consumer.stop()
-        broker.stop()
+        _close_all(broker, classic, modern)
 
 
 def test_a_restarted_server_keeps_a_mixed_group(tmp_path):
@@ -135,11 +139,7 @@ def test_a_restarted_server_keeps_a_mixed_group(tmp_path):
         before = broker.group("cg")
         assert _is_consumer_group(before) and sorted(m.classic is None for m in before.members) == [False, True]
     finally:
-        for consumer in modern.values():
-            consumer.close()
-        for consumer in classic.values():
-            consumer.stop()
-        broker.stop()
+        _close_all(broker, classic, modern)
     broker = ThreadedBroker(tmp_path / "logs", config=config)
     classic, modern = {}, {}
     try:
@@ -153,8 +153,4 @@ def test_a_restarted_server_keeps_a_mixed_group(tmp_path):
               and classic["k1"].assignment and broker.group("cg").state == "Stable")
         assert broker.group("cg").group_epoch == before.group_epoch
     finally:
-        for consumer in modern.values():
-            consumer.close()
-        for consumer in classic.values():
-            consumer.stop()
-        broker.stop()
+        _close_all(broker, classic, modern)
