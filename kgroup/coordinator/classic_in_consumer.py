@@ -190,7 +190,9 @@ def sync(coord, group: ConsumerGroup, request, version: int):
     coord.cancel(keys[3])
     schedule_session_timeout(coord, group.group_id, member.member_id, member.classic.session_timeout_ms)
     assignment = classic_assignment(coord, member.assigned, member.classic.protocols[0][1])
-    return coord.done_reply(sync_response(version, NONE, assignment, CONSUMER_PROTOCOL_TYPE, protocol_name))
+    # the response echoes the request's protocol type and name (v5+), as Kafka's does
+    return coord.done_reply(sync_response(version, NONE, assignment, getattr(request, "protocol_type", None),
+                                          getattr(request, "protocol_name", None)))
 
 
 def heartbeat(coord, group: ConsumerGroup, request, version: int):
