@@ -186,7 +186,7 @@ def test_unknown_group_and_member():
 
 
 def test_a_classic_group_with_members_is_not_a_consumer_group():
-    coord = new_coordinator()
+    coord = new_coordinator(**{"group.consumer.migration.policy": "downgrade"})     # no online upgrade
     classic_join(coord, "g")
     response = heartbeat(coord, member_id="a")
     assert response.error_code == GROUP_ID_NOT_FOUND and "not a consumer group" in response.error_message

@@ -177,7 +177,7 @@ def consumer_group_view(coord, gid: str) -> GroupView:
     members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
                           assignment=topic_rows(m.assigned.items(), names),
                           subscription=sorted(m.subscribed_topic_names), member_epoch=m.member_epoch,
-                          member_type=CONSUMER_PROTOCOL,
+                          member_type=CONSUMER_PROTOCOL if m.classic is None else "classic",
                           target_assignment=topic_rows(group.target_row(m.member_id).items(), names),
                           subscribed_topic_regex=m.subscribed_topic_regex or None, rack_id=m.rack_id)
                for m in group.members.values()]

@@ -4,8 +4,7 @@ removal of members (Kafka 4.0, KAFKA-18188) and the deletion of an empty group.
 Kafka's ``GroupMetadataManager.consumerGroupDescribe`` / ``ConsumerGroup.asDescribedGroup``: a
 group that is missing or not a consumer group is GROUP_ID_NOT_FOUND; topic names come from the
 coordinator's metadata image (a topic id it no longer knows is left out); v1 adds MemberType
-(1: the member speaks the consumer protocol — classic members inside consumer groups are not
-supported here yet).
+(1: the member speaks the consumer protocol, 0: a classic member inside the consumer group).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ _Described = ConsumerGroupDescribeResponse.DescribedGroup
 _Member = _Described.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
-CONSUMER_MEMBER_TYPE = 1
+CONSUMER_MEMBER_TYPE, CLASSIC_MEMBER_TYPE = 1, 0
 
 
 def handle_consumer_group_describe(coord, request, client_id: str, client_host: str):
@@ -47,7 +46,7 @@ def _describe(coord, group_id: str):
                        subscribed_topic_regex=m.subscribed_topic_regex or "",
                        assignment=_assignment(m.assigned, names),
                        target_assignment=_assignment(group.target_row(m.member_id), names),
-                       member_type=CONSUMER_MEMBER_TYPE)
+                       member_type=CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE)
                for m in group.members.values()]
     return _Described(error_code=NONE, error_message=None, group_id=group_id, group_state=group.state,
                       group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,

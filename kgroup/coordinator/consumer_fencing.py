@@ -5,7 +5,9 @@
 A fenced member's records are tombstoned and the group epoch moves on, so the next heartbeat of
 any member computes a target without it. The session timer fences a member that stopped
 heartbeating (a static member parked at epoch -2 included); the rebalance timer fences a member
-that did not revoke in time — only if it still has the epoch it was scheduled at.
+that did not revoke in time — only if it still has the epoch it was scheduled at. Fencing the last
+consumer-protocol member of a group whose other members speak the classic protocol converts it
+back to a classic group instead (``migration.maybe_downgrade``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
     """Kafka's consumerGroupFenceMember(s): the members' records go (and the resolutions of regexes no
     one else uses), the group epoch moves on once."""
     group_id = group.group_id
+    from .migration import maybe_downgrade
+    if maybe_downgrade(coord, group, member_ids):     # the last consumer-protocol member left
+        return
     records = []
     counts = dict(group.subscriber_counts)
     for member_id in member_ids:
@@ -59,8 +64,8 @@ def _fence_on_timeout(coord, group_id: str, member_id: str, epoch: int | None = 
 
 
 def schedule_session_timeout(coord, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
-    """The member's session ends ``timeout_ms`` from now (default: the configured session timeout,
-    as a heartbeat restarts it)."""
+    """The member's session ends ``timeout_ms`` from now: a classic member's own session timeout
+    (from its JoinGroup), simulate's moved deadline, else the group's (as a heartbeat restarts it)."""
     session_key = session_timer_key(group_id, member_id)
     if timeout_ms is None:
         timeout_ms = coord.config.group_consumer_session_timeout_ms
@@ -80,6 +85,8 @@ def schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember
 def restart_sessions(coord, group: ConsumerGroup) -> None:
     """After a load: every member's session restarts, revocations in flight get their timeout."""
     for member in group.members.values():
-        schedule_session_timeout(coord, group.group_id, member.member_id)
+        classic = member.classic
+        schedule_session_timeout(coord, group.group_id, member.member_id,
+                                 None if classic is None else classic.session_timeout_ms)
         if member.state == UNREVOKED_PARTITIONS:
             schedule_rebalance_timeout(coord, group.group_id, member)

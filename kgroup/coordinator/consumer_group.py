@@ -23,6 +23,18 @@ STATIC_LEAVE_EPOCH = -2     # MemberEpoch of a static member's temporary leave
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a member speaking the classic protocol inside a consumer group keeps from its JoinGroup
+    (the record's ClassicMemberMetadata): its session timeout and its (name, metadata) protocols."""
+
+    session_timeout_ms: int
+    protocols: tuple = ()
+
+    def protocol_names(self) -> tuple:
+        return tuple(name for name, _ in self.protocols)
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMember:
     member_id: str
     member_epoch: int = 0
@@ -38,6 +50,7 @@ class ConsumerGroupMember:
     server_assignor: str | None = None
     assigned: Mapping = field(default_factory=dict)
     pending_revocation: Mapping = field(default_factory=dict)
+    classic: ClassicMemberMetadata | None = None    # set: the member speaks the classic protocol
 
     def evolve(self, **changes) -> "ConsumerGroupMember":
         """A copy with ``changes``; a new member epoch moves the old one to ``previous_member_epoch``
@@ -55,7 +68,7 @@ class ConsumerGroupMember:
         """The fields of its ConsumerGroupMemberMetadata record."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host,
                 self.subscribed_topic_names, self.subscribed_topic_regex,
-                self.rebalance_timeout_ms, self.server_assignor)
+                self.rebalance_timeout_ms, self.server_assignor, self.classic)
 
 
 def _member_copier():
@@ -250,9 +263,11 @@ def _restore_map(target: dict, saved: dict) -> None:
     target.update(saved)
 
 
-def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str]:
-    """The session and rebalance (revocation) timers of a member, under Kafka's key names."""
-    return session_timer_key(group_id, member_id), rebalance_timer_key(group_id, member_id)
+def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str, str, str]:
+    """The session and rebalance (revocation) timers of a member, and the join and sync timers of a
+    classic member inside the group, under Kafka's key names."""
+    return (session_timer_key(group_id, member_id), rebalance_timer_key(group_id, member_id),
+            f"join-{group_id}-{member_id}", f"sync-{group_id}-{member_id}")
 
 
 def session_timer_key(group_id: str, member_id: str) -> str:

@@ -137,7 +137,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     group_id, member_id, epoch = request.group_id, request.member_id, request.member_epoch
     if epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
         return _leave(coord, request, version)
-    group = _group_for(coord, group_id, join=epoch == 0)
+    records: list = []     # an online upgrade's records come first
+    group = _group_for(coord, group_id, join=epoch == 0, records=records)
     if len(group.members) >= config.group_consumer_max_size and (not member_id or member_id not in group.members):
         raise HeartbeatError(GROUP_MAX_SIZE_REACHED,
                              f"The consumer group has reached its maximum capacity of "
@@ -145,7 +146,6 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if not member_id:
         member_id = new_member_id(coord)
     owned = _owned(request)
-    records: list = []
     member, replaced = _member_for(group, request, member_id, epoch, owned, records)
     if member.state == UNKNOWN and (owned is None or any(owned.values())):
         raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member {member_id} is in an unknown state.")
@@ -213,9 +213,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
                      _assignment(reconciled.assigned) if full or changed else None)
 
 
-def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
+def _group_for(coord, group_id: str, join: bool, records: list) -> ConsumerGroup:
     """The consumer group; on a join, a new one (not stored until its first record is applied; an
-    empty classic group of that id is deleted then)."""
+    empty classic group of that id is deleted then), or a non-empty classic group converted
+    (``migration.upgrade``: its records go first into ``records``)."""
     group = coord.get_group(group_id)
     if group is not None and group.group_type == ConsumerGroup.group_type:
         return group
@@ -225,6 +226,11 @@ def _group_for(coord, group_id: str, join: bool) -> ConsumerGroup:
         raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     if join and group.is_empty():
         return ConsumerGroup(group_id)     # an empty classic group gives way once the join is planned
+    if join:
+        from .migration import upgrade
+        converted = upgrade(coord, group, records)
+        if converted is not None:
+            return converted
     raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
 
@@ -246,7 +252,7 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
             member = group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
             check_epoch(member, epoch, owned)
             return member, None
-        if existing.member_epoch != STATIC_LEAVE_EPOCH:
+        if existing.member_epoch != STATIC_LEAVE_EPOCH and existing.classic is None:   # a classic one is replaced
             raise HeartbeatError(UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
                                                          f"{instance_id} cannot join the group because the "
                                                          f"instance id is owned by {existing.member_id} member.")
@@ -292,6 +298,8 @@ def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
         changes["client_id"] = client_id
     if client_host != member.client_host:
         changes["client_host"] = client_host
+    if member.classic is not None:     # a classic static member's successor speaks the consumer protocol
+        changes["classic"] = None
     return member.evolve(**changes) if changes else member
 
 

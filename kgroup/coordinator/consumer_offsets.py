@@ -3,7 +3,9 @@
 
 A commit or fetch without a member (epoch < 0) is an admin's and is accepted while the group has
 no members; otherwise the member must exist and name its current epoch exactly — a member in the
-middle of a revocation commits with the epoch it has, not the one it is moving to.
+middle of a revocation commits with the epoch it has, not the one it is moving to. A classic member
+inside a consumer group commits with its generation (= its member epoch) at any OffsetCommit version,
+and a wrong one is ILLEGAL_GENERATION, as the classic protocol says.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ def validate_commit(group, member_id: str, member_epoch: int, version: int, tran
     member = group.members.get(member_id)
     if member is None:
         return UNKNOWN_MEMBER_ID
-    if not transactional and version < FIRST_MODERN_COMMIT_VERSION:
+    classic = member.classic is not None     # a classic member commits with its generation = member epoch
+    if not classic and not transactional and version < FIRST_MODERN_COMMIT_VERSION:
         return UNSUPPORTED_VERSION
     if member_epoch != member.member_epoch:
         # a transactional commit reports a stale epoch as ILLEGAL_GENERATION (validateTransactionalOffsetCommit)
-        return ILLEGAL_GENERATION if transactional else STALE_MEMBER_EPOCH
+        return ILLEGAL_GENERATION if transactional or classic else STALE_MEMBER_EPOCH
     return NONE
 
 
@@ -39,5 +42,5 @@ def validate_fetch(group, member_id: str | None, member_epoch: int) -> int:
     if member is None:
         return UNKNOWN_MEMBER_ID
     if member_epoch != member.member_epoch:
-        return STALE_MEMBER_EPOCH
+        return ILLEGAL_GENERATION if member.classic is not None else STALE_MEMBER_EPOCH
     return NONE

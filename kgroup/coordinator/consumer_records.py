@@ -17,7 +17,7 @@ from typing import Mapping, NamedTuple
 
 from kgroup.records import encode_key, encode_value
 
-from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
@@ -50,7 +50,22 @@ def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> Record:
         "clientHost": m.client_host, "subscribedTopicNames": sorted(m.subscribed_topic_names),
         "subscribedTopicRegex": m.subscribed_topic_regex if m.subscribed_topic_regex is not None else "",
         "rebalanceTimeoutMs": m.rebalance_timeout_ms, "serverAssignor": m.server_assignor,
-        "classicMemberMetadata": None})
+        "classicMemberMetadata": _classic_out(m.classic)})
+
+
+def _classic_out(classic: ClassicMemberMetadata | None) -> dict | None:
+    if classic is None:
+        return None
+    return {"sessionTimeoutMs": classic.session_timeout_ms,
+            "supportedProtocols": [{"name": name, "metadata": metadata} for name, metadata in classic.protocols]}
+
+
+def _classic_in(value) -> ClassicMemberMetadata | None:
+    """An absent tag reads as the empty struct: a classic member always offers a protocol."""
+    if not value or not value.get("supportedProtocols"):
+        return None
+    return ClassicMemberMetadata(value["sessionTimeoutMs"], tuple(
+        (p["name"], bytes(p["metadata"])) for p in value["supportedProtocols"]))
 
 
 def target_epoch_record(group_id: str, epoch: int) -> Record:
@@ -119,6 +134,12 @@ def write(coord, records: list[Record]) -> None:
 def apply_all(coord, records: list[Record]) -> None:
     for record in records:
         apply(coord, record.record_type, record.key, record.value)
+
+
+def apply_to(coord, group: ConsumerGroup, records: list[Record]) -> None:
+    """Apply ``records`` to a group not (yet) in the coordinator's map (an online upgrade's plan)."""
+    for record in records:
+        _APPLY[record.record_type](coord, group, record.key, record.value)
 
 
 def append(coord, records: list[Record]) -> None:
@@ -190,7 +211,8 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
         client_id=value["clientId"], client_host=value["clientHost"],
         subscribed_topic_names=frozenset(value["subscribedTopicNames"]),
         subscribed_topic_regex=value.get("subscribedTopicRegex") or None,
-        rebalance_timeout_ms=value["rebalanceTimeoutMs"], server_assignor=value.get("serverAssignor"))
+        rebalance_timeout_ms=value["rebalanceTimeoutMs"], server_assignor=value.get("serverAssignor"),
+        classic=_classic_in(value.get("classicMemberMetadata")))
     old = group.members.get(member_id)
     group.put_member(ConsumerGroupMember(member_id, **metadata) if old is None else old.evolve(**metadata))
 

@@ -36,7 +36,13 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
     join = (version, member_id, instance_id, session_timeout, rebalance_timeout, protocol_type,
             protocols, client_id, client_host)
 
-    group = coord.get_classic_group(group_id)
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == "consumer":
+        from .classic_in_consumer import join as join_consumer_group
+        from .migration import delete_empty_consumer_group
+        if not group.is_empty():
+            return join_consumer_group(coord, group, *join)
+        group = delete_empty_consumer_group(coord, group)     # an empty one gives way to a classic group
     if group is not None:
         return _join_group(coord, group, *join)
     if member_id:

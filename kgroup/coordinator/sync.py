@@ -20,7 +20,10 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
     group_id = request.group_id or ""
     if not group_id:
         return done(sync_response(version, codes.INVALID_GROUP_ID))
-    group = coord.get_classic_group(group_id)
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == "consumer":
+        from .classic_in_consumer import sync
+        return sync(coord, group, request, version)
     if group is None or group.state == EMPTY:
         return done(sync_response(version, codes.UNKNOWN_MEMBER_ID))
     if group.state == DEAD:
@@ -81,7 +84,10 @@ def handle_heartbeat(coord, request, client_id: str, client_host: str):
     group_id = request.group_id or ""
     if not group_id:
         return answer(codes.INVALID_GROUP_ID)
-    group = coord.get_classic_group(group_id)
+    group = coord.get_group(group_id)
+    if group is not None and group.group_type == "consumer":
+        from .classic_in_consumer import heartbeat
+        return heartbeat(coord, group, request, version)
     if group is None:
         return answer(codes.UNKNOWN_MEMBER_ID)
     if group.state == DEAD:

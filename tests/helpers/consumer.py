@@ -112,7 +112,8 @@ def heartbeat(coord, group_id="g", member_id="", epoch=0, version=1, *, instance
 
 
 def classic_join(coord, group_id: str) -> None:
-    """A static classic member joins ``group_id`` (the group then has a member: not convertible)."""
+    """A static classic member joins ``group_id``: the group has a member, and its empty embedded
+    subscription does not parse, so an online upgrade refuses to convert it."""
     from kafka.protocol.consumer.group import JoinGroupRequest
     protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
     coord.handle(JoinGroupRequest[5](group_id=group_id, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
