@@ -168,3 +168,12 @@ def test_a_refused_append_reverts_the_conversion(step):
         topic_partitions=[] if step == "upgrade" else None, subscribed_topic_regex=None))
     assert reply.error is not None
     assert mixed.coord.group("g") == before and ids
+
+
+def test_describe_from_dump_shows_the_classic_members_of_a_mixed_group():
+    from kgroup.client.from_dump import consumer_group_view
+    mixed, ids = _upgraded()
+    replayed = GroupCoordinator.from_records(mixed.coord.records, config=mixed.coord.config)
+    view = consumer_group_view(replayed, "g")
+    assert {m.member_id: m.member_type for m in view.members} == {ids["a"]: "classic", ids["b"]: "classic",
+                                                                  "c": "consumer"}
