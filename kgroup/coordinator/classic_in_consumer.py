@@ -25,8 +25,7 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_session_timeout
 from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, member_timer_keys
 from .consumer_regex import subscribed_names
-from .consumer_target import (TargetAssignmentError, compute_target, preferred_assignor, subscribed_topics,
-                              subscriber_counts)
+from .consumer_target import TargetAssignmentError, plan_epoch_and_target, subscribed_topics, subscriber_counts
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
 from .responses import join_error, join_response, sync_response
@@ -140,20 +139,10 @@ def _plan(coord, group: ConsumerGroup, member, updated, replaced, records: list)
         if topics != group.subscribed_topics:
             records.append(rec.partition_metadata_record(group_id, topics))
             bump = True
-    epoch = group.group_epoch + 1 if bump else group.group_epoch
-    if bump:
-        records.append(rec.group_epoch_record(group_id, epoch))
-    if epoch > group.assignment_epoch:
-        name = preferred_assignor(group, updated, replaced_id, coord.config.group_consumer_assignors[0])
-        try:
-            target = compute_target(group, updated, replaced_id, topics, name, epoch)
-        except TargetAssignmentError:
-            raise _Refused(UNKNOWN_SERVER_ERROR) from None
-        for row_member, row in target.items():
-            old_row = group.target.get(replaced_id if row_member == updated.member_id and replaced_id else row_member)
-            if old_row != row or row_member not in group.target:
-                records.append(rec.target_member_record(group_id, row_member, row))
-        records.append(rec.target_epoch_record(group_id, epoch))
+    try:
+        plan_epoch_and_target(coord, group, updated, replaced_id, topics, bump, records)
+    except TargetAssignmentError:
+        raise _Refused(UNKNOWN_SERVER_ERROR) from None
 
 
 # ---- SyncGroup and Heartbeat --------------------------------------------------------------------

@@ -23,8 +23,8 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .consumer_target import (TargetAssignmentError, compute_target, members_with, preferred_assignor,
-                              subscribed_topics, subscriber_counts)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
+                              subscriber_counts)
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
@@ -174,20 +174,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         if topics != group.subscribed_topics:
             records.append(rec.partition_metadata_record(group_id, topics))
             bump = True
-    group_epoch = group.group_epoch + 1 if bump else group.group_epoch
-    if bump:
-        records.append(rec.group_epoch_record(group_id, group_epoch))
-    if group_epoch > group.assignment_epoch:
-        name = preferred_assignor(group, updated, replaced, config.group_consumer_assignors[0])
-        try:
-            target = compute_target(group, updated, replaced, topics, name, group_epoch, resolved)
-        except TargetAssignmentError as exc:
-            raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
-        for row_member, row in target.items():
-            old_row = group.target.get(replaced if row_member == member_id and replaced else row_member)
-            if old_row != row or row_member not in group.target:
-                records.append(rec.target_member_record(group_id, row_member, row))
-        records.append(rec.target_epoch_record(group_id, group_epoch))
+    try:
+        plan_epoch_and_target(coord, group, updated, replaced, topics, bump, records, resolved)
+    except TargetAssignmentError as exc:
+        raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
 
     stored_group = coord.get_group(group_id)
     if stored_group is not None and stored_group is not group:

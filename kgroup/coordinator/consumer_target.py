@@ -14,6 +14,7 @@ from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, 
                                          TopicMetadata, get_server_assignor)
 from kgroup.assignors.server_order import frozen_row
 
+from . import consumer_records as rec
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 
@@ -86,6 +87,27 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
         raise TargetAssignmentError(
             f"Failed to compute a new target assignment for epoch {epoch}: {exc}") from exc
     return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in specs}
+
+
+def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
+                          topics: Mapping[str, SubscribedTopic], bump: bool, records: list,
+                          resolved: Mapping[str, frozenset] | None = None) -> int:
+    """The group epoch record when ``bump``; then, if the epoch is past the assignment epoch, the new
+    target as Kafka's updateTargetAssignment writes it: only the rows that changed, then the target
+    epoch. Returns the group epoch; raises TargetAssignmentError when the assignor fails."""
+    group_id = group.group_id
+    epoch = group.group_epoch + 1 if bump else group.group_epoch
+    if bump:
+        records.append(rec.group_epoch_record(group_id, epoch))
+    if epoch > group.assignment_epoch:
+        name = preferred_assignor(group, updated, replaced, coord.config.group_consumer_assignors[0])
+        target = compute_target(group, updated, replaced, topics, name, epoch, resolved)
+        for row_member, row in target.items():
+            old_row = group.target.get(replaced if row_member == updated.member_id and replaced else row_member)
+            if old_row != row or row_member not in group.target:
+                records.append(rec.target_member_record(group_id, row_member, row))
+        records.append(rec.target_epoch_record(group_id, epoch))
+    return epoch
 
 
 def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
