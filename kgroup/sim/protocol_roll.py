@@ -35,6 +35,7 @@ class ProtocolRoll:
         self.steps: list = []
         self.retired: list = []        # the processes replaced (their errors still count)
         self._epoch_seen = None
+        self._rebalances = (0, 0)      # (events scanned, classic rebalances among them)
         run.engine.on_conversion = self._converted
         self._ledger_bump = run.engine.on_epoch_bump
         run.engine.on_epoch_bump = self._bumped
@@ -66,7 +67,7 @@ class ProtocolRoll:
         for start in range(0, len(order), size):
             self.step += 1
             before = (len(ledger.moved), ledger.unowned_ms, self.group_epoch_bumps,
-                      _classic_rebalances(ledger.events))
+                      self.classic_rebalances())
             started: list = []
             for consumer in order[start:start + size]:
                 self._switch(consumer, started)
@@ -117,9 +118,18 @@ class ProtocolRoll:
             "partitions_moved": len(ledger.moved) - moved,
             "unowned_partition_seconds": round((ledger.unowned_ms - unowned) / 1000, 3),
             "group_epoch_bumps": self.group_epoch_bumps - bumps,
-            "classic_rebalances": _classic_rebalances(ledger.events) - rebalances})
+            "classic_rebalances": self.classic_rebalances() - rebalances})
 
     # ---- the report -----------------------------------------------------------------------
+    def classic_rebalances(self) -> int:
+        """Entries into PreparingRebalance so far (the log is scanned once, as it grows)."""
+        events = self.run.ledger.events
+        scanned, count = self._rebalances
+        count += sum(1 for e in events[scanned:]
+                     if e["event"] == "group-state" and e["state"] == "PreparingRebalance")
+        self._rebalances = (len(events), count)
+        return count
+
     def result_fields(self, group, epoch_start: int) -> dict:
         """SimResult's protocol, epoch and rebalance fields: a rebalance is an entry into
         PreparingRebalance while classic, a group-epoch bump while a consumer group."""
@@ -151,15 +161,13 @@ class ProtocolRoll:
                 "converted_back_at_step": step_of.get("classic"),
                 "conversions": self.conversions,
                 "group_type_end": group_type,
-                "classic_rebalances": _classic_rebalances(events),
+                "classic_rebalances": self.classic_rebalances(),
                 "group_epoch_bumps": self.group_epoch_bumps,
                 "classic_rejoins": classic_rejoins(events),
                 "blocked": blocked,
                 "per_step": self.steps}
 
 
-def _classic_rebalances(events) -> int:
-    return sum(1 for e in events if e["event"] == "group-state" and e["state"] == "PreparingRebalance")
 
 
 def classic_rejoins(events) -> dict:
