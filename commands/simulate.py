@@ -50,7 +50,8 @@ def _positive(ctx, param, value):
               show_default=True, help="group.instance.id set (static) or not (dynamic).")
 @click.option("--protocol", type=click.Choice(["classic", "consumer"]), default="classic",
               show_default=True, help="group.protocol of every consumer: the classic group protocol, "
-                                      "or KIP-848's consumer protocol (server-side assignment).")
+                                      "or KIP-848's consumer protocol (server-side assignment); "
+                                      "upgrade-protocol and downgrade-protocol set it themselves.")
 @click.option("--assignor", type=click.Choice(ASSIGNORS), default="range", show_default=True,
               help="partition.assignment.strategy of every classic consumer.")
 @click.option("--server-assignor", type=click.Choice(SERVER_ASSIGNORS), default="uniform",
@@ -71,7 +72,8 @@ def _positive(ctx, param, value):
 @click.option("--initial-rebalance-delay-ms", type=click.IntRange(min=0), default=3_000,
               show_default=True, help="group.initial.rebalance.delay.ms of the coordinator.")
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
-              help="Bounce order (rolling-bounce, upgrade, downgrade; also which members "
+              help="Bounce order (rolling-bounce, upgrade, downgrade, upgrade-protocol, "
+                   "downgrade-protocol; also which members "
                    "scale-down removes (the last ones) and crash kills (the first ones)).")
 @click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
               help="Members restarted at once; the next wave starts when the previous one is "
