@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import time
 
-from helpers.rdkafka_groups import PARTITIONS, TOPIC, new_consumer, owned, start_broker
+from helpers.rdkafka_groups import PARTITIONS, TOPIC, new_consumer, owned, start_broker, start_classic_fleet
 
-from kgroup.client.fleet import FleetConsumer, wait_settled
 from kgroup.sim.model import SimParams
 from kgroup.sim.scenarios import run_scenario
 
@@ -67,10 +66,7 @@ def test_upgrade_protocol_on_serve_matches_the_simulation(tmp_path):
     classic: dict = {}
     modern: dict = {}
     try:
-        for instance in INSTANCES:
-            classic[instance] = FleetConsumer(broker.bootstrap, "cg", [TOPIC], instance_id=instance,
-                                              session_timeout_ms=CLASSIC_SESSION_MS)
-        assert wait_settled(lambda: broker.group("cg"), classic.values(), PARTITIONS, timeout=60)
+        start_classic_fleet(broker, classic, INSTANCES, CLASSIC_SESSION_MS)
         generation = broker.group("cg").generation
         owners = Owners(classic)
         converted_at = None
