@@ -160,3 +160,12 @@ def test_the_plot_shows_each_members_protocol(tmp_path):
     target = tmp_path / "roll.png"
     plot_timeline([result], str(target))
     assert target.stat().st_size > 0
+
+
+def test_a_classic_join_parked_when_the_group_converts_is_retried():
+    """Restarts longer than the session: the classic group is rebalancing (an expired static member)
+    when the first consumer-protocol join converts it, and the parked JoinGroups are answered
+    REBALANCE_IN_PROGRESS. The classic consumers rejoin, as the Java client does, instead of failing."""
+    result = roll("upgrade-protocol", members=3, session_timeout_ms=8000)
+    assert result.settled and result.errors == []
+    assert result.migration["classic_rebalances"] == 1 and result.migration["converted_at_step"] == 1

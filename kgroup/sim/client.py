@@ -2,7 +2,7 @@
 
 It behaves like Kafka's Java consumer where that matters for rebalances: the KIP-394
 two-step join, the leader running the assignor, heartbeats every ``heartbeat.interval.ms``
-that discover rebalances, rejoin on REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION, a fresh
+that discover rebalances, rejoin on REBALANCE_IN_PROGRESS (to any request) / ILLEGAL_GENERATION, a fresh
 member id after UNKNOWN_MEMBER_ID, a stop with an error on FENCED_INSTANCE_ID, LeaveGroup
 on close only for dynamic members, and eager (revoke everything before joining) or
 cooperative (revoke only what moves, then rejoin) partition handover.
@@ -155,6 +155,9 @@ class SimConsumer(SimProcess):
         if code == MEMBER_ID_REQUIRED:
             self.member_id = response.member_id
             self._join()
+            return
+        if code == REBALANCE_IN_PROGRESS:     # e.g. a parked join the group's online upgrade answered:
+            self._join()                      # the Java client rejoins at once
             return
         if self._rejoin_or_fail(code, incarnation, "JoinGroup"):
             return
