@@ -183,7 +183,7 @@ def main():
         epochs = f"generation {result.generation_start} -> {result.generation_end}"
 
     kinds = collections.Counter("session refresh" if r is None or isinstance(r, ConsumerSession)
-                                else "session deadline moved back" if isinstance(r, int)
+                                else "session deadline set" if isinstance(r, int)
                                 else type(r).__name__ for _, r, _ in calls)
     virtual_s = recorders[0].now_ms / 1000
     assignor = result.assignor
