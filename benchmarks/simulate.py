@@ -1,8 +1,12 @@
-"""`kgroup simulate` speed: a 1,000-member, 3,000-partition static rolling bounce.
+"""`kgroup simulate` speed: a 1,000-member, 3,000-partition static rolling bounce (or protocol roll).
 
 --protocol consumer runs it with KIP-848 consumers: the group forms by 1,000 joins (each bumps the
 group epoch and computes a new target assignment with the server-side assignor, as Kafka does), then
 every member leaves with epoch -2 and rejoins with epoch 0 and its instance id.
+
+--scenario upgrade-protocol rolls the same group from the classic to the consumer protocol, one
+process at a time: 1,000 classic joins form it, the first consumer-protocol join converts it, and
+each classic member rejoins the consumer group once (its epoch moved) before its own restart.
 
 Two figures from the same run, on one core:
   simulation  run_scenario("rolling-bounce", ...) end to end: group formation, every
@@ -17,7 +21,7 @@ same run as sending every heartbeat; --wire-heartbeats sends each one as a reque
 
     .venv/bin/python benchmarks/simulate.py [--members 1000] [--partitions 3000]
         [--restart-ms 5000] [--concurrency 1] [--membership static] [--wire-heartbeats]
-        [--protocol classic|consumer]
+        [--protocol classic|consumer] [--scenario rolling-bounce|upgrade-protocol]
 """
 
 from __future__ import annotations
@@ -128,6 +132,8 @@ def main():
     parser.add_argument("--assignor", default="range")
     parser.add_argument("--wire-heartbeats", action="store_true")
     parser.add_argument("--protocol", choices=["classic", "consumer"], default="classic")
+    parser.add_argument("--scenario", choices=["rolling-bounce", "upgrade-protocol"],
+                        default="rolling-bounce")
     args = parser.parse_args()
 
     params = SimParams(members=args.members, topics=(("t", args.partitions),),
@@ -158,7 +164,7 @@ def main():
     scenarios.Run.warm_up = warm_up
     try:
         start, cpu = time.perf_counter(), time.process_time()
-        result = run_scenario("rolling-bounce", params)
+        result = run_scenario(args.scenario, params)
         simulation_s = time.perf_counter() - start
         simulation_cpu = time.process_time() - cpu
     finally:
@@ -167,23 +173,31 @@ def main():
         scenarios.Run.warm_up = original_warm_up
     calls = recorders[0].calls
     baseline_s, baseline_cpu, replayed = replay(calls, recorders[0])
-    if args.protocol == "consumer":
+    if result.group_epoch_end is not None:
         assert replayed.group("g").group_epoch == result.group_epoch_end, "replay diverged"
-        epochs = f"group epoch {result.group_epoch_start} -> {result.group_epoch_end}"
+        start = (f"group epoch {result.group_epoch_start}" if result.generation_start is None
+                 else f"generation {result.generation_start}")
+        epochs = f"{start} -> group epoch {result.group_epoch_end}"
     else:
         assert replayed.group("g").generation == result.generation_end, "replay diverged"
         epochs = f"generation {result.generation_start} -> {result.generation_end}"
 
     kinds = collections.Counter("session refresh" if r is None or isinstance(r, ConsumerSession)
-                                else "session deadline moved back" if isinstance(r, int)
+                                else "session deadline set" if isinstance(r, int)
                                 else type(r).__name__ for _, r, _ in calls)
     virtual_s = recorders[0].now_ms / 1000
     assignor = result.assignor
-    print(f"rolling bounce: {args.members} {args.membership} {args.protocol}-protocol members, "
+    protocol = result.protocol if result.migration else f"{args.protocol}-protocol"
+    print(f"{args.scenario}: {args.members} {args.membership} {protocol} members, "
           f"{args.partitions} partitions, {assignor}, restart {args.restart_ms} ms, concurrency "
           f"{args.concurrency}, {'wire' if args.wire_heartbeats else 'coalesced'} heartbeats")
     print(f"  virtual time {virtual_s:,.0f} s; rebalances {result.rebalances}; {epochs}; "
           f"moved {result.partitions_moved}; settled {result.settled}")
+    if result.migration:
+        migration = result.migration
+        print(f"  converted at step {migration['converted_at_step']}; group-epoch bumps "
+              f"{migration['group_epoch_bumps']}; classic rebalances {migration['classic_rebalances']}; "
+              f"classic rejoins per member <= {max(migration['classic_rejoins'].values(), default=0)}")
     print("  coordinator calls: " + ", ".join(f"{n} {k}" for k, n in kinds.most_common()))
     print(f"  simulation (end to end)       {simulation_s:8.2f} s wall {simulation_cpu:8.2f} s CPU")
     print(f"    of which forming the group  {formation[0]:8.2f} s wall")

@@ -7,10 +7,11 @@ import click
 from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
 SCENARIOS = ["rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
-             "crash", "duplicate-instance"]
+             "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol"]
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]
 ORDERS = ["name", "reverse", "random", "leader-first", "leader-last"]
 SERVER_ASSIGNORS = ["uniform", "range"]
+MIGRATION_POLICIES = ["bidirectional", "upgrade", "downgrade", "disabled"]
 
 ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
         ("partitions", "partitions"), ("rebalances", "rebalances"),
@@ -49,11 +50,15 @@ def _positive(ctx, param, value):
               show_default=True, help="group.instance.id set (static) or not (dynamic).")
 @click.option("--protocol", type=click.Choice(["classic", "consumer"]), default="classic",
               show_default=True, help="group.protocol of every consumer: the classic group protocol, "
-                                      "or KIP-848's consumer protocol (server-side assignment).")
+                                      "or KIP-848's consumer protocol (server-side assignment); "
+                                      "upgrade-protocol and downgrade-protocol set it themselves.")
 @click.option("--assignor", type=click.Choice(ASSIGNORS), default="range", show_default=True,
               help="partition.assignment.strategy of every classic consumer.")
 @click.option("--server-assignor", type=click.Choice(SERVER_ASSIGNORS), default="uniform",
               show_default=True, help="group.remote.assignor of every consumer-protocol consumer.")
+@click.option("--migration-policy", type=click.Choice(MIGRATION_POLICIES), default="bidirectional",
+              show_default=True, help="upgrade-protocol, downgrade-protocol: the coordinator's "
+                                      "group.consumer.migration.policy (which online conversions it allows).")
 @click.option("--restart-ms", type=click.IntRange(min=0), default=10_000, show_default=True,
               help="How long a restarted (or crashed) process stays down.")
 @click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
@@ -67,7 +72,8 @@ def _positive(ctx, param, value):
 @click.option("--initial-rebalance-delay-ms", type=click.IntRange(min=0), default=3_000,
               show_default=True, help="group.initial.rebalance.delay.ms of the coordinator.")
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
-              help="Bounce order (rolling-bounce, upgrade, downgrade; also which members "
+              help="Bounce order (rolling-bounce, upgrade, downgrade, upgrade-protocol, "
+                   "downgrade-protocol; also which members "
                    "scale-down removes (the last ones) and crash kills (the first ones)).")
 @click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
               help="Members restarted at once; the next wave starts when the previous one is "
@@ -92,7 +98,7 @@ def _positive(ctx, param, value):
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
-             restart_ms, session_timeout_ms,
+             migration_policy, restart_ms, session_timeout_ms,
              rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
              concurrency, count, remove_members, sort_by, compare, seed, show_events, plot_path,
              wire_heartbeats):
@@ -101,7 +107,9 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     SCENARIO is one of: rolling-bounce, upgrade (dynamic to static, KIP-345's steps),
     downgrade (static to dynamic), scale-down, scale-up, leader-bounce, crash (kill
     without LeaveGroup, restart after --restart-ms), duplicate-instance (a second process
-    with the same group.instance.id).
+    with the same group.instance.id), upgrade-protocol (every process restarted from the
+    classic to the consumer protocol: the group is mixed in between and converts online),
+    downgrade-protocol (back).
 
     Simulated consumers speak the classic group protocol (or, with --protocol consumer,
     KIP-848's, as the Java client and librdkafka do) to kgroup's coordinator: the group
@@ -124,7 +132,8 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         rebalance_timeout_ms=rebalance_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
         initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
         concurrency=concurrency, count=count, remove_members=remove_members,
-        by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats)
+        by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
+        migration_policy=migration_policy)
     if plot_path:
         from kgroup.sim.plot import PlotUnavailable, check_target
         try:
@@ -171,9 +180,29 @@ def _epochs_label(results) -> str:
 
 
 def _epochs(result) -> str:
+    if result.migration is not None:      # generation or group epoch, whichever the group was
+        def one(generation, epoch):
+            return f"generation {generation}" if epoch is None else f"group epoch {epoch}"
+        return (f"{one(result.generation_start, result.group_epoch_start)} -> "
+                f"{one(result.generation_end, result.group_epoch_end)}")
     if result.protocol == "consumer":
         return f"{result.group_epoch_start} -> {result.group_epoch_end}"
     return f"{result.generation_start} -> {result.generation_end}"
+
+
+def _migration_rows(results) -> list:
+    """The mixed phase of upgrade-protocol / downgrade-protocol (a dash: it did not happen)."""
+    def step(value):
+        return "-" if value is None else str(value)
+    migrations = [r.migration for r in results]
+    return [
+        ["converted at step"] + [step(m["converted_at_step"]) for m in migrations],
+        ["converted back at step"] + [step(m["converted_back_at_step"]) for m in migrations],
+        ["group-epoch bumps"] + [str(m["group_epoch_bumps"]) for m in migrations],
+        ["classic rebalances"] + [str(m["classic_rebalances"]) for m in migrations],
+        ["classic rejoins (max)"] + [str(max(m["classic_rejoins"].values(), default=0))
+                                     for m in migrations],
+    ]
 
 
 def _print_table(scenario, results, compare, show_events) -> None:
@@ -190,6 +219,8 @@ def _print_table(scenario, results, compare, show_events) -> None:
         else:
             values = (getattr(r, key) for r in results)
             rows.append([label] + ["not settled" if v is None else str(v) for v in values])
+    if results[0].migration is not None:
+        rows[-1:-1] = _migration_rows(results)
     table(rows, headers=[scenario] + [_label(r, compare) for r in results])
     for r in results:
         prefix = f"{_label(r, compare)}: " if compare else ""
@@ -197,6 +228,8 @@ def _print_table(scenario, results, compare, show_events) -> None:
             click.echo(f"{prefix}{error}", err=True)
         if not r.settled:
             click.echo(f"{prefix}the group did not settle within the time cap", err=True)
+        if r.migration is not None and r.migration["blocked"]:
+            click.echo(f"{prefix}{r.migration['blocked']}", err=True)
     if show_events:
         for r in results:
             title = f"events ({_label(r, compare)})" if compare else "events"

@@ -9,5 +9,6 @@ Modules: ``client`` (a simulated classic-protocol consumer), ``consumer_client``
 KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesced heartbeats), ``consumer_group``
 (the simulated consumer group's settings and settle test), ``engine`` (one clock for coordinator
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
-comparisons), ``scenarios``, ``plot`` (matplotlib, optional).
+comparisons), ``scenarios``, ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
+protocols in turn), ``plot`` (matplotlib, optional).
 """

@@ -2,7 +2,7 @@
 
 It behaves like Kafka's Java consumer where that matters for rebalances: the KIP-394
 two-step join, the leader running the assignor, heartbeats every ``heartbeat.interval.ms``
-that discover rebalances, rejoin on REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION, a fresh
+that discover rebalances, rejoin on REBALANCE_IN_PROGRESS (to any request) / ILLEGAL_GENERATION, a fresh
 member id after UNKNOWN_MEMBER_ID, a stop with an error on FENCED_INSTANCE_ID, LeaveGroup
 on close only for dynamic members, and eager (revoke everything before joining) or
 cooperative (revoke only what moves, then rejoin) partition handover.
@@ -20,6 +20,8 @@ from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, 
                                  UNKNOWN_MEMBER_ID, name_of)
 
 from .process import SimProcess
+
+RECONCILED = 0              # a consumer-group member at its target (Kafka's MemberState.STABLE)
 
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
@@ -154,6 +156,9 @@ class SimConsumer(SimProcess):
             self.member_id = response.member_id
             self._join()
             return
+        if code == REBALANCE_IN_PROGRESS:     # e.g. a parked join the group's online upgrade answered:
+            self._join()                      # the Java client rejoins at once
+            return
         if self._rejoin_or_fail(code, incarnation, "JoinGroup"):
             return
         self.member_id = response.member_id
@@ -249,6 +254,11 @@ class SimConsumer(SimProcess):
         """The coordinator can only answer NONE and refresh the session: Stable, this generation,
         and the member (and its instance id) still its own."""
         group = self.engine.group()
+        if group is not None and group.group_type == "consumer":      # inside a consumer group
+            member = group.members.get(self.member_id)
+            return (member is not None and member.state == RECONCILED
+                    and member.member_epoch == self.generation == group.group_epoch
+                    == group.assignment_epoch)
         return (group is not None and group.state == "Stable"
                 and group.generation_id == self.generation
                 and self.member_id in group.members
@@ -256,7 +266,11 @@ class SimConsumer(SimProcess):
                      or group.static_members.get(self.instance_id) == self.member_id))
 
     def _refresh_session(self) -> None:
-        self.engine.coordinator.refresh_session(self.engine.group(), self.member_id)
+        group = self.engine.group()
+        if group.group_type == "consumer":
+            self._move_session(self.engine.now)
+        else:
+            self.engine.coordinator.refresh_session(group, self.member_id)
 
     def _send_heartbeat(self) -> None:
         request = HeartbeatRequest(version=4, group_id=self.group_id,

@@ -17,13 +17,12 @@ from __future__ import annotations
 from kgroup.kafka_errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID, name_of
 from kgroup.protocol import ConsumerGroupHeartbeatRequest
 
-from .client import RETRIABLE, RETRY_BACKOFF_MS
+from .client import RECONCILED, RETRIABLE, RETRY_BACKOFF_MS
 from .process import SimProcess
 
 Heartbeat = ConsumerGroupHeartbeatRequest[1]
 TopicPartitions = ConsumerGroupHeartbeatRequest.TopicPartitions
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
-RECONCILED = 0              # the member state of a member at its target (Kafka's MemberState.STABLE)
 
 
 def session_from(coordinator, group_id: str, member_id: str, slot_ms: int) -> None:
@@ -153,7 +152,7 @@ class ConsumerProtocolConsumer(SimProcess):
     def _quiet(self) -> bool:
         """At the group epoch, owning its target, and the coordinator has heard so."""
         group = self.engine.group()
-        if group is None or self._unacknowledged:
+        if group is None or self._unacknowledged or group.group_type != "consumer":
             return False
         member = group.members.get(self.member_id)
         return (member is not None and member.state == RECONCILED

@@ -31,7 +31,8 @@ def topic_image(topics) -> dict:
 
 def settled(group, live, ledger) -> bool:
     """Stable (every member at the group epoch owning its target), the live processes exactly its
-    members, each having acknowledged what it owns, and every partition owned."""
+    members, each having acknowledged what it owns (a classic one: synced at the group epoch, its
+    member epoch), and every partition owned."""
     if live and len(ledger.owner) != len(ledger.partitions):
         return False                      # the cheapest test first: it fails most often
     if group is None or len(group.members) != len(live) or group.group_epoch != group.assignment_epoch:
@@ -39,8 +40,8 @@ def settled(group, live, ledger) -> bool:
     members, epoch = group.members, group.group_epoch
     for consumer in live:
         member = members.get(consumer.member_id)
-        if (member is None or consumer.state != "stable" or consumer.epoch != epoch
+        if (member is None or consumer.state != "stable" or consumer.generation != epoch
                 or member.state != RECONCILED or member.member_epoch != epoch
-                or not consumer.acknowledged):
+                or not getattr(consumer, "acknowledged", True)):
             return False
     return True

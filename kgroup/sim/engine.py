@@ -16,6 +16,10 @@ with coalesced heartbeats equals one with every heartbeat sent (``--wire-heartbe
 For a KIP-848 consumer group (``protocol="consumer"``) the generation is the group epoch: the
 engine watches it after every request and timer, reports each bump (``on_epoch_bump``) and wakes
 the sleepers, whose next heartbeat may then carry a new assignment.
+
+``protocol="mixed"`` (an online migration: classic and consumer-protocol processes in one group)
+watches whichever the group is now, and reports each conversion between the two
+(``on_conversion(group type, now, previous epoch)``), waking every sleeper.
 """
 
 from __future__ import annotations
@@ -31,8 +35,12 @@ class Engine:
         self.coordinator = coordinator
         self.group_id = group_id
         self.consumer_protocol = protocol == "consumer"
+        self.mixed = protocol == "mixed"
         self.on_epoch_bump = on_epoch_bump   # on_epoch_bump(group, now) for a consumer group
+        self.on_conversion: Callable | None = None
         self._group_epoch = None
+        self._group_type = None              # mixed: the group's type as last seen
+        self._generation = None              # mixed: its last classic generation
         if on_transition is not None:
             # on_transition(group, previous state, now) on every state change of this group, as
             # it happens: watching between steps would miss transitions made within one call
@@ -68,20 +76,47 @@ class Engine:
     def handle(self, request, client_id: str, on_response: Callable | None = None):
         """Send one request; ``on_response(response)`` runs as an event once it is answered."""
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
-        if self.consumer_protocol:
-            self._watch_group_epoch(self._born)
-        elif self._sleepers:
-            self._check_sleepers(request, self._born)
+        self._after_change(request, self._born)
         if on_response is not None:
             reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
         return reply
 
     def group(self):
         """The simulated group, live (read it, never change it: only requests change it)."""
+        if self.mixed:
+            return self.coordinator.get_group(self.group_id)
         if self.consumer_protocol:
             group = self.coordinator.get_group(self.group_id)
             return group if group is not None and group.group_type == "consumer" else None
         return self.coordinator.get_classic_group(self.group_id)
+
+    def _after_change(self, request, born: int) -> None:
+        """After a request (None: a timer): report and wake for whatever may have changed."""
+        if self.mixed:
+            self._watch_group_type(born)
+            if self._group_type == "consumer":
+                self._watch_group_epoch(born)
+            elif self._sleepers:
+                self._check_sleepers(request, born)
+        elif self.consumer_protocol:
+            self._watch_group_epoch(born)
+        elif self._sleepers:
+            self._check_sleepers(request, born)
+
+    def _watch_group_type(self, born: int) -> None:
+        group = self.coordinator.get_group(self.group_id)
+        kind = None if group is None else group.group_type
+        if kind != self._group_type:
+            previous = self._group_epoch if self._group_type == "consumer" else self._generation
+            self._group_type = kind
+            # the converted group starts at the epoch (or generation) the other one had
+            self._group_epoch = previous if kind == "consumer" else None
+            if self.on_conversion is not None and kind is not None:
+                self.on_conversion(kind, self.coordinator.now_ms, previous)
+            if self._sleepers:
+                self.wake_all(born)
+        if kind == "classic":
+            self._generation = group.generation_id
 
     # ---- coalesced heartbeats -------------------------------------------------------------
     def sleep(self, consumer) -> None:
@@ -180,10 +215,8 @@ class Engine:
                 coordinator.advance(max(target - coordinator.now_ms, 0))
                 # Timers fire before client events: a heartbeat due at this very
                 # millisecond has not run yet and sees the change.
-                if timer_due and self.consumer_protocol:
-                    self._watch_group_epoch(-1)
-                elif timer_due and self._sleepers:
-                    self._check_sleepers(None, -1)
+                if timer_due:
+                    self._after_change(None, -1)
             quiet = not timer_due
             now = coordinator.now_ms
             while events and events[0][0] <= now:
@@ -205,8 +238,8 @@ class Engine:
             if not self.step(limit_ms):
                 if self.now < limit_ms:
                     self.coordinator.advance(limit_ms - self.now)
-                    if self.consumer_protocol:
-                        self._watch_group_epoch(-1)
+                    if self.consumer_protocol or self.mixed:
+                        self._after_change(None, -1)
                     if self.observer is not None:
                         self.observer(self.group(), self.now)
                 return done() if done is not None else True

@@ -8,7 +8,11 @@ from dataclasses import dataclass, field, replace
 from kgroup.assignors import ASSIGNORS
 
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
-             "crash", "duplicate-instance")
+             "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol")
+# the online migrations: every process restarted on the other protocol (from, to)
+PROTOCOL_ROLLS = {"upgrade-protocol": ("classic", "consumer"),
+                  "downgrade-protocol": ("consumer", "classic")}
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
 PROTOCOLS = ("classic", "consumer")
@@ -45,6 +49,7 @@ class SimParams:
     seed: int = 0
     wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
     max_time_ms: int | None = None  # virtual-time cap per phase (default: derived from timeouts)
+    migration_policy: str = "bidirectional"  # the coordinator's group.consumer.migration.policy
 
     def validate(self) -> None:
         checks = [
@@ -53,6 +58,8 @@ class SimParams:
             (all(n >= 1 for _, n in self.topics), "every topic needs at least one partition"),
             (self.membership in MEMBERSHIPS, f"unknown membership {self.membership!r}"),
             (self.protocol in PROTOCOLS, f"unknown protocol {self.protocol!r}"),
+            (self.migration_policy in MIGRATION_POLICIES,
+             f"unknown migration policy {self.migration_policy!r}"),
             (self.assignor in ASSIGNORS, f"unknown assignor {self.assignor!r}"),
             (self.server_assignor in SERVER_ASSIGNORS,
              f"unknown server-side assignor {self.server_assignor!r}"),
@@ -99,6 +106,7 @@ class SimResult:
     protocol: str = "classic"
     group_epoch_start: int | None = None   # consumer protocol; its generation fields are None
     group_epoch_end: int | None = None
+    migration: dict | None = None          # upgrade-protocol / downgrade-protocol (protocol_roll)
 
     def as_dict(self, events: bool = True) -> dict:
         out = {"scenario": self.scenario, "protocol": self.protocol,
@@ -110,6 +118,8 @@ class SimResult:
                "unowned_partition_seconds": self.unowned_partition_seconds,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
                "settled": self.settled, "errors": self.errors}
+        if self.migration is not None:
+            out["migration"] = self.migration
         if events:
             out["events"] = self.events
         return out
@@ -133,6 +143,9 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
             return [replace(params, server_assignor=a) for a in SERVER_ASSIGNORS]
         return [replace(params, assignor=a) for a in ASSIGNORS]
     if compare == "protocol":
+        if scenario in PROTOCOL_ROLLS:
+            raise ParameterError(f"--compare protocol does not apply to {scenario}: "
+                                "it switches protocol by definition")
         return [replace(params, protocol=p) for p in PROTOCOLS]
     if compare == "removal":
         if scenario != "scale-down":

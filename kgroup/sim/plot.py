@@ -48,9 +48,13 @@ def plot_timeline(results, path: str) -> None:
     for ax, result in zip(axes[:, 0], results):
         _panel(ax, result, cmap)
     lines = "red line: rebalance begins"
-    if any(r.protocol == "consumer" for r in results):
+    mixed = any(r.migration is not None for r in results)
+    if mixed or any(r.protocol == "consumer" for r in results):
         lines = ("red line: rebalance begins (classic); orange line: group-epoch bump (consumer)"
-                 if any(r.protocol == "classic" for r in results) else "orange line: group-epoch bump")
+                 if mixed or any(r.protocol == "classic" for r in results)
+                 else "orange line: group-epoch bump")
+    if mixed:
+        lines += ";\nstrip under a row: its protocol (blue classic, orange consumer)"
     axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar shade: partitions held;"
                            f" {lines}; ▶ start, ■ stop, ✕ fenced", fontsize=8)
     fig.tight_layout()
@@ -97,7 +101,12 @@ def _panel(ax, result, cmap) -> None:
             marker = {"start": ">", "fenced": "X", "failed": "X"}.get(event["event"], "s")
             ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=4)
     consumer = result.protocol == "consumer"
-    for t in result.rebalance_times:
+    if result.migration is not None:
+        _protocol_strips(ax, result, row)
+        for kind, t in _mixed_rebalances(result):
+            ax.axvline(t / 1000, color="darkorange" if kind == "consumer" else "crimson",
+                       linewidth=0.8, alpha=0.7)
+    for t in () if result.migration is not None else result.rebalance_times:
         ax.axvline(t / 1000, color="darkorange" if consumer else "crimson", linewidth=0.8, alpha=0.7)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=7)
@@ -106,7 +115,41 @@ def _panel(ax, result, cmap) -> None:
     ax.set_xlim(-0.01 * end, 1.01 * end)
     what = "group-epoch bump(s)" if consumer else "rebalance(s)"
     protocol = " · consumer protocol" if consumer else ""
+    if result.migration is not None:
+        protocol, what = f" · {result.protocol}", "rebalance(s) and group-epoch bump(s)"
     ax.set_title(f"{result.scenario}{protocol} · {result.membership} · {result.assignor}: "
                  f"{result.rebalances} {what}, {result.partitions_moved} moved, "
                  f"{result.unowned_partition_seconds:g} partition-s unowned", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
+
+
+PROTOCOL_COLOURS = {"classic": "tab:blue", "consumer": "darkorange"}
+
+
+def _protocol_strips(ax, result, row) -> None:
+    """A thin strip under each row, coloured by the protocol its process speaks from then on."""
+    end = result.duration_ms
+    since: dict = {}
+    spans = []
+    for event in result.events:
+        if event["event"] == "protocol" and event.get("member") in row:
+            name = event["member"]
+            if name in since:
+                spans.append((name, *since[name]))
+            since[name] = (event["t_ms"], event["protocol"])
+    spans += [(name, t, protocol) for name, (t, protocol) in since.items()]
+    for name, start, protocol in sorted(spans, key=lambda s: s[1]):
+        stop = next((t for n, t, _ in spans if n == name and t > start), end)
+        ax.broken_barh([(start / 1000, max(stop - start, 1) / 1000)], (row[name] - 0.48, 0.12),
+                       facecolors=PROTOCOL_COLOURS[protocol])
+
+
+def _mixed_rebalances(result) -> list:
+    """(kind, t_ms): classic rebalances and group-epoch bumps, whichever the group was then."""
+    out = []
+    for event in result.events:
+        if event["event"] == "group-epoch":
+            out.append(("consumer", event["t_ms"]))
+        elif event["event"] == "group-state" and event.get("state") == "PreparingRebalance":
+            out.append(("classic", event["t_ms"]))
+    return out

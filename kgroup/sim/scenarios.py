@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
@@ -25,21 +26,28 @@ from .client import ConsumerConfig, SimConsumer
 from .consumer_client import ConsumerProtocolConsumer
 from .engine import Engine
 from .metrics import Ledger
-from .model import GROUP, SCENARIOS, ParameterError, ScenarioError, SimParams, SimResult
+from .model import (GROUP, PROTOCOL_ROLLS, SCENARIOS, ParameterError, ScenarioError, SimParams,
+                    SimResult)
+from .protocol_roll import ProtocolRoll
 
 
 class Run:
     """One scenario run: the coordinator, the consumers, the ledger and the clock."""
 
-    def __init__(self, params: SimParams):
+    def __init__(self, params: SimParams, scenario: str | None = None):
         params.validate()
         self.params = params
         counter = itertools.count()
+        self.mixed = scenario in PROTOCOL_ROLLS      # both protocols in one group, in turn
+        if self.mixed:
+            params = self.params = replace(params, protocol=PROTOCOL_ROLLS[scenario][0])
         self.consumer_protocol = params.protocol == "consumer"
         config = {"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms}
-        if self.consumer_protocol:
+        if self.consumer_protocol or self.mixed:
             config.update(consumer_group.coordinator_config(params.session_timeout_ms,
                                                             params.heartbeat_interval_ms))
+        if self.mixed:
+            config["group.consumer.migration.policy"] = params.migration_policy
         self.coordinator = GroupCoordinator(config=config, uuid_source=lambda: f"{next(counter):08d}")
         image = consumer_group.topic_image(params.topics)
         self.coordinator.set_topics(image)
@@ -47,16 +55,20 @@ class Run:
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
         self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition,
-                             protocol=params.protocol, on_epoch_bump=self.ledger.epoch_bump)
+                             protocol="mixed" if self.mixed else params.protocol,
+                             on_epoch_bump=self.ledger.epoch_bump)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._names = itertools.count()
+        self.roll = ProtocolRoll(self, scenario) if self.mixed else None
+        self.retired = self.roll.retired if self.mixed else []
 
-    def config(self, **overrides) -> ConsumerConfig:
+    def config(self, protocol: str | None = None, **overrides) -> ConsumerConfig:
         p = self.params
+        protocol = protocol or p.protocol
         values = dict(topics=tuple(sorted(t for t, _ in p.topics)),
                       partitions_per_topic=tuple(sorted(p.topics)),
-                      assignor=p.server_assignor if self.consumer_protocol else p.assignor,
+                      assignor=p.server_assignor if protocol == "consumer" else p.assignor,
                       session_timeout_ms=p.session_timeout_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
                       heartbeat_interval_ms=p.heartbeat_interval_ms,
@@ -64,18 +76,24 @@ class Run:
         values.update(overrides)
         return ConsumerConfig(**values)
 
-    def add_consumer(self, static: bool, name: str | None = None,
-                     instance_id: str | None = None) -> SimConsumer:
+    def add_consumer(self, static: bool, name: str | None = None, instance_id: str | None = None,
+                     protocol: str | None = None, replacing=None) -> SimConsumer:
+        """A new process (``replacing``: in that one's place, which has stopped)."""
         name = name or f"c{next(self._names)}"
         instance_id = (instance_id or name) if static else None
-        if self.consumer_protocol:
-            consumer = ConsumerProtocolConsumer(self.engine, self.ledger, name, self.config(),
-                                                self.topic_names, instance_id=instance_id,
-                                                group_id=GROUP, rng=self.random)
+        protocol = protocol or self.params.protocol
+        if protocol == "consumer":
+            consumer = ConsumerProtocolConsumer(self.engine, self.ledger, name,
+                                                self.config(protocol), self.topic_names,
+                                                instance_id=instance_id, group_id=GROUP,
+                                                rng=self.random)
         else:
-            consumer = SimConsumer(self.engine, self.ledger, name, self.config(),
+            consumer = SimConsumer(self.engine, self.ledger, name, self.config(protocol),
                                    instance_id=instance_id, group_id=GROUP, rng=self.random)
-        self.consumers.append(consumer)
+        if replacing is not None:
+            self.consumers[self.consumers.index(replacing)] = consumer
+        else:
+            self.consumers.append(consumer)
         return consumer
 
     # ---- conditions ---------------------------------------------------------------------
@@ -83,9 +101,9 @@ class Run:
         return [c for c in self.consumers if c.running]
 
     def settled(self) -> bool:
-        if self.consumer_protocol:
-            return consumer_group.settled(self.engine.group(), self.live(), self.ledger)
         group = self.engine.group()
+        if group is not None and group.group_type == "consumer":
+            return consumer_group.settled(group, self.live(), self.ledger)
         if group is None or group.state != "Stable":
             return False
         live = self.live()
@@ -97,7 +115,7 @@ class Run:
 
     def leader(self) -> SimConsumer | None:
         group = self.engine.group()
-        if group is None or self.consumer_protocol:
+        if group is None or group.group_type == "consumer":
             return None                  # a consumer group has no leader
         return next((c for c in self.live() if c.member_id == group.leader_id), None)
 
@@ -131,7 +149,7 @@ class Run:
         group = self.engine.group()
         if group is None:
             state = "no group"
-        elif self.consumer_protocol:
+        elif group.group_type == "consumer":
             state = f"group {group.state} epoch {group.group_epoch}"
         else:
             state = f"group {group.state} generation {group.generation_id}"
@@ -193,7 +211,9 @@ class Run:
         ledger = self.ledger
         ledger.close(self.engine.now)
         group = self.engine.group()
-        if self.consumer_protocol:     # a "rebalance" is a group-epoch bump
+        if self.roll is not None:
+            epochs = self.roll.result_fields(group, epoch_start)
+        elif self.consumer_protocol:     # a "rebalance" is a group-epoch bump
             epoch_end = group.group_epoch
             epochs = {"protocol": "consumer", "group_epoch_start": epoch_start,
                       "group_epoch_end": epoch_end, "generation_start": None,
@@ -208,13 +228,14 @@ class Run:
         stops += [self.engine.now - max(since, start_ms) for n, since in ledger.stopped_since.items()
                   if n in live_names]
         return SimResult(
-            scenario=scenario, membership=membership, assignor=self.config().assignor,
+            scenario=scenario, membership=membership,
+            assignor=self.config("classic" if self.mixed else None).assignor,
             members=len(self.live()), partitions=len(ledger.partitions),
             partitions_moved=len(ledger.moved),
             unowned_partition_seconds=round(ledger.unowned_ms / 1000, 3),
             time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
             longest_stop_ms=max(stops, default=0), settled=settled,
-            errors=[c.error for c in self.consumers if c.error],
+            errors=[c.error for c in self.consumers + self.retired if c.error],
             events=ledger.events, intervals=ledger.intervals,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
             remove_members=self.params.remove_members, **epochs)
@@ -225,7 +246,7 @@ def _begin(run: Run) -> tuple[int, int]:
     start = run.engine.now
     run.ledger.begin(start)
     group = run.engine.group()
-    return start, group.group_epoch if run.consumer_protocol else group.generation_id
+    return start, group.group_epoch if group.group_type == "consumer" else group.generation_id
 
 
 def run_scenario(scenario: str, params: SimParams) -> SimResult:
@@ -233,7 +254,7 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
     if scenario not in SCENARIOS:
         raise ParameterError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     params.validate()
-    run = Run(params)
+    run = Run(params, scenario)
     static = params.membership == "static"
     membership = params.membership
     if scenario == "upgrade":
@@ -251,6 +272,8 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
         run.bounce_all(run.bounce_order(), static=True)
     elif scenario == "downgrade":
         run.bounce_all(run.bounce_order(), static=False)
+    elif scenario in PROTOCOL_ROLLS:
+        run.roll.play()
     elif scenario == "leader-bounce":       # a consumer group has no leader: its first member
         run.bounce_all([run.leader() or run.bounce_order()[0]])
     elif scenario == "crash":

@@ -56,6 +56,17 @@ def new_consumer(b, instance, **extra):
     return consumer
 
 
+def start_classic_fleet(b, fleet: dict, instances, session_timeout_ms: int, group_id="cg") -> None:
+    """kafka-python classic static consumers of TOPIC, one per instance id, put into ``fleet`` (the
+    caller stops them) and waited for until their group has settled."""
+    from kgroup.client.fleet import FleetConsumer, wait_settled
+
+    for instance in instances:
+        fleet[instance] = FleetConsumer(b.bootstrap, group_id, [TOPIC], instance_id=instance,
+                                        session_timeout_ms=session_timeout_ms)
+    assert wait_settled(lambda: b.group(group_id), fleet.values(), PARTITIONS, timeout=60)
+
+
 def owned(consumer) -> set[int]:
     return {tp.partition for tp in consumer.assignment()}
 

@@ -1,0 +1,192 @@
+"""The online migrations ``upgrade-protocol`` and ``downgrade-protocol``: every process of one group
+restarted, one wave at a time, on the other group protocol (classic -> consumer, or back), with the
+same name and, static, the same group.instance.id.
+
+The group is mixed in between. Kafka's coordinator converts a classic group to a consumer group at
+the first ConsumerGroupHeartbeat join (``GroupMetadataManager.validateOnlineUpgrade``) and back when
+the last consumer-protocol member leaves or is replaced by a classic static joiner
+(``validateOnlineDowngradeWithFencedMember`` / ``...WithReplacedMemberId``), each as
+``group.consumer.migration.policy`` allows. The roll reports at which step each conversion happened,
+what each wave cost, and how often each classic process had to rejoin.
+
+A policy that forbids the upgrade makes the coordinator refuse the first consumer-protocol join
+(GROUP_ID_NOT_FOUND): the roll stops there with a message naming the policy, rather than carrying on
+into a group that can never take the new processes. A policy that forbids the downgrade leaves a
+consumer group of classic members only: the roll finishes and says so (``blocked``).
+"""
+
+from __future__ import annotations
+
+from .model import PROTOCOL_ROLLS, ScenarioError
+
+ALLOWS = {"upgrade": ("bidirectional", "upgrade"), "downgrade": ("bidirectional", "downgrade")}
+
+
+class ProtocolRoll:
+    """Counts conversions and epoch bumps as they happen (the engine's callbacks)."""
+
+    def __init__(self, run, scenario: str):
+        self.run = run
+        self.scenario = scenario
+        self.source, self.target = PROTOCOL_ROLLS[scenario]
+        self.step = 0                  # the wave being rolled (1-based; 0: before the roll)
+        self.conversions: list = []    # {"step", "to", "t_ms"}
+        self.group_epoch_bumps = 0
+        self.steps: list = []
+        self.retired: list = []        # the processes replaced (their errors still count)
+        self._epoch_seen = None
+        self._rebalances = (0, 0)      # (events scanned, classic rebalances among them)
+        run.engine.on_conversion = self._converted
+        self._ledger_bump = run.engine.on_epoch_bump
+        run.engine.on_epoch_bump = self._bumped
+
+    # ---- engine callbacks -----------------------------------------------------------------
+    def _converted(self, group_type: str, now: int, previous_epoch) -> None:
+        if group_type == "consumer":
+            self._epoch_seen = previous_epoch     # the classic generation becomes the group epoch
+        ledger = self.run.ledger
+        if ledger.recording:
+            self.conversions.append({"step": self.step, "to": group_type,
+                                     "t_ms": now - ledger.start_ms})
+            ledger.event(now, "converted", to=group_type, step=self.step)
+
+    def _bumped(self, group, now: int) -> None:
+        previous, self._epoch_seen = self._epoch_seen, group.group_epoch
+        if previous is not None and self.run.ledger.recording:
+            self.group_epoch_bumps += max(group.group_epoch - previous, 0)
+        self._ledger_bump(group, now)
+
+    # ---- the roll -------------------------------------------------------------------------
+    def play(self) -> None:
+        run = self.run
+        ledger = run.ledger
+        for consumer in run.consumers:
+            ledger.event(run.engine.now, "protocol", consumer.name, protocol=self.source)
+        order = run.bounce_order()
+        size = run.params.concurrency
+        for start in range(0, len(order), size):
+            self.step += 1
+            before = (len(ledger.moved), ledger.unowned_ms, self.group_epoch_bumps,
+                      self.classic_rebalances())
+            started: list = []
+            for consumer in order[start:start + size]:
+                self._switch(consumer, started)
+            wave = len(order[start:start + size])
+            limit = run.engine.now + run.cap_ms()
+            run.engine.step(run.engine.now)
+            ok = run.engine.run_until(limit, lambda: len(started) == wave and all(
+                c.state in ("stable", "fenced", "failed") for c in started) and run.settled())
+            refused = [c for c in started if c.state in ("fenced", "failed")]
+            if refused:
+                raise ScenarioError(self._refusal(refused[0]))
+            if not ok:
+                raise ScenarioError(run._stuck(f"step {self.step}: a restarted member did not "
+                                               "come back", limit))
+            self._note_step([c.name for c in started], before)
+
+    def _switch(self, old, started: list) -> None:
+        """Stop ``old``; after the restart time the same process comes back on the target protocol."""
+        run = self.run
+        old.stop()
+        self.retired.append(old)
+
+        def back():
+            new = run.add_consumer(old.instance_id is not None, name=old.name,
+                                   instance_id=old.instance_id, protocol=self.target, replacing=old)
+            run.ledger.event(run.engine.now, "protocol", new.name, protocol=self.target)
+            started.append(new)
+            new.start()
+        run.engine.after(run.params.restart_ms, back)
+
+    def _refusal(self, consumer) -> str:
+        policy = self.run.params.migration_policy
+        direction = "upgrade" if self.target == "consumer" else "downgrade"
+        if policy not in ALLOWS[direction]:
+            return (f"step {self.step}: {consumer.error}: "
+                    f"group.consumer.migration.policy={policy} does not allow the online {direction} "
+                    f"(use {' or '.join(ALLOWS[direction])}); the roll stops with "
+                    f"{self.step - 1} of {len(self.run.consumers)} processes switched")
+        return f"step {self.step}: {consumer.error}"
+
+    def _note_step(self, names: list, before: tuple) -> None:
+        ledger = self.run.ledger
+        group = self.run.engine.group()
+        moved, unowned, bumps, rebalances = before
+        self.steps.append({
+            "step": self.step, "members": names,
+            "group_type": None if group is None else group.group_type,
+            "partitions_moved": len(ledger.moved) - moved,
+            "unowned_partition_seconds": round((ledger.unowned_ms - unowned) / 1000, 3),
+            "group_epoch_bumps": self.group_epoch_bumps - bumps,
+            "classic_rebalances": self.classic_rebalances() - rebalances})
+
+    # ---- the report -----------------------------------------------------------------------
+    def classic_rebalances(self) -> int:
+        """Entries into PreparingRebalance so far (the log is scanned once, as it grows)."""
+        events = self.run.ledger.events
+        scanned, count = self._rebalances
+        count += sum(1 for e in events[scanned:]
+                     if e["event"] == "group-state" and e["state"] == "PreparingRebalance")
+        self._rebalances = (len(events), count)
+        return count
+
+    def result_fields(self, group, epoch_start: int) -> dict:
+        """SimResult's protocol, epoch and rebalance fields: a rebalance is an entry into
+        PreparingRebalance while classic, a group-epoch bump while a consumer group."""
+        summary = self.summary(group)
+        classic_start = self.source == "classic"
+        consumer_end = summary["group_type_end"] == "consumer"
+        return {"protocol": f"{self.source}->{self.target}",
+                "generation_start": epoch_start if classic_start else None,
+                "group_epoch_start": None if classic_start else epoch_start,
+                "generation_end": None if consumer_end else group.generation_id,
+                "group_epoch_end": group.group_epoch if consumer_end else None,
+                "rebalances": summary["classic_rebalances"] + summary["group_epoch_bumps"],
+                "migration": summary}
+
+    def summary(self, group) -> dict:
+        events = self.run.ledger.events
+        group_type = None if group is None else group.group_type
+        blocked = None
+        if self.target == "classic" and group_type == "consumer":
+            policy = self.run.params.migration_policy
+            blocked = (f"group.consumer.migration.policy={policy} does not allow the online downgrade: "
+                       f"the group stays a consumer group of classic members")
+        step_of = {c["to"]: c["step"] for c in reversed(self.conversions)}
+        return {"from": self.source, "to": self.target,
+                "policy": self.run.params.migration_policy,
+                "server_assignor": self.run.params.server_assignor,
+                "steps": self.step,
+                "converted_at_step": step_of.get("consumer"),
+                "converted_back_at_step": step_of.get("classic"),
+                "conversions": self.conversions,
+                "group_type_end": group_type,
+                "classic_rebalances": self.classic_rebalances(),
+                "group_epoch_bumps": self.group_epoch_bumps,
+                "classic_rejoins": classic_rejoins(events),
+                "blocked": blocked,
+                "per_step": self.steps}
+
+
+
+
+def classic_rejoins(events) -> dict:
+    """JoinGroup rounds each process made while on the classic protocol, beyond the first after
+    each start: the rebalances it saw."""
+    protocol: dict = {}
+    first: dict = {}
+    rejoins: dict = {}
+    for e in events:
+        name, kind = e.get("member"), e["event"]
+        if kind == "protocol":
+            protocol[name] = e["protocol"]
+            if e["protocol"] == "classic":
+                rejoins.setdefault(name, 0)
+        elif kind == "start":
+            first[name] = True
+        elif kind == "joined" and protocol.get(name) == "classic":
+            if first.get(name):
+                first[name] = False
+            else:
+                rejoins[name] = rejoins.get(name, 0) + 1
+    return rejoins
