@@ -4,6 +4,8 @@ convertToClassicGroup, ClassicGroup.fromConsumerGroup) and the replay of migrate
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from helpers.migration import FOO, Mixed, assignment, partitions_of
@@ -177,3 +179,22 @@ def test_describe_from_dump_shows_the_classic_members_of_a_mixed_group():
     view = consumer_group_view(replayed, "g")
     assert {m.member_id: m.member_type for m in view.members} == {ids["a"]: "classic", ids["b"]: "classic",
                                                                   "c": "consumer"}
+
+
+def test_a_classic_joiner_with_another_subscription_downgrades_with_a_rebalance():
+    """KAFKA-19546: the replacing member subscribes to other topics than the member it replaced, so the
+    classic group rebalances at once instead of leaving the new subscription to the next rebalance."""
+    mixed, ids = _upgraded()
+    mixed.coord.set_topics({"foo": mixed.coord.topic_image["foo"], "bar": (uuid.uuid4(), 2)})
+    mixed.consumer(member_id="c", epoch=-1, topics=None)
+    joins = [mixed.join(member_id=ids[i], instance=i, owned=()) for i in ("a", "b")]
+    leader, generation = joins[0].response.leader, joins[0].response.generation_id
+    plan = {ids["a"]: assignment((0, 1)), ids["b"]: assignment((2, 3))}
+    for i in ("a", "b"):
+        mixed.sync(ids[i], generation, instance=i, assignments=plan if ids[i] == leader else None)
+    assert mixed.consumer(member_id="ca", instance_id="a").error_code == 0
+    mixed.consumer(member_id="ca", instance_id="a", epoch=-2, topics=None)
+    joined = mixed.join(instance="a", owned=(), topics=("foo", "bar"))
+    group = mixed.coord.get_group("g")
+    assert group.group_type == "classic" and group.state == "PreparingRebalance"
+    assert not joined.done or joined.response.error_code == 0

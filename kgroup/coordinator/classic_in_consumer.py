@@ -75,7 +75,8 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
     rec.append(coord, records)
     keys = member_timer_keys(group.group_id, member_id)
     coord.cancel(keys[2])
-    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(coord, group)
+    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
+        coord, group, updated.subscribed_topic_names != member.subscribed_topic_names)
     if not downgraded:
         schedule_session_timeout(coord, group.group_id, member_id, session_timeout)
         _schedule_fence(coord, group.group_id, member_id, keys[3], rebalance_timeout)

@@ -147,15 +147,17 @@ def maybe_downgrade(coord, group: ConsumerGroup, leaving: list) -> bool:
     return True
 
 
-def maybe_downgrade_after_replacement(coord, group: ConsumerGroup) -> bool:
+def maybe_downgrade_after_replacement(coord, group: ConsumerGroup, subscription_changed: bool) -> bool:
     """Kafka's validateOnlineDowngradeWithReplacedMemberId: a classic joiner took the instance id of
-    the last consumer-protocol member. No rebalance: the members keep their partitions."""
+    the last consumer-protocol member. The members keep their partitions; a rebalance only when the
+    joiner subscribes to other topics than the member it replaced (KAFKA-19546: without it the new
+    subscription would wait for the next rebalance, with partitions of the new topics unowned)."""
     staying = list(group.members.values())
     if any(m.classic is None for m in staying) or not downgrade_allowed(coord.config):
         return False
     if len(staying) > coord.config.group_max_size:
         return False
-    convert_to_classic(coord, group, staying, rebalance=False)
+    convert_to_classic(coord, group, staying, rebalance=subscription_changed)
     return True
 
 
