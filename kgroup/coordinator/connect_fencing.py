@@ -44,11 +44,12 @@ def _revocation_overdue(coord, group_id: str, member_id: str) -> None:
         remove_member(coord, group, member_id)
 
 
-def _computation_overdue(coord, group_id: str, group_epoch: int) -> None:
+def _computation_overdue(coord, group_id: str) -> None:
+    """The assigner is skipped for the current group epoch if another worker covers the group."""
     group = _connect_group(coord, group_id)
     if group is None or group.computation is None:
         return
-    group.timed_out.setdefault(group_epoch, set()).add(group.computation.assigner)
+    group.timed_out.setdefault(group.group_epoch, set()).add(group.computation.assigner)
     group.computation = None
 
 
@@ -71,10 +72,9 @@ def disarm_revocation(coord, group_id: str, member_id: str) -> None:
 
 
 def arm_computation(coord, group: ConnectGroup, assigner) -> None:
-    group_epoch = group.group_epoch
     group_id = group.group_id
     coord.schedule(assigner_timer_key(group_id), max(assigner.rebalance_timeout_ms, 0),
-                   lambda: _computation_overdue(coord, group_id, group_epoch))
+                   lambda: _computation_overdue(coord, group_id))
 
 
 def restart_sessions(coord, group: ConnectGroup) -> None:

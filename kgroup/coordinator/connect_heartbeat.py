@@ -40,7 +40,7 @@ def request_problem(request) -> str | None:
         return "RebalanceTimeoutMs must be provided in first request."
     if request.server_assignor is not None and request.client_assignors:
         return "ServerAssignor and ClientAssignors can't be both set."
-    if request.member_epoch == 0 and not request.client_assignors:
+    if request.member_epoch == 0 and request.server_assignor is None and not request.client_assignors:
         return "ClientAssignors must be provided in first request."
     for a in request.client_assignors or ():
         if not a.name or a.minimum_version < -1 or a.maximum_version < 0 \
