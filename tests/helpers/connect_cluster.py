@@ -129,6 +129,11 @@ class Cluster:
             for item in worker.running:
                 assert item not in seen, f"{item} runs on {seen[item]} and {worker.name} at {self.now}"
                 seen[item] = worker.name
+        given: dict = {}
+        for member in self.coord.get_group(GROUP).members.values():
+            for item in member.owned:
+                assert item not in given, f"{item} given to {given[item]} and {member.member_id}"
+                given[item] = member.member_id
 
     # ---- the clock -----------------------------------------------------------------------
     def _next_time(self) -> int | None:
