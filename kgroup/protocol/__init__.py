@@ -15,6 +15,12 @@ __all__ = [
     "ConsumerGroupHeartbeatResponse",
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
+    "ConnectGroupHeartbeatRequest",
+    "ConnectGroupHeartbeatResponse",
+    "ConnectGroupPrepareAssignmentRequest",
+    "ConnectGroupPrepareAssignmentResponse",
+    "ConnectGroupInstallAssignmentRequest",
+    "ConnectGroupInstallAssignmentResponse",
     "fast_constructor",
 ]
 
@@ -32,6 +38,32 @@ class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
 
 
 class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
+    pass
+
+
+# The Connect draft's three APIs: EXPERIMENTAL, under kgroup's own API keys 1000-1002 (Kafka never
+# allocated any). The coordinator's Python API for them is kgroup.coordinator.connect.
+class ConnectGroupHeartbeatRequest(ApiMessage, load_json=schemas):
+    pass
+
+
+class ConnectGroupHeartbeatResponse(ApiMessage, load_json=schemas):
+    pass
+
+
+class ConnectGroupPrepareAssignmentRequest(ApiMessage, load_json=schemas):
+    pass
+
+
+class ConnectGroupPrepareAssignmentResponse(ApiMessage, load_json=schemas):
+    pass
+
+
+class ConnectGroupInstallAssignmentRequest(ApiMessage, load_json=schemas):
+    pass
+
+
+class ConnectGroupInstallAssignmentResponse(ApiMessage, load_json=schemas):
     pass
 
 
