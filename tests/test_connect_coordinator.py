@@ -255,3 +255,25 @@ def test_connector_changes_bump_the_group_epoch_once_and_only_when_different():
     coord.handle(ConnectGroupSetConnectors("cc", {"A": 3, "B": 1}))
     assert coord.connect_group("cc").group_epoch == 3
     assert ("cc", "connect", "Assigning", "connect") in [g.listed() for g in coord.all_groups()]
+
+
+def test_a_worker_group_takes_no_offset_commits_and_outlives_offsets_expiry():
+    from helpers.offsets import commit_request, delete_request
+    coord = coordinator()
+    join(coord, "W1")
+    committed = coord.handle(commit_request("cc", {("t", 0): 5})).response
+    assert committed.topics[0].partitions[0].error_code == GROUP_ID_NOT_FOUND
+    assert coord.handle(delete_request("cc", {"t": [0]})).response.error_code == GROUP_ID_NOT_FOUND
+    coord.advance(10 ** 9)                         # sessions and the retention check run
+    group = coord.connect_group("cc")
+    assert group.state == "Empty" and group.group_epoch == 2 and coord.records == []
+
+
+def test_a_static_worker_restarting_under_a_new_member_id_replaces_its_predecessor():
+    coord = _settled_pair()
+    join(coord, "W3", instance_id="worker-3")
+    before = coord.connect_group("cc").group_epoch
+    assert join(coord, "W3b", instance_id="worker-3").error_code == NONE
+    group = coord.connect_group("cc")
+    assert [m.member_id for m in group.members] == ["W1", "W2", "W3b"] and group.group_epoch == before + 1
+    assert join(coord, "W4", instance_id="").error_code == INVALID_REQUEST

@@ -85,7 +85,9 @@ class ConnectGroup:
         return keys
 
     def is_empty(self) -> bool:
-        return not self.members
+        """Never: deleting a worker group is out of the draft's scope (its metadata record is never
+        tombstoned), so neither DeleteGroups nor offsets expiry may drop it."""
+        return False
 
     def snapshot(self) -> "ConnectGroupSnapshot":
         return ConnectGroupSnapshot.of(self)

@@ -15,8 +15,8 @@ from . import connect_records as rec
 from .connect import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
                       UNKNOWN_MEMBER_ID, UNSUPPORTED_ASSIGNOR, Assignment, ConnectGroupHeartbeatResponse,
                       connectors_and_tasks, items_of)
-from .connect_fencing import (arm_computation, arm_revocation, disarm_revocation, remove_member,
-                              schedule_session)
+from .connect_fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
+                              remove_member, schedule_session)
 from .connect_group import ConnectGroup, ConnectMember
 from .connect_selection import assignors_problem, choose_assigner
 
@@ -75,13 +75,19 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
             return _error(coord, FENCED_MEMBER_EPOCH,
                           f"The member epoch {epoch} does not match the expected {member.member_epoch}.")
     joining = member is None or (epoch == 0 and member.member_epoch > 0)
+    replaced = _static_predecessor(group, request) if joining else None
     updated = _updated_member(group, member, request, client_id, client_host, joining)
     if updated.assignors != (() if member is None else member.assignors):
-        others = [] if group is None else [m for m in group.members.values() if m.member_id != member_id]
+        others = [] if group is None else [m for m in group.members.values()
+                                           if m.member_id not in (member_id, replaced)]
         problem = assignors_problem(others + [updated], updated)
         if problem is not None:
             return _error(coord, UNSUPPORTED_ASSIGNOR, problem)
     records = []
+    if replaced is not None:        # a static worker restarted under a new member id
+        records += rec.member_tombstones(request.group_id, replaced)
+        if group.computation is not None and group.computation.assigner == replaced:
+            abandon_computation(coord, group)
     bump = member is None or updated.assignors != member.assignors
     if bump or updated.instance_id != member.instance_id:
         records.append(rec.member_record(request.group_id, updated, _epoch(group) + int(bump)))
@@ -109,6 +115,17 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
 
 def _epoch(group) -> int:
     return 0 if group is None else group.group_epoch
+
+
+def _static_predecessor(group, request) -> str | None:
+    """The member that held the joining worker's instance id under another member id (it is replaced:
+    its items are freed and the join bumps the group epoch once for both changes)."""
+    if group is None or request.instance_id is None:
+        return None
+    for other in group.members.values():
+        if other.instance_id == request.instance_id and other.member_id != request.member_id:
+            return other.member_id
+    return None
 
 
 def _lost_response(group, member, request) -> bool:
