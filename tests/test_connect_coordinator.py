@@ -277,3 +277,9 @@ def test_a_static_worker_restarting_under_a_new_member_id_replaces_its_predecess
     group = coord.connect_group("cc")
     assert [m.member_id for m in group.members] == ["W1", "W2", "W3b"] and group.group_epoch == before + 1
     assert join(coord, "W4", instance_id="").error_code == INVALID_REQUEST
+
+
+def test_a_host_can_move_a_workers_session_deadline():
+    coord = _settled_pair()
+    assert coord.set_session_deadline("cc", "W2", 50_000)
+    assert coord.timer_deadline(("connect-session", "cc", "W2")) == 50_000

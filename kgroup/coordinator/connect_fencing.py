@@ -53,8 +53,11 @@ def _computation_overdue(coord, group_id: str) -> None:
     group.computation = None
 
 
-def schedule_session(coord, group_id: str, member_id: str) -> None:
-    coord.schedule(session_timer_key(group_id, member_id), coord.config.group_connect_session_timeout_ms,
+def schedule_session(coord, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+    """The worker's session ends ``timeout_ms`` from now (default: the group's session timeout)."""
+    if timeout_ms is None:
+        timeout_ms = coord.config.group_connect_session_timeout_ms
+    coord.schedule(session_timer_key(group_id, member_id), timeout_ms,
                    lambda: _expire(coord, group_id, member_id))
 
 

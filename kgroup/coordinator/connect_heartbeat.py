@@ -17,7 +17,7 @@ from .connect import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUN
                       connectors_and_tasks, items_of)
 from .connect_fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
                               remove_member, schedule_session)
-from .connect_group import ConnectGroup, ConnectMember
+from .connect_group import Computation, ConnectGroup, ConnectMember
 from .connect_selection import assignors_problem, choose_assigner
 
 
@@ -189,7 +189,6 @@ def _asked_to_compute(coord, group: ConnectGroup, member: ConnectMember) -> bool
         group.assignment_error = None if assigner is not None else "NO_COVERING_WORKER"
         if assigner != member.member_id:
             return False
-        from .connect_group import Computation
         group.computation = Computation(group.group_epoch, assigner)
         group.assigner = assigner
         arm_computation(coord, group, member)

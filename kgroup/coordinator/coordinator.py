@@ -198,13 +198,16 @@ class GroupCoordinator(OperationLog):
 
     def set_session_deadline(self, group_id: str, member_id: str, timeout_ms: int) -> bool:
         """Expire the member's session ``timeout_ms`` from now, as a heartbeat then would have
-        (simulate's coalesced heartbeats), in a classic or a consumer group. False if the group
+        (simulate's coalesced heartbeats), in a classic, consumer or connect group. False if the group
         has no such member."""
         group = self.get_group(group_id)
         if group is None or member_id not in group.members:
             return False
         if isinstance(group, ConsumerGroup):
             schedule_session_timeout(self, group_id, member_id, timeout_ms)
+        elif group.group_type == "connect":
+            from .connect_fencing import schedule_session
+            schedule_session(self, group_id, member_id, timeout_ms)
         else:
             reschedule_heartbeat(self, group, member_id, timeout_ms)
         return True
