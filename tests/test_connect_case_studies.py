@@ -47,6 +47,8 @@ def test_worker_leaves():
     assert cluster.owned() == {"W1": (36, items(A, A1)), "W3": (36, items(A2))}
     assert at == 12_000                    # W3's first heartbeat after W2's session expired at 10 000
     expired_at = 10_000
+    cluster.run(expired_at + 300_000 - 1)
+    assert len(cluster.targets) == 1 and not any(B in w.running for w in cluster.workers.values())
     cluster.run(expired_at + 300_000 + 3 * 3_000)
     at37, epoch, assigner, target = cluster.targets[1]
     assert (epoch, assigner) == (37, "W3") and at37 >= expired_at + 300_000
@@ -66,6 +68,8 @@ def _bounce(variant):
     assert cluster.group().group_epoch == 36
     assert cluster.targets[0][1:] == (36, "W3", {"W1": items(A, A1), "W3": items(A2)})
     assert cluster.group().unassigned.connectors == ("B",)
+    cluster.run(60_000 + 3 * 3_000)
+    assert cluster.workers["W2"].running == items(B, B1)
     cluster.run(400_000)
     assert [t[1:] for t in cluster.targets[1:]] == [
         (37, "W3", {"W1": items(A, A1), "W2": items(B, B1), "W3": items(A2)})]

@@ -283,3 +283,23 @@ def test_a_host_can_move_a_workers_session_deadline():
     coord = _settled_pair()
     assert coord.set_session_deadline("cc", "W2", 50_000)
     assert coord.timer_deadline(("connect-session", "cc", "W2")) == 50_000
+
+
+def test_decode_offsets_reads_the_worker_records_the_coordinator_writes(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+    from kgroup.records.writer import encode_batch
+    coord = _settled_pair()
+    heartbeat(coord, "W2", -1)
+    partition = tmp_path / "__worker_offsets-0"
+    partition.mkdir()
+    (partition / "00000000000000000000.log").write_bytes(encode_batch(coord.worker_records))
+    result = CliRunner().invoke(cli, ["decode-offsets", str(partition / "00000000000000000000.log")],
+                                catch_exceptions=False)
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert len(rows) == len(coord.worker_records)
+    assert rows[-1]["type"] == "connect_worker_group_metadata" and rows[-1]["value"] == {"epoch": 3}
+    assert [r["key"].get("memberId") for r in rows if r["value"] is None] == ["W2", "W2"]
