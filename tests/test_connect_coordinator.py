@@ -303,3 +303,17 @@ def test_decode_offsets_reads_the_worker_records_the_coordinator_writes(tmp_path
     assert len(rows) == len(coord.worker_records)
     assert rows[-1]["type"] == "connect_worker_group_metadata" and rows[-1]["value"] == {"epoch": 3}
     assert [r["key"].get("memberId") for r in rows if r["value"] is None] == ["W2", "W2"]
+
+
+def test_a_worker_restarting_with_epoch_zero_runs_nothing_and_gets_its_target_back_without_a_bump():
+    coord = _settled_pair()
+    heartbeat(coord, "W1", 1)
+    install(coord, "W1", {"W1": (("A", "B"), (A1, A2, B1)), "W2": ((), ())}, epoch=1)
+    assert heartbeat(coord, "W1", 1).member_epoch == 2
+    restarted = join(coord, "W1")
+    group = coord.connect_group("cc")
+    assert group.group_epoch == 2 and restarted.member_epoch == 2
+    assert restarted.assignment.connectors_and_tasks == ConnectorsAndTasks(("A", "B"), (A1, A2, B1))
+    # items the worker reports but was never given are ignored
+    odd = heartbeat(coord, "W2", 1, ConnectorsAndTasks(("A",), ()))
+    assert odd.error_code == NONE and coord.connect_group("cc").members[1].owned == ConnectorsAndTasks()
