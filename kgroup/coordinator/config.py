@@ -39,6 +39,9 @@ SETTINGS: dict[str, tuple[int, int, int]] = {
     "group.consumer.min.heartbeat.interval.ms": (5000, 1, INT_MAX),
     "group.consumer.max.heartbeat.interval.ms": (15_000, 1, INT_MAX),
     "group.consumer.max.size": (INT_MAX, 1, INT_MAX),
+    # Connect worker groups (the Connect draft's type): Connect's worker defaults
+    "group.connect.session.timeout.ms": (10_000, 1, INT_MAX),
+    "group.connect.heartbeat.interval.ms": (3000, 1, INT_MAX),
 }
 
 # Settings that are not integers: name -> default.

@@ -47,7 +47,20 @@ def _membership_handlers() -> dict:
     return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
             14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
             42: handle_delete_groups, 68: handle_consumer_group_heartbeat,
-            69: handle_consumer_group_describe}
+            69: handle_consumer_group_describe, **_connect_handlers()}
+
+
+def _connect_handlers() -> dict:
+    """The Connect draft's three APIs (kgroup's API keys 1000-1002) and kgroup's SetConnectors."""
+    from .connect import (CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
+                          CONNECT_GROUP_PREPARE_ASSIGNMENT, SET_CONNECTORS)
+    from .connect_assignment import (handle_install_assignment, handle_prepare_assignment,
+                                     handle_set_connectors)
+    from .connect_heartbeat import handle_connect_group_heartbeat
+    return {CONNECT_GROUP_HEARTBEAT: handle_connect_group_heartbeat,
+            CONNECT_GROUP_PREPARE_ASSIGNMENT: handle_prepare_assignment,
+            CONNECT_GROUP_INSTALL_ASSIGNMENT: handle_install_assignment,
+            SET_CONNECTORS: handle_set_connectors}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
@@ -85,6 +98,8 @@ class GroupCoordinator(OperationLog):
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
         self._init_log(keep_log, log_writer)
+        # the Connect worker groups' __worker_offsets records (connect_records), a log of its own
+        self.worker_records: list[tuple[bytes, bytes | None]] = []
         self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
@@ -183,13 +198,16 @@ class GroupCoordinator(OperationLog):
 
     def set_session_deadline(self, group_id: str, member_id: str, timeout_ms: int) -> bool:
         """Expire the member's session ``timeout_ms`` from now, as a heartbeat then would have
-        (simulate's coalesced heartbeats), in a classic or a consumer group. False if the group
+        (simulate's coalesced heartbeats), in a classic, consumer or connect group. False if the group
         has no such member."""
         group = self.get_group(group_id)
         if group is None or member_id not in group.members:
             return False
         if isinstance(group, ConsumerGroup):
             schedule_session_timeout(self, group_id, member_id, timeout_ms)
+        elif group.group_type == "connect":
+            from .connect_fencing import schedule_session
+            schedule_session(self, group_id, member_id, timeout_ms)
         else:
             reschedule_heartbeat(self, group, member_id, timeout_ms)
         return True
@@ -215,6 +233,11 @@ class GroupCoordinator(OperationLog):
         return f"{prefix}-{self.uuid_source()}"
 
     # ---- groups ------------------------------------------------------------------------
+    def connect_group(self, group_id: str):
+        """A Connect worker group's snapshot (``connect_group.ConnectGroupSnapshot``), or None."""
+        group = self._groups.get(group_id)
+        return group.snapshot() if group is not None and group.group_type == "connect" else None
+
     def group(self, group_id: str) -> GroupSnapshot | None:
         group = self._groups.get(group_id)
         return None if group is None else group.snapshot()
@@ -321,17 +344,21 @@ class GroupCoordinator(OperationLog):
     def from_records(cls, records: Iterable, config: dict | None = None, now_ms: int = 0,
                      uuid_source: Callable[[], str] | None = None,
                      keep_log: bool = True,
-                     log_writer: Callable[[list[LogEntry]], None] | None = None
-                     ) -> "GroupCoordinator":
+                     log_writer: Callable[[list[LogEntry]], None] | None = None,
+                     worker_records: Iterable = ()) -> "GroupCoordinator":
         """Rebuild groups (static member maps included) and offsets from a partition's records.
 
-        ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry.
+        ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry;
+        ``worker_records`` a ``coord.worker_records`` list (Connect worker groups' ``__worker_offsets``).
         The new coordinator's own log starts empty: the replayed records are already stored
         (replay applies records, it never appends any).
         """
         coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
                     log_writer=log_writer)
         coord.log_end_offset = replay_log(coord, records)
+        if worker_records:
+            from .connect_records import replay_worker_records
+            replay_worker_records(coord, worker_records)
         coord._on_loaded()
         return coord
 
@@ -352,6 +379,10 @@ class GroupCoordinator(OperationLog):
         for group in list(self._groups.values()):
             if group.group_type == ConsumerGroup.group_type:
                 restart_sessions(self, group)
+                continue
+            if group.group_type == "connect":
+                from .connect_fencing import restart_sessions as restart_worker_sessions
+                restart_worker_sessions(self, group)
                 continue
             for member in group.members.values():
                 reschedule_member(self, group, member)

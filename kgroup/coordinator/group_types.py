@@ -2,12 +2,12 @@
 
 Kafka's coordinator holds groups of several types in one map, keyed by group id: ``classic``
 (JoinGroup/SyncGroup, ``ClassicGroup``), ``consumer`` (KIP-848 ConsumerGroupHeartbeat,
-``ConsumerGroup``) and, next here, ``connect``. They share the timers, the undo journal, the
+``ConsumerGroup``) and the Connect draft's ``connect`` (``connect_group.ConnectGroup``, whose
+records go to ``__worker_offsets``). They share the timers, the undo journal, the
 ``__consumer_offsets`` log and the offsets manager; each type brings its own records and its
 own replay of them (``GroupMetadataManager.replay`` dispatches on the record's key type).
 
-``classic`` (``group.ClassicGroup``) and ``consumer`` (``consumer_group.ConsumerGroup``) exist. A
-new type implements ``Group``, registers the key types of its records in the replay table
+A new type implements ``Group``, registers the key types of its records in the replay table
 (``replay.REPLAY``), and answers its own APIs; the classic APIs find only classic groups
 (``GroupCoordinator.get_classic_group``), as Kafka's do.
 """
@@ -20,7 +20,7 @@ from typing import ClassVar, Protocol
 class Group(Protocol):
     """One group on the coordinator, whatever its type."""
 
-    group_type: ClassVar[str]     # "classic" or "consumer"; "connect" next
+    group_type: ClassVar[str]     # "classic", "consumer" or "connect"
     group_id: str
     state: str
     protocol_type: str | None

@@ -150,6 +150,8 @@ class OffsetManager:
     def _group_for_commit(self, group_id: str, generation: int, not_found_error: int):
         """(group or None, error): the group the commit goes to, created for generation < 0."""
         group = self._coord.get_group(group_id)
+        if group is not None and group.group_type == "connect":
+            return None, wire.GROUP_ID_NOT_FOUND     # a Connect worker group commits no offsets here
         if group is not None:
             return group, wire.NONE
         if generation < 0:
@@ -346,7 +348,7 @@ class OffsetManager:
         if group_id == "":
             return wire.delete_response(request, wire.INVALID_GROUP_ID, [])
         group = self._coord.get_group(group_id)
-        if group is None or group.state == "Dead":
+        if group is None or group.state == "Dead" or group.group_type == "connect":
             # trunk validateOffsetDelete: the group itself must exist
             return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
         modern = group.group_type == "consumer"     # its validateOffsetDelete allows every delete

@@ -3,8 +3,10 @@
 One dispatch by the record's key type, as Kafka's ``GroupMetadataManager.replay`` and
 ``OffsetMetadataManager.replay`` do: OffsetCommit records go through the offsets manager's one
 apply path (the one live commits take too), GroupMetadata records rebuild classic groups, and the
-KIP-848 consumer group's records (types 3-8 and 16) go through ``consumer_records.apply``. A new group
-type (``connect``) registers the key types of its records in ``REPLAY``. Replay applies records; it never appends any.
+KIP-848 consumer group's records (types 3-8 and 16) go through ``consumer_records.apply``. The
+``connect`` group's records live in another topic (``__worker_offsets``, whose types 3-8 mean other
+things) and replay through ``connect_records.replay_worker_records``. Replay applies records; it never
+appends any.
 """
 
 from __future__ import annotations

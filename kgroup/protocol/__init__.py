@@ -6,6 +6,8 @@ metaclass reads ``<ClassName>.json`` through ``load_json``). The classes here po
 (``Request[v].encode()``, ``Response.decode(data, version=v)``) and serve can treat them alike.
 """
 
+import types
+
 from kafka.protocol.api_message import ApiMessage
 
 from kgroup.protocol import schemas
@@ -15,6 +17,12 @@ __all__ = [
     "ConsumerGroupHeartbeatResponse",
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
+    "ConnectGroupHeartbeatRequest",
+    "ConnectGroupHeartbeatResponse",
+    "ConnectGroupPrepareAssignmentRequest",
+    "ConnectGroupPrepareAssignmentResponse",
+    "ConnectGroupInstallAssignmentRequest",
+    "ConnectGroupInstallAssignmentResponse",
     "fast_constructor",
 ]
 
@@ -33,6 +41,22 @@ class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
 
 class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
     pass
+
+
+# The Connect draft's three APIs: EXPERIMENTAL, under kgroup's own API keys 1000-1002 (Kafka never
+# allocated any). The coordinator's Python API for them is kgroup.coordinator.connect.
+def _declared(name: str) -> type:
+    """``class <name>(ApiMessage, load_json=schemas): pass``, for a message that adds nothing."""
+    return types.new_class(name, (ApiMessage,), {"load_json": schemas},
+                           lambda namespace: namespace.update(__module__=__name__, __qualname__=name))
+
+
+ConnectGroupHeartbeatRequest = _declared("ConnectGroupHeartbeatRequest")
+ConnectGroupHeartbeatResponse = _declared("ConnectGroupHeartbeatResponse")
+ConnectGroupPrepareAssignmentRequest = _declared("ConnectGroupPrepareAssignmentRequest")
+ConnectGroupPrepareAssignmentResponse = _declared("ConnectGroupPrepareAssignmentResponse")
+ConnectGroupInstallAssignmentRequest = _declared("ConnectGroupInstallAssignmentRequest")
+ConnectGroupInstallAssignmentResponse = _declared("ConnectGroupInstallAssignmentResponse")
 
 
 def fast_constructor(cls):

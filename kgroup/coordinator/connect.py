@@ -1,0 +1,196 @@
+"""Connect worker groups (group type ``connect``): the Python API of the three Connect APIs.
+
+The draft design moving Kafka Connect onto KIP-848's engine adds ConnectGroupHeartbeat,
+ConnectGroupPrepareAssignment and ConnectGroupInstallAssignment; the unit of assignment is an
+*item*: a connector (its name) or a task (``TaskId(connector, n)``, numbered from 1 like the draft).
+These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the handlers are in
+``connect_heartbeat`` and ``connect_assignment``, the group in ``connect_group``, its
+``__worker_offsets`` records in ``connect_records``.
+
+Kafka never allocated API keys or the draft's two new error codes: kgroup numbers them far above
+Kafka's own (API keys 1000-1002, COMPUTE_ASSIGNMENT 1000, INVALID_ASSIGNMENT 1001) so no future
+Kafka number collides; the other errors are Kafka's codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Iterable
+
+from kgroup.kafka_errors import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
+                                 UNKNOWN_MEMBER_ID, UNSUPPORTED_ASSIGNOR)
+
+CONNECT_GROUP_HEARTBEAT = 1000
+CONNECT_GROUP_PREPARE_ASSIGNMENT = 1001
+CONNECT_GROUP_INSTALL_ASSIGNMENT = 1002
+SET_CONNECTORS = "ConnectGroupSetConnectors"     # kgroup-only operation: no wire key
+
+COMPUTE_ASSIGNMENT = 1000
+INVALID_ASSIGNMENT = 1001
+ERROR_NAMES = {COMPUTE_ASSIGNMENT: "COMPUTE_ASSIGNMENT", INVALID_ASSIGNMENT: "INVALID_ASSIGNMENT"}
+
+__all__ = ["TaskId", "ConnectorsAndTasks", "Assignor", "ConnectGroupHeartbeatRequest",
+           "ConnectGroupHeartbeatResponse", "Assignment", "ConnectGroupPrepareAssignmentRequest",
+           "ConnectGroupPrepareAssignmentResponse", "PreparedMember",
+           "ConnectGroupInstallAssignmentRequest", "ConnectGroupInstallAssignmentResponse",
+           "InstallMember", "ConnectGroupSetConnectors", "ConnectGroupSetConnectorsResponse",
+           "NONE", "UNKNOWN_MEMBER_ID", "INVALID_REQUEST", "GROUP_ID_NOT_FOUND", "FENCED_MEMBER_EPOCH",
+           "UNSUPPORTED_ASSIGNOR", "COMPUTE_ASSIGNMENT", "INVALID_ASSIGNMENT", "error_name",
+           "items_of", "connectors_and_tasks", "item_order", "connector_items"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class TaskId:
+    connector: str
+    task: int
+
+    def __str__(self) -> str:
+        return f"{self.connector}-{self.task}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorsAndTasks:
+    connectors: tuple = ()
+    tasks: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Assignor:
+    name: str
+    minimum_version: int
+    maximum_version: int
+    reason: int
+    version: int
+    metadata: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupHeartbeatRequest:
+    API_KEY: ClassVar[int] = CONNECT_GROUP_HEARTBEAT
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    client_assignors: tuple | list | None = None
+    connectors_and_tasks: ConnectorsAndTasks | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    error: int
+    connectors_and_tasks: ConnectorsAndTasks
+    version: int
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupHeartbeatResponse:
+    error_code: int
+    error_message: str | None
+    member_epoch: int
+    heartbeat_interval_ms: int
+    assignment: Assignment | None = None
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupPrepareAssignmentRequest:
+    API_KEY: ClassVar[int] = CONNECT_GROUP_PREPARE_ASSIGNMENT
+    group_id: str
+    member_id: str
+    member_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMember:
+    member_id: str
+    member_epoch: int
+    instance_id: str | None
+    version: int
+    reason: int
+    metadata: bytes
+    connectors_and_tasks: ConnectorsAndTasks
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupPrepareAssignmentResponse:
+    error_code: int
+    error_message: str | None = None
+    group_epoch: int = -1
+    assignor_name: str | None = None
+    members: tuple = ()
+    connectors: dict | None = None      # kgroup's addition: connector -> task count
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class InstallMember:
+    member_id: str
+    connectors_and_tasks: ConnectorsAndTasks | None
+    version: int = 0
+    metadata: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupInstallAssignmentRequest:
+    API_KEY: ClassVar[int] = CONNECT_GROUP_INSTALL_ASSIGNMENT
+    group_id: str
+    member_id: str
+    member_epoch: int
+    group_epoch: int
+    error: int = 0
+    members: tuple | list = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupInstallAssignmentResponse:
+    error_code: int
+    error_message: str | None = None
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupSetConnectors:
+    """kgroup-only: the Connect config topic's connectors (name -> task count) for the group."""
+    API_KEY: ClassVar[str] = SET_CONNECTORS
+    group_id: str
+    connectors: dict
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupSetConnectorsResponse:
+    error_code: int
+    error_message: str | None = None
+    group_epoch: int = -1
+
+
+def error_name(code: int) -> str:
+    from kgroup.kafka_errors import name_of
+    return ERROR_NAMES.get(code) or name_of(code)
+
+
+# ---- items: a connector is its name, a task is a TaskId ------------------------------------------
+def item_order(item) -> tuple:
+    """Sorted order of items: connectors by name, then tasks by connector and number."""
+    return (1, item.connector, item.task) if isinstance(item, TaskId) else (0, item, 0)
+
+
+def items_of(assignment: ConnectorsAndTasks | None) -> frozenset:
+    if assignment is None:
+        return frozenset()
+    return frozenset(assignment.connectors) | frozenset(
+        task if isinstance(task, TaskId) else TaskId(*task) for task in assignment.tasks)
+
+
+def connectors_and_tasks(items: Iterable) -> ConnectorsAndTasks:
+    ordered = sorted(items, key=item_order)
+    return ConnectorsAndTasks(connectors=tuple(i for i in ordered if not isinstance(i, TaskId)),
+                              tasks=tuple(i for i in ordered if isinstance(i, TaskId)))
+
+
+def connector_items(connectors: dict) -> frozenset:
+    """Every item of a connector set: each connector and its tasks 1..n."""
+    return frozenset(connectors) | frozenset(
+        TaskId(name, n) for name, count in connectors.items() for n in range(1, count + 1))

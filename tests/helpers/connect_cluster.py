@@ -1,0 +1,199 @@
+"""A Connect worker cluster driven against the embedded coordinator on virtual time (test helper).
+
+Workers heartbeat on fixed slots (join time + k x interval), once more right after a revocation and
+right after a Reason change; the assigner runs Prepare, the incremental cooperative assignor and
+Install within the heartbeat that told it to. At equal times coordinator timers fire first, then
+scripted events in order, then heartbeats by worker name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgroup.assignors.connect_cooperative import NAME, IncrementalCooperativeAssignor, assign_prepared
+from kgroup.coordinator import GroupCoordinator
+from kgroup.coordinator.connect import (
+    COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, Assignor, ConnectGroupHeartbeatRequest,
+    ConnectGroupInstallAssignmentRequest, ConnectGroupPrepareAssignmentRequest, ConnectGroupSetConnectors,
+    InstallMember, connectors_and_tasks, items_of)
+
+GROUP = "cc"
+INTERVAL = 3000
+
+
+@dataclass
+class Worker:
+    name: str
+    versions: tuple = (0, 2)
+    epoch: int = 0
+    running: frozenset = frozenset()
+    reason: int = 0
+    state: str = "down"         # up, hung, down
+    next_heartbeat: int = 0
+    assignor: IncrementalCooperativeAssignor = field(default_factory=IncrementalCooperativeAssignor)
+
+
+class Cluster:
+    def __init__(self, connectors: dict, versions: dict | None = None, delay_ms: int = 300_000):
+        self.coord = GroupCoordinator(config={"group.connect.session.timeout.ms": 10_000,
+                                              "group.connect.heartbeat.interval.ms": INTERVAL})
+        self.coord.handle(ConnectGroupSetConnectors(GROUP, connectors))
+        self.versions = versions or {}
+        self.delay_ms = delay_ms
+        self.workers: dict[str, Worker] = {}
+        self.targets: list = []          # (at, assignment epoch, assigner, {member: items})
+        self.revoked: list = []          # (at, worker, items, cause)
+        self.errors: list = []           # (at, worker, api, code)
+        self.events: list = []           # (at, order, fn)
+        self.now = 0
+
+    # ---- setup ---------------------------------------------------------------------------
+    def seed(self, epoch: int, assignment: dict, assigner: str) -> None:
+        """A settled group at ``epoch`` (group = assignment = member epochs), built from its records."""
+        from kgroup.coordinator.connect_group import ConnectMember
+        from kgroup.coordinator import connect_records as rec
+        records = [rec.connectors_record(GROUP, epoch, self.coord.get_group(GROUP).connectors)]
+        items = {w: frozenset(i) for w, i in assignment.items()}
+        for name in sorted(assignment):
+            worker = self._worker(name)
+            member = ConnectMember(name, member_epoch=epoch, assignors=(self._assignor(worker),), owned=items[name])
+            records += [rec.member_record(GROUP, member, epoch), rec.current_assignment_record(GROUP, member)]
+            worker.epoch, worker.running, worker.state = epoch, items[name], "up"
+        records += [rec.target_record(GROUP, epoch, 0, items, {}), rec.group_epoch_record(GROUP, epoch)]
+        rec.write(self.coord, records)
+        self.coord.get_group(GROUP).assigner = assigner
+        self.workers[assigner].assignor.remember(items)
+        from kgroup.coordinator.connect_fencing import schedule_session
+        for name in assignment:
+            schedule_session(self.coord, GROUP, name)
+
+    def _worker(self, name: str) -> Worker:
+        if name not in self.workers:
+            self.workers[name] = Worker(name, self.versions.get(name, (0, 2)),
+                                        assignor=IncrementalCooperativeAssignor(self.delay_ms))
+        return self.workers[name]
+
+    def _assignor(self, worker: Worker) -> Assignor:
+        low, high = worker.versions
+        return Assignor(NAME, low, high, worker.reason, high, b"")
+
+    def at(self, ms: int, action: str, name: str | None = None, *args) -> None:
+        self.events.append((ms, len(self.events), action, name, args))
+
+    # ---- one worker's requests -----------------------------------------------------------
+    def heartbeat(self, worker: Worker) -> None:
+        request = ConnectGroupHeartbeatRequest(
+            GROUP, worker.name, worker.epoch, None, 60_000, None, [self._assignor(worker)],
+            connectors_and_tasks(worker.running))
+        response = self.coord.handle(request).response
+        if response.error_code in (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
+            self.errors.append((self.now, worker.name, "ConnectGroupHeartbeat", response.error_code))
+            self._stop(worker, worker.running, "abandoned")
+            worker.epoch = 0
+            return self.heartbeat(worker)
+        assert response.error_code in (0, COMPUTE_ASSIGNMENT), response
+        worker.epoch = response.member_epoch
+        again = False
+        if response.assignment is not None:
+            given = items_of(response.assignment.connectors_and_tasks)
+            removed, added = worker.running - given, given - worker.running
+            assert not (removed and added), "a response either revokes or assigns"
+            if removed:
+                self._stop(worker, removed, "revoked")
+                again = True
+            worker.running |= added
+        if response.error_code == COMPUTE_ASSIGNMENT:
+            self.compute(worker)
+        self.check_no_item_twice()
+        if again:
+            self.heartbeat(worker)
+
+    def _stop(self, worker: Worker, items, cause: str) -> None:
+        if items:
+            self.revoked.append((self.now, worker.name, frozenset(items), cause))
+        worker.running = worker.running - frozenset(items)
+
+    def compute(self, worker: Worker) -> None:
+        prepared = self.coord.handle(ConnectGroupPrepareAssignmentRequest(GROUP, worker.name, worker.epoch)).response
+        assert prepared.error_code == 0, prepared
+        target = assign_prepared(worker.assignor, prepared, self.now)
+        install = ConnectGroupInstallAssignmentRequest(
+            GROUP, worker.name, worker.epoch, prepared.group_epoch, 0,
+            [InstallMember(m, connectors_and_tasks(items), worker.versions[1], b"") for m, items in target.items()])
+        assert self.coord.handle(install).response.error_code == 0
+        self.targets.append((self.now, prepared.group_epoch, worker.name, target))
+
+    def check_no_item_twice(self) -> None:
+        seen: dict = {}
+        for worker in self.workers.values():
+            for item in worker.running:
+                assert item not in seen, f"{item} runs on {seen[item]} and {worker.name} at {self.now}"
+                seen[item] = worker.name
+        given: dict = {}
+        for member in self.coord.get_group(GROUP).members.values():
+            for item in member.owned:
+                assert item not in given, f"{item} given to {given[item]} and {member.member_id}"
+                given[item] = member.member_id
+
+    # ---- the clock -----------------------------------------------------------------------
+    def _next_time(self) -> int | None:
+        times = [t for t in (self.coord.next_deadline_ms(), self.events[0][0] if self.events else None)
+                 if t is not None]
+        for w in self.workers.values():
+            if w.state == "up":
+                times.append(w.next_heartbeat)
+                if w.assignor.reason_change_at is not None:
+                    times.append(max(w.assignor.reason_change_at, self.now))
+        return min(times, default=None)
+
+    def run(self, until: int) -> None:
+        self.events.sort()
+        while True:
+            t = self._next_time()
+            if t is None or t > until:
+                break
+            self.coord.advance(t - self.coord.now_ms)
+            self.now = t
+            while self.events and self.events[0][0] == t:
+                _, _, action, name, args = self.events.pop(0)
+                self._event(action, name, args)
+            for w in sorted(self.workers.values(), key=lambda w: w.name):
+                if w.state != "up":
+                    continue
+                change = w.assignor.reason_change_at
+                if change is not None and change <= t:
+                    w.assignor.reason_change_at = None
+                    w.reason += 1
+                    self.heartbeat(w)
+                if w.next_heartbeat <= t:
+                    w.next_heartbeat = t + INTERVAL
+                    self.heartbeat(w)
+        self.coord.advance(until - self.coord.now_ms)
+        self.now = until
+
+    def _event(self, action: str, name: str | None, args) -> None:
+        if action in ("join", "restart", "resume"):
+            worker = self._worker(name)
+            if action != "resume":
+                worker.epoch, worker.running = 0, frozenset()
+            worker.state, worker.next_heartbeat = "up", self.now + INTERVAL
+            self.heartbeat(worker)
+        elif action == "leave":
+            worker = self.workers[name]
+            self._stop(worker, worker.running, "revoked")
+            self.coord.handle(ConnectGroupHeartbeatRequest(GROUP, name, -1))
+            worker.state, worker.epoch = "down", 0
+        elif action == "crash":
+            worker = self.workers[name]
+            worker.state, worker.running = "down", frozenset()
+        elif action == "hang":
+            self.workers[name].state = "hung"
+        elif action == "connectors":
+            self.coord.handle(ConnectGroupSetConnectors(GROUP, args[0]))
+
+    # ---- views ---------------------------------------------------------------------------
+    def group(self):
+        return self.coord.connect_group(GROUP)
+
+    def owned(self) -> dict:
+        return {m.member_id: (m.member_epoch, items_of(m.owned)) for m in self.group().members}
