@@ -77,3 +77,24 @@ def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)
     sys.exit(getattr(exc, "exit_code", 1))
+
+
+def topic_selector_option(help_text: str, required: bool = False):
+    """`--topic T[:P,P]` (repeatable), parsed once into [(topic, partitions or None)]."""
+
+    def callback(ctx, param, values):
+        from kgroup.client.reset import ResetUsageError, parse_topic_selector
+
+        try:
+            return [parse_topic_selector(v) for v in values]
+        except ResetUsageError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--topic", "topics", multiple=True, required=required, metavar="TOPIC[:P,P...]",
+                        callback=callback, help=help_text)
+
+
+def exit_for_failures(failed: int, total: int) -> None:
+    """Exit 3 when some items failed, 1 when all did (nothing done), as every verb does."""
+    if failed:
+        raise SystemExit(1 if failed == total else 3)

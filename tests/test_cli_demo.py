@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kgroup.commands.cli import COMMANDS, cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MINE = ["list", "describe", "remove-members", "wait", "demo"]
+MINE = ["list", "describe", "remove-members", "wait", "demo", "reset-offsets", "delete-offsets", "delete"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
