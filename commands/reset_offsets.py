@@ -103,13 +103,14 @@ def _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file):
 
 
 def _read_file(path):
-    from kgroup.client.reset import ResetUsageError, read_offsets_csv
+    from kgroup.client.reset import read_offsets_csv
+    from kgroup.errors import KgroupUsageError
 
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as exc:
-        raise ResetUsageError(f"cannot read --from-file {path}: {exc.strerror}") from None
+        raise KgroupUsageError(f"cannot read --from-file {path}: {exc.strerror}") from None
     return read_offsets_csv(text, f"--from-file {path}")
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from kgroup.client.reset import (PartitionPlan, ResetUsageError, Target, active_members_error,
+from kgroup.errors import KgroupUsageError
+from kgroup.client.reset import (PartitionPlan, Target, active_members_error,
                                  instance_partitions, parse_datetime_ms, parse_duration_ms,
                                  parse_topic_selector, plan_partition, read_offsets_csv, write_offsets_csv)
 from kgroup.client.model import MemberView
@@ -54,7 +55,7 @@ def test_from_file_and_export_round_trip():
 
 @pytest.mark.parametrize("text", ["orders,x,1", "orders,1", ",0,1", "orders,-1,3", ""])
 def test_bad_csv_is_a_usage_error(text):
-    with pytest.raises(ResetUsageError) as info:
+    with pytest.raises(KgroupUsageError) as info:
         read_offsets_csv(text)
     assert info.value.exit_code == 2
 
@@ -63,18 +64,18 @@ def test_selectors_durations_datetimes():
     assert parse_topic_selector("orders") == ("orders", None)
     assert parse_topic_selector("orders:2,0,2") == ("orders", [0, 2])
     for bad in ("orders:", ":1", "orders:a", "orders:-1"):
-        with pytest.raises(ResetUsageError):
+        with pytest.raises(KgroupUsageError):
             parse_topic_selector(bad)
     assert parse_duration_ms("PT1H30M") == 5_400_000
     assert parse_duration_ms("P1DT2H") == 93_600_000
     assert parse_duration_ms("PT10S") == 10_000
     for bad in ("P", "PT", "1H", "P1DT", "PT-1H"):
-        with pytest.raises(ResetUsageError):
+        with pytest.raises(KgroupUsageError):
             parse_duration_ms(bad)
     assert parse_datetime_ms("1970-01-01T00:00:01Z") == 1000
     assert parse_datetime_ms("1970-01-01T00:00:01") == 1000          # UTC without an offset
     assert parse_datetime_ms("1970-01-01T02:00:01+02:00") == 1000
-    with pytest.raises(ResetUsageError):
+    with pytest.raises(KgroupUsageError):
         parse_datetime_ms("yesterday")
 
 
@@ -83,7 +84,7 @@ def test_instance_partitions_and_the_active_members_message():
                MemberView("m-2", "b", "c", "h", assignment=[{"topic": "t", "partitions": [1]}]),
                MemberView("m-3", None, "c", "h", assignment=[{"topic": "t", "partitions": [3]}])]
     assert instance_partitions(members, ["a"]) == {("t", 0), ("t", 2)}
-    with pytest.raises(ResetUsageError, match="unknown --instance-id zz .*: a, b"):
+    with pytest.raises(KgroupUsageError, match="unknown --instance-id zz .*: a, b"):
         instance_partitions(members, ["zz"])
     message = active_members_error("g", "Stable", members)
     assert "is Stable, not Empty or Dead" in message and "(a, b, m-3)" in message

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from kgroup.client.groups import committed_offsets, describe_groups, group_exists, log_end_offsets
 from kgroup.client.model import GroupView
-from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, ResetUsageError, Target,
-                                 active_members_error, instance_partitions, plan_partition)
+from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error,
+                                 instance_partitions, plan_partition)
 from kgroup.client.wire import ClusterClient, error_name
-from kgroup.errors import KgroupError
+from kgroup.errors import KgroupError, KgroupUsageError
 
 INACTIVE_STATES = ("Empty", "Dead")
 EARLIEST, LATEST = -2, -1
@@ -103,7 +103,7 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     committed = committed_offsets(client, group, view.coordinator) if exists else {}
     partitions, missing = select_partitions(client, selectors, all_topics, committed, file_offsets, owned)
     if not partitions and not missing:
-        raise ResetUsageError(f"group {group!r}: no partition selected"
+        raise KgroupUsageError(f"group {group!r}: no partition selected"
                               + (" (it has no committed offset for --all-topics)" if all_topics else ""))
     starts = log_end_offsets(client, partitions, EARLIEST)
     ends = log_end_offsets(client, partitions, LATEST)

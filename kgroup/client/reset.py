@@ -15,17 +15,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from kgroup.errors import EXIT_USAGE, KgroupError
+from kgroup.errors import KgroupUsageError
 
 TARGETS = ("to-earliest", "to-latest", "to-offset", "shift-by", "to-datetime", "by-duration",
            "to-current", "from-file")
 TIMESTAMP_TARGETS = ("to-datetime", "by-duration")
-
-
-class ResetUsageError(KgroupError):
-    """A malformed selector, target or file: a usage error (exit 2)."""
-
-    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -67,15 +61,15 @@ def parse_topic_selector(text: str) -> tuple[str, list[int] | None]:
     """`T` (every partition) or `T:P,P` -> (topic, partitions or None)."""
     topic, sep, parts = text.partition(":")
     if not topic or (sep and not parts):
-        raise ResetUsageError(f"bad --topic {text!r}: expected TOPIC or TOPIC:PARTITION[,PARTITION...]")
+        raise KgroupUsageError(f"bad --topic {text!r}: expected TOPIC or TOPIC:PARTITION[,PARTITION...]")
     if not sep:
         return topic, None
     try:
         partitions = sorted({int(p) for p in parts.split(",")})
     except ValueError:
-        raise ResetUsageError(f"bad --topic {text!r}: partitions must be numbers, as in {topic}:0,1") from None
+        raise KgroupUsageError(f"bad --topic {text!r}: partitions must be numbers, as in {topic}:0,1") from None
     if partitions[0] < 0:
-        raise ResetUsageError(f"bad --topic {text!r}: partitions are not negative")
+        raise KgroupUsageError(f"bad --topic {text!r}: partitions are not negative")
     return topic, partitions
 
 
@@ -86,7 +80,7 @@ def parse_duration_ms(text: str) -> int:
     """ISO-8601 `PnDTnHnMnS` (the form Kafka's `--by-duration` takes) -> milliseconds."""
     match = _DURATION.match(text.strip())
     if not match or text.strip().upper() in ("P", "PT") or text.strip().upper().endswith("T"):
-        raise ResetUsageError(f"bad --by-duration {text!r}: expected PnDTnHnMnS, e.g. PT1H30M or P1D")
+        raise KgroupUsageError(f"bad --by-duration {text!r}: expected PnDTnHnMnS, e.g. PT1H30M or P1D")
     days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
     return int(((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000)
 
@@ -100,7 +94,7 @@ def parse_datetime_ms(text: str) -> int:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise ResetUsageError(f"bad --to-datetime {text!r}: expected ISO-8601 such as "
+        raise KgroupUsageError(f"bad --to-datetime {text!r}: expected ISO-8601 such as "
                               "2024-05-01T12:00:00Z or 2024-05-01T12:00:00.000+02:00") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
@@ -122,11 +116,11 @@ def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, 
             if not topic or partition < 0:
                 raise ValueError
         except (ValueError, IndexError):
-            raise ResetUsageError(f"{source} line {number}: expected TOPIC,PARTITION,OFFSET, got "
+            raise KgroupUsageError(f"{source} line {number}: expected TOPIC,PARTITION,OFFSET, got "
                                   f"{','.join(row)!r}") from None
         offsets[(topic, partition)] = offset
     if not offsets:
-        raise ResetUsageError(f"{source}: no TOPIC,PARTITION,OFFSET line")
+        raise KgroupUsageError(f"{source}: no TOPIC,PARTITION,OFFSET line")
     return offsets
 
 
@@ -187,7 +181,7 @@ def instance_partitions(members, instance_ids) -> set[tuple[str, int]]:
     unknown = [i for i in instance_ids if i not in by_instance]
     if unknown:
         known = ", ".join(sorted(by_instance)) or "none"
-        raise ResetUsageError(f"unknown --instance-id {', '.join(unknown)} (the group's static members: {known})")
+        raise KgroupUsageError(f"unknown --instance-id {', '.join(unknown)} (the group's static members: {known})")
     return {tp for i in instance_ids for tp in by_instance[i].partitions()}
 
 
