@@ -145,6 +145,10 @@ def test_consumer_protocol_group_active_then_empty(broker):
         assert code == 1 and "not Empty or Dead" in err and "k-0" in err
         code, out, _ = run(broker, "delete", "kip848", "--dry-run", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
+        code, out, _ = run(broker, "delete-offsets", "kip848", "--topic", f"{TOPIC}:0", "--topic", "other", "-o", "json")
+        assert code == 3 and json.loads(out) == [
+            {"topic": TOPIC, "partition": 0, "error": "GROUP_SUBSCRIBED_TO_TOPIC"},
+            {"topic": "other", "partition": 0, "error": None}]
     finally:
         consumer.close()
     assert wait_until(lambda: broker.group("kip848").state == "Empty", 30)
