@@ -55,8 +55,8 @@ def _csv(b, offsets):
 
 
 def committed(b, group):
-    return {(tp.topic, tp.partition) if hasattr(tp, "topic") else tp: getattr(v, "offset", v)
-            for tp, v in b.committed_offsets(group).items()}
+    """(topic, partition) -> committed offset, as serve's coordinator holds it."""
+    return {tp: value.offset for tp, value in b.committed_offsets(group).items()}
 
 
 def test_plan_by_default_then_execute_every_target(broker):
