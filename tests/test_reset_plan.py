@@ -86,5 +86,7 @@ def test_instance_partitions_and_the_active_members_message():
     assert instance_partitions(members, ["a"]) == {("t", 0), ("t", 2)}
     with pytest.raises(KgroupUsageError, match="unknown --instance-id zz .*: a, b"):
         instance_partitions(members, ["zz"])
+    with pytest.raises(KgroupUsageError, match="no members now.*--export.*--from-file"):
+        instance_partitions([], ["a"])
     message = active_members_error("g", "Stable", members)
     assert "is Stable, not Empty or Dead" in message and "(a, b, m-3)" in message
