@@ -27,7 +27,7 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 @click.option("--type", "types", multiple=True, metavar="TYPE",
               help="Only these record types: a name (offset_commit, group_metadata, ...), a key type "
                    "number, control or error (repeatable).")
-@click.option("--until-offset", type=int, default=None, metavar="N",
+@click.option("--until-offset", type=click.IntRange(min=0), default=None, metavar="N",
               help="Stop after log offset N (in each partition): the state as it was then.")
 @click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
@@ -94,7 +94,9 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
             raise click.BadParameter(str(exc), param_hint=exc.option) from None
         raise click.UsageError(str(exc)) from None
     except KgroupError as exc:
-        raise click.ClickException(str(exc)) from None
+        error = click.ClickException(str(exc))
+        error.exit_code = exc.exit_code  # 2 for a usage error found past parsing (an address, --out)
+        raise error from None
     sys.exit(code)
 
 

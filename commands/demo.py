@@ -22,7 +22,8 @@ def demo(output, consumers, partitions, log_dir):
 
     Starts `kgroup serve` in-process on a free port, starts static consumers, then runs list,
     describe, a rolling restart of one consumer (no rebalance), remove-members of another,
-    describe again, and decode-offsets / describe --from-dump of the resulting __consumer_offsets,
+    describe again, an offset reset (the fleet stopped and removed, wait for Empty, the plan, then
+    --execute), and decode-offsets / describe --from-dump of the resulting __consumer_offsets,
     printing each kgroup command line before its output. Takes well under a minute and cleans up.
 
     With -o json nothing is printed until the end, then one JSON object:
@@ -32,6 +33,7 @@ def demo(output, consumers, partitions, log_dir):
     Exit status: 0 the tour ran, 1 something failed (the message says what).
     """
     import shutil
+    import signal
     import tempfile
 
     from kgroup.errors import KgroupError
@@ -39,6 +41,7 @@ def demo(output, consumers, partitions, log_dir):
     workdir = log_dir or tempfile.mkdtemp(prefix="kgroup-demo-")
     tour = Narrator(json_mode=output == "json")
     error = None
+    previous = _exit_on_sigterm()
     try:
         _tour(workdir, consumers, partitions, tour)
     except KgroupError as exc:
@@ -46,6 +49,8 @@ def demo(output, consumers, partitions, log_dir):
     except OSError as exc:  # e.g. no free port or an unwritable temporary directory
         error = f"cannot run the embedded broker: {exc}"
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if log_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     if tour.json_mode:
@@ -55,6 +60,20 @@ def demo(output, consumers, partitions, log_dir):
     if error is not None:
         click.echo(f"kgroup demo: {error}", err=True)
         raise SystemExit(1)
+
+
+def _exit_on_sigterm():
+    """SIGTERM unwinds the tour as SIGINT does (consumers and broker stopped, the temporary
+    directory removed), exiting 143; returns the handler to restore (None off the main thread)."""
+    import signal
+
+    def terminate(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        return None
 
 
 def _tour(workdir, count, partitions, tour):
@@ -109,6 +128,16 @@ def _tour(workdir, count, partitions, tour):
         tour.run(["remove-members", GROUP, "--instance-id", leaving, "--reason", "kgroup demo scale-down",
               "--wait", "--wait-timeout", "30", *bootstrap])
         tour.run(["describe", GROUP, *bootstrap])
+
+        say("Moving the group's offsets, as a static fleet's runbook does: stop the consumers, wait for "
+            "Empty, reset, restart. Stopping the rest of the fleet and removing it ...")
+        stop_all(fleet.values())
+        fleet.clear()
+        tour.run(["remove-members", GROUP, "--all", *bootstrap])
+        tour.run(["wait", GROUP, "--state", "Empty", "--timeout", "30", *bootstrap])
+        say("The plan first (nothing changes), then --execute commits it: every partition back to its log start.")
+        tour.run(["reset-offsets", GROUP, "--all-topics", "--to-earliest", *bootstrap])
+        tour.run(["reset-offsets", GROUP, "--all-topics", "--to-earliest", "--execute", *bootstrap])
     finally:
         stop_all(fleet.values())
         broker.stop()

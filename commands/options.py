@@ -38,12 +38,13 @@ class ClusterOptions:
         self.command_config = command_config
         self.timeout = timeout
 
-    def connect(self):
+    def connect(self, refused_at_once: bool = True):
+        """`refused_at_once=False` for commands that wait out a restarting broker (`wait`)."""
         from kgroup.client.properties import load_properties
         from kgroup.client.wire import ClusterClient
 
         settings = load_properties(self.command_config) if self.command_config else {}
-        return ClusterClient(self.bootstrap, settings, timeout_s=self.timeout)
+        return ClusterClient(self.bootstrap, settings, timeout_s=self.timeout, refused_at_once=refused_at_once)
 
 
 def cluster_options(fn):
@@ -77,3 +78,25 @@ def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)
     sys.exit(getattr(exc, "exit_code", 1))
+
+
+def topic_selector_option(help_text: str, required: bool = False):
+    """`--topic T[:P,P]` (repeatable), parsed once into [(topic, partitions or None)]."""
+
+    def callback(ctx, param, values):
+        from kgroup.client.reset import parse_topic_selector
+        from kgroup.errors import KgroupUsageError
+
+        try:
+            return [parse_topic_selector(v) for v in values]
+        except KgroupUsageError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--topic", "topics", multiple=True, required=required, metavar="TOPIC[:P,P...]",
+                        callback=callback, help=help_text)
+
+
+def exit_for_failures(failed: int, total: int) -> None:
+    """Exit 3 when some items failed, 1 when all did (nothing done), as every verb does."""
+    if failed:
+        raise SystemExit(1 if failed == total else 3)

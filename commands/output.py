@@ -25,3 +25,18 @@ class WaitStatus(StatusLine):
         what = ("no answer from the coordinator, retrying" if view is None
                 else f"{view.state}, {len(view.members)} member(s)")
         self.show(f"waiting for {self.group}: {what}, {elapsed_s:.1f}s")
+
+
+def render_rows(rows: list[dict], columns: list[str], output: str) -> None:
+    """Result rows as a JSON list, CSV or a table ('-' for no value)."""
+    from kgroup.writers import CsvWriter, table
+
+    if output == "json":
+        echo_json(rows)
+    elif output == "csv":
+        writer = CsvWriter(columns)
+        for row in rows:
+            writer.write(row)
+    else:
+        table([["-" if row.get(c) is None else str(row[c]) for c in columns] for row in rows],
+              [c.upper().replace("_", "-") for c in columns])

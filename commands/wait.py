@@ -39,7 +39,7 @@ def wait(ctx, group, state, caught_up, interval, cluster, output):
         raise click.UsageError("--caught-up waits for Stable: it excludes --state " + state)
     state = next(s for s in STATES if s.lower() == state.lower())
     try:
-        with cluster.connect() as client, WaitStatus(group) as status:  # the line is gone after
+        with cluster.connect(refused_at_once=False) as client, WaitStatus(group) as status:  # the line is gone after
             if caught_up:
                 view = wait_caught_up(client, group, cluster.timeout, interval_s=interval, on_poll=status)
             else:

@@ -10,3 +10,9 @@ class KgroupError(Exception):
     """A problem the user can act on; the message is shown as-is, without a traceback."""
 
     exit_code = EXIT_FAILURE
+
+
+class KgroupUsageError(KgroupError):
+    """A malformed or missing argument found past option parsing (an address, a file): exit 2."""
+
+    exit_code = EXIT_USAGE

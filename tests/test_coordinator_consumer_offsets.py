@@ -1,5 +1,5 @@
 """Offsets of consumer groups: the member epoch is the generation (STALE_MEMBER_EPOCH), admin
-commits to an empty group, OffsetDelete always allowed, expiry of unsubscribed topics only."""
+commits to an empty group, OffsetDelete refused for subscribed topics only, expiry of unsubscribed topics only."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from helpers.consumer import heartbeat, new_coordinator
 from helpers.offsets import commit_request, delete_request, errors, fetch_groups_request, txn_commit_request
 from kafka.protocol.consumer.group import OffsetFetchRequest
 
-from kgroup.kafka_errors import (ILLEGAL_GENERATION, STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID,
-                                 UNSUPPORTED_VERSION)
+from kgroup.kafka_errors import (GROUP_SUBSCRIBED_TO_TOPIC, ILLEGAL_GENERATION, STALE_MEMBER_EPOCH,
+                                 UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION)
 
 
 def _commit(coord, **fields):
@@ -64,13 +64,17 @@ def test_fetch_checks_the_member_epoch_from_v9():
     assert OffsetFetchRequest.max_version >= 9
 
 
-def test_offset_delete_is_allowed_on_an_active_consumer_group():
+def test_offset_delete_on_an_active_consumer_group_refuses_only_subscribed_topics():
+    # validateOffsetDelete allows any state; deleteOffsets refuses a topic the group subscribes
+    # to (ConsumerGroup.isSubscribedToTopic), partition by partition, as for a classic group.
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
     _commit(coord, generation=1, member_id="a")
     response = coord.handle(delete_request("g", {"foo": [0]})).response
-    assert response.error_code == 0 and errors(response) == {("foo", 0): 0}
-    assert coord.committed_offsets("g") == {}
+    assert response.error_code == 0 and errors(response) == {("foo", 0): GROUP_SUBSCRIBED_TO_TOPIC}
+    assert set(coord.committed_offsets("g")) == {("foo", 0)}
+    response = coord.handle(delete_request("g", {"gone": [0]})).response
+    assert response.error_code == 0 and errors(response) == {("gone", 0): 0}
 
 
 def test_only_unsubscribed_topics_expire():

@@ -173,13 +173,13 @@ def test_paths_win_over_the_environments_bootstrap_server(tmp_path):
     assert result.exit_code == 0 and result.stdout
 
 
-def test_bad_address_and_unreachable_cluster_are_one_line_exit_1():
+def test_bad_address_exit_2_and_unreachable_cluster_exit_1_in_one_line():
     bad = invoke("--bootstrap-server", "nohost")
-    assert bad.exit_code == 1 and bad.stderr.strip().splitlines() == [
+    assert bad.exit_code == 2 and bad.stderr.strip().splitlines() == [
         "Error: bad bootstrap server 'nohost': expected HOST:PORT[,HOST:PORT...]"]
     down = invoke("--bootstrap-server", "127.0.0.1:1", "--timeout", "1")
     assert down.exit_code == 1 and len(down.stderr.strip().splitlines()) == 1
-    assert "cannot reach a Kafka broker at 127.0.0.1:1" in down.stderr
+    assert "connection refused by 127.0.0.1:1" in down.stderr
 
 
 # ------------------------------------------------------------------------------- against kgroup serve
@@ -296,3 +296,9 @@ def test_follow_outlives_a_broker_restart(tmp_path):
             second.stop()
     assert proc.returncode == 0, err
     assert "retrying" in err and "Traceback" not in err
+
+
+def test_out_dir_not_empty_is_a_usage_error(tmp_path):
+    (tmp_path / "x").write_text("")
+    result = invoke("--out", str(tmp_path), "-o", "jsonl", str(SEGMENT_A))
+    assert result.exit_code == 2 and "directory exists and is not empty" in result.stderr

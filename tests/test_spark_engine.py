@@ -168,7 +168,7 @@ def test_jsonl_under_out_and_problems_from_the_tasks(spark, dumps, tmp_path):
 def test_out_must_be_new(spark, dumps, tmp_path):
     (tmp_path / "x").write_text("")
     result = run("--engine", "spark", "--out", str(tmp_path), dumps["clean"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error, as the issue asks
     assert "directory exists and is not empty" in result.stderr
 
 

@@ -144,8 +144,10 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
     return result
 
 
-def log_end_offsets(client: ClusterClient, partitions) -> dict[tuple[str, int], int | str]:
-    """(topic, partition) -> latest offset, or an error name for a partition that cannot be read."""
+def log_end_offsets(client: ClusterClient, partitions, timestamp: int = -1) -> dict[tuple[str, int], int | str]:
+    """(topic, partition) -> latest offset, or an error name for a partition that cannot be read.
+    Another ListOffsets `timestamp` (-2 earliest, or epoch ms) asks for that offset instead (-1
+    when no record has a timestamp at or after it)."""
     from kafka.protocol.consumer import ListOffsetsRequest
     from kafka.protocol.metadata import MetadataRequest
 
@@ -184,7 +186,7 @@ def log_end_offsets(client: ClusterClient, partitions) -> dict[tuple[str, int], 
             replica_id=-1, isolation_level=0, version=max(version, 1),
             topics=[ListOffsetsRequest.ListOffsetsTopic(
                 name=t, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-                    partition_index=p, timestamp=-1) for p in ps]) for t, ps in grouped.items()])
+                    partition_index=p, timestamp=timestamp) for p in ps]) for t, ps in grouped.items()])
         response = client.send(request, node_id=leader, what=f"ListOffsets on broker {leader}")
         for topic in response.topics:
             for part in topic.partitions:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kgroup.errors import KgroupError
+from kgroup.errors import KgroupError, KgroupUsageError
 
 # Java/librdkafka property -> kafka-python setting, for values passed through as strings.
 _DIRECT = {
@@ -131,7 +131,7 @@ def load_properties(path: str) -> dict:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        raise KgroupError(f"{path}: no such file") from None
+        raise KgroupUsageError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise KgroupError(f"{path}: cannot read: {exc}") from None
+        raise KgroupUsageError(f"{path}: cannot read: {exc}") from None
     return properties_to_settings(parse_properties(text, path), path)

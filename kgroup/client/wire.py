@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from kgroup.errors import KgroupError
+from kgroup.errors import KgroupError, KgroupUsageError
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -38,6 +38,41 @@ def retriable_coordinator_error(code: int) -> bool:
                     codes.NOT_COORDINATOR)
 
 
+def _refuses(address: tuple[str, int], timeout_s: float) -> bool:
+    """True only when the address actively refuses a TCP connection (nothing listens there); a
+    timeout, a name that does not resolve or an accepted connection are left to kafka-python."""
+    import socket
+
+    try:
+        with socket.create_connection(address, timeout=min(timeout_s, 5.0)):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+def _tls_unanswered(address: tuple[str, int], timeout_s: float) -> bool:
+    """True when the address accepts TCP but closes or answers garbage to a TLS ClientHello (a
+    plaintext listener); certificate problems and timeouts are left to kafka-python's own report."""
+    import socket
+    import ssl
+
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection(address, timeout=min(timeout_s, 5.0)) as sock:
+            with context.wrap_socket(sock, server_hostname=address[0]):
+                return False
+    except (ssl.SSLEOFError, ConnectionResetError, ConnectionAbortedError):
+        return True
+    except ssl.SSLError as exc:  # e.g. WRONG_VERSION_NUMBER: the reply is not TLS
+        return "WRONG_VERSION_NUMBER" in str(exc) or "record layer failure" in str(exc)
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class Coordinator:
     node_id: int
@@ -55,14 +90,26 @@ class Coordinator:
 class ClusterClient:
     """A bootstrapped cluster connection; use as a context manager so sockets close."""
 
-    def __init__(self, bootstrap: str, settings: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, bootstrap: str, settings: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 refused_at_once: bool = True):
+        """`refused_at_once`: fail at once when every bootstrap address refuses the connection,
+        rather than retrying until the timeout (`wait` rides out a restarting broker instead)."""
         if not bootstrap:
-            raise KgroupError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
-                              "KGROUP_BOOTSTRAP_SERVER")
+            raise KgroupUsageError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
+                                   "KGROUP_BOOTSTRAP_SERVER")
+        addresses = []
         for entry in bootstrap.split(","):
             host, sep, port = entry.strip().rpartition(":")
             if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise KgroupError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
+                raise KgroupUsageError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
+            addresses.append((host.strip("[]"), int(port)))
+        if refused_at_once and all(_refuses(address, timeout_s) for address in addresses):
+            raise KgroupError(f"connection refused by {bootstrap}: no Kafka broker listens there")
+        protocol = (settings or {}).get("security_protocol", "PLAINTEXT")
+        if protocol in ("SSL", "SASL_SSL") and all(_tls_unanswered(address, timeout_s) for address in addresses):
+            raise KgroupError(f"cannot connect to {bootstrap}: the broker did not answer the TLS handshake "
+                              f"(security.protocol={protocol}); a likely protocol mismatch: is it a plaintext "
+                              "listener?")
         self.bootstrap = bootstrap
         self.timeout_s = timeout_s
         self._admin = None

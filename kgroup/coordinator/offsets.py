@@ -354,11 +354,15 @@ class OffsetManager:
         modern = group.group_type == "consumer"     # its validateOffsetDelete allows every delete
         if not modern and group.state != "Empty" and group.protocol_type != "consumer":
             return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
-        known_topics = None if modern else subscribed_topics(group)
+        if modern:  # ConsumerGroup.isSubscribedToTopic: by name or through a resolved regex
+            from .consumer_regex import subscribed_names
+            known_topics = subscribed_names(group.subscriber_counts, group.resolved_regexes)
+        else:
+            known_topics = subscribed_topics(group)
         topics, items = [], []
         for topic in request.topics:
             out = []
-            if not modern and is_subscribed(group, known_topics, topic.name):
+            if is_subscribed(group, known_topics, topic.name):
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
                 # Every partition is answered; a tombstone is written only where a committed

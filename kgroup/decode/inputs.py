@@ -62,6 +62,11 @@ def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Inpu
                 size = os.path.getsize(seg.path)
             except OSError:
                 size = 0
+            if size == 0 and shown == given:
+                # A file named on the command line with nothing in it is worth a line; the empty
+                # active segment of a fresh partition found in a directory is normal.
+                problems.add(given, None, None, "empty file: no record batch to decode")
+                continue
             inputs.append(Input(seg, shown, resolve_family(seg, family), size))
     return inputs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kgroup.errors import KgroupError
+from kgroup.errors import KgroupError, KgroupUsageError
 
 #: File extension of each text format under --out.
 EXTENSIONS = {"jsonl": "jsonl", "json": "json", "csv": "csv", "table": "txt", "dump-log": "txt"}
@@ -17,7 +17,7 @@ def prepare_out_dir(out: str) -> None:
     path = out.removeprefix("file://")
     if os.path.isdir(path):
         if os.listdir(path):
-            raise KgroupError(f"--out {out}: directory exists and is not empty; give a new directory")
+            raise KgroupUsageError(f"--out {out}: directory exists and is not empty; give a new directory")
         os.rmdir(path)  # Spark creates it, and refuses an existing one
     elif os.path.exists(path):
         raise KgroupError(f"--out {out}: exists and is not a directory")

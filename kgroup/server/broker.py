@@ -25,6 +25,7 @@ from kgroup.server.wire import (FrameError, check_required_fields, decode_reques
 log = logging.getLogger("kgroup.server")
 
 _SIZE = struct.Struct(">i")
+_TLS_HANDSHAKE = 0x1603  # a TLS record's first bytes: handshake (22), version 3.x
 _DRAIN_ABOVE = 1 << 16
 API_VERSIONS = 18
 
@@ -161,6 +162,9 @@ class Broker:
         while True:
             (size,) = _SIZE.unpack(await reader.readexactly(4))
             if size < 0 or size > max_bytes:
+                if size >> 16 == _TLS_HANDSHAKE:
+                    raise FrameError("a TLS handshake on this plaintext listener: the client's "
+                                     "security.protocol is SSL or SASL_SSL (a protocol mismatch)")
                 raise FrameError(f"request size {size} is outside 0..{max_bytes} "
                                  f"(socket.request.max.bytes)")
             frame = peek_header(await reader.readexactly(size))

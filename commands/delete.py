@@ -1,0 +1,37 @@
+"""`kgroup delete`: delete groups with DeleteGroups, each group's error reported on its own."""
+
+import click
+
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, exit_for_failures, fail, output_option
+
+
+@click.command("delete", context_settings=CONTEXT_SETTINGS)
+@click.argument("groups", nargs=-1, required=True)
+@click.option("--dry-run", is_flag=True,
+              help="Delete nothing: describe each group and report the error Kafka would give "
+                   "(NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND).")
+@cluster_options
+@output_option(["table", "json", "csv"])
+def delete(groups, dry_run, cluster, output):
+    """Delete GROUP... and their committed offsets (DeleteGroups, one request per coordinator).
+
+    Kafka deletes only groups without members: a group in use answers NON_EMPTY_GROUP.
+
+    Exit status: 0 all deleted (dry run: all deletable), 3 some failed, 1 none, 2 usage error.
+    """
+    from kgroup.client.offsets_admin import delete_groups
+    from kgroup.commands.output import render_rows
+    from kgroup.errors import KgroupError
+
+    try:
+        with cluster.connect() as client:
+            rows = delete_groups(client, groups, dry_run)
+    except KgroupError as exc:
+        fail("delete", exc)
+    for row in rows:
+        row["deleted"] = not dry_run and row["error"] is None
+    render_rows(rows, ["group", "state", "deleted", "error"], output)
+    for row in rows:
+        if row["error"]:
+            click.echo(f"kgroup delete: {row['group']}: {row['error']}", err=True)
+    exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))

@@ -1,0 +1,38 @@
+"""`kgroup delete-offsets`: drop a group's committed offsets of topics it no longer reads (OffsetDelete)."""
+
+import click
+
+from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, exit_for_failures, fail, output_option,
+                                     topic_selector_option)
+
+
+@click.command("delete-offsets", context_settings=CONTEXT_SETTINGS)
+@click.argument("group")
+@topic_selector_option("Delete the offsets of this topic (every partition the group has an offset for, or "
+                       "TOPIC:P,P only; repeatable).", required=True)
+@cluster_options
+@output_option(["table", "json", "csv"])
+def delete_offsets(group, topics, cluster, output):
+    """Delete GROUP's committed offsets of the given topics with one OffsetDelete request.
+
+    Kafka refuses a partition of a topic a member is still subscribed to
+    (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
+
+    Exit status: 0 all deleted, 3 some partitions failed, 1 nothing deleted, 2 usage error.
+    """
+    from kgroup.client.offsets_admin import delete_offsets as delete
+    from kgroup.commands.output import render_rows
+    from kgroup.errors import KgroupError
+
+    try:
+        with cluster.connect() as client:
+            rows = delete(client, group, topics)
+    except KgroupError as exc:
+        fail("delete-offsets", exc)
+    render_rows(rows, ["topic", "partition", "error"], output)
+    for row in rows:
+        if row["error"]:
+            where = row["topic"] if row["partition"] is None else f"{row['topic']}:{row['partition']}"
+            click.echo(f"kgroup delete-offsets: {where}: {row['error']}", err=True)
+    exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))
+

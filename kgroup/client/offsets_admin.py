@@ -1,0 +1,219 @@
+"""The operator's offset and group verbs on a live cluster: reset-offsets (plan, then OffsetCommit
+as an admin), delete-offsets (OffsetDelete) and delete (DeleteGroups).
+
+The plan itself is `client.reset`'s pure functions; this module fetches their inputs (describe,
+OffsetFetch, ListOffsets, Metadata) and sends the writes to the group's coordinator.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from kgroup.client.groups import committed_offsets, describe_groups, group_exists, log_end_offsets
+from kgroup.client.model import GroupView
+from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error,
+                                 instance_partitions, plan_partition)
+from kgroup.client.wire import ClusterClient, error_name
+from kgroup.errors import KgroupError, KgroupUsageError
+
+INACTIVE_STATES = ("Empty", "Dead")
+EARLIEST, LATEST = -2, -1
+
+
+@dataclass
+class ResetReport:
+    group: str
+    state: str
+    executed: bool
+    offsets: list[PartitionPlan] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for p in self.offsets if p.error)
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "state": self.state, "executed": self.executed,
+                "offsets": [p.to_json() for p in self.offsets]}
+
+
+def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str]:
+    """topic -> its partitions, or an error name (UNKNOWN_TOPIC_OR_PARTITION) from Metadata."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    topics = sorted(set(topics))
+    if not topics:
+        return {}
+    response = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                                           allow_auto_topic_creation=False), what="Metadata")
+    found = {t.name: (error_name(t.error_code) if t.error_code
+                      else sorted(p.partition_index for p in t.partitions)) for t in response.topics}
+    return {t: found.get(t, "UNKNOWN_TOPIC_OR_PARTITION") for t in topics}
+
+
+def describe_one(client: ClusterClient, group: str) -> GroupView:
+    view = describe_groups(client, [group])[0]
+    if view.error and not view.error.startswith("GROUP_ID_NOT_FOUND"):
+        raise KgroupError(f"group {group!r}: describe failed: {view.error}")
+    if view.coordinator is None:
+        view.coordinator = client.find_coordinator(group)
+    return view
+
+
+def select_partitions(client: ClusterClient, selectors, all_topics: bool, committed, file_offsets,
+                      owned) -> tuple[list[tuple[str, int]], list[PartitionPlan]]:
+    """The partitions to reset, and a failed plan row for each selected one that does not exist.
+    `--all-topics`: every partition the group has an offset for (Kafka's rule); `--topic T`: all of
+    T's partitions; `--from-file`: the file's partitions; `--instance-id` narrows any of them (or
+    selects alone)."""
+    chosen: set[tuple[str, int]] = set()
+    missing: list[PartitionPlan] = []
+    if all_topics:
+        chosen |= set(committed)
+    whole = [t for t, parts in selectors if parts is None]
+    counts = topic_partitions(client, whole + [t for t, parts in selectors if parts is not None])
+    for topic, parts in selectors:
+        existing = counts.get(topic)
+        if isinstance(existing, str):
+            missing.append(PartitionPlan(topic, -1, None, None, None, None, error=existing))
+            continue
+        for p in parts if parts is not None else existing:
+            if p in existing:
+                chosen.add((topic, p))
+            else:
+                missing.append(PartitionPlan(topic, p, committed.get((topic, p)), None, None, None,
+                                             error="UNKNOWN_TOPIC_OR_PARTITION"))
+    if file_offsets is not None:
+        chosen |= set(file_offsets)
+    if owned is not None:
+        chosen = (chosen & owned) if (chosen or missing or all_topics or file_offsets) else set(owned)
+    return sorted(chosen), missing
+
+
+def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), all_topics=False,
+               file_offsets=None, instance_ids=(), execute=False) -> ResetReport:
+    """Describe the group, choose its partitions, plan each one; with `execute`, commit the plan
+    when the group is Empty or Dead (else a KgroupError naming its members)."""
+    view = describe_one(client, group)
+    exists = group_exists(view)
+    state = view.state if exists else "Dead"
+    if execute and exists and state not in INACTIVE_STATES:
+        raise KgroupError(active_members_error(group, state, view.members))
+    owned = instance_partitions(view.members, instance_ids) if instance_ids else None
+    committed = committed_offsets(client, group, view.coordinator) if exists else {}
+    partitions, missing = select_partitions(client, selectors, all_topics, committed, file_offsets, owned)
+    if not partitions and not missing:
+        raise KgroupUsageError(f"group {group!r}: no partition selected"
+                              + (" (it has no committed offset for --all-topics)" if all_topics else ""))
+    starts = log_end_offsets(client, partitions, EARLIEST)
+    ends = log_end_offsets(client, partitions, LATEST)
+    by_time = (log_end_offsets(client, partitions, target.value) if target.kind in TIMESTAMP_TARGETS else {})
+    plans = [plan_partition(t, p, target, committed.get((t, p)), starts.get((t, p)), ends.get((t, p)),
+                            timestamp_offset=_int_or_none(by_time.get((t, p))),
+                            file_offset=(file_offsets or {}).get((t, p)))
+             for t, p in partitions]
+    plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+    report = ResetReport(group, state, execute, plans)
+    if execute:
+        commit_plan(client, group, view.coordinator, [p for p in plans if not p.error])
+    return report
+
+
+def _int_or_none(value):
+    return value if isinstance(value, int) else None
+
+
+def commit_plan(client: ClusterClient, group: str, coordinator, plans: list[PartitionPlan]) -> None:
+    """One OffsetCommit as an admin (generation -1, no member id), each partition's error on its row."""
+    from kafka.protocol.consumer import OffsetCommitRequest
+
+    if not plans:
+        return
+    version = min(client.max_version(OffsetCommitRequest), 8)
+    if version < 2:
+        raise KgroupError("the broker does not support OffsetCommit v2+")
+    T = OffsetCommitRequest.OffsetCommitRequestTopic
+    P = T.OffsetCommitRequestPartition
+    by_topic: dict[str, list[PartitionPlan]] = defaultdict(list)
+    for plan in plans:
+        by_topic[plan.topic].append(plan)
+    request = OffsetCommitRequest(
+        version=version, group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+        retention_time_ms=-1,
+        topics=[T(name=t, partitions=[P(partition_index=p.partition, committed_offset=p.new, committed_leader_epoch=-1,
+                                        commit_timestamp=-1, committed_metadata="") for p in rows])
+                for t, rows in by_topic.items()])
+    response = client.send(request, node_id=coordinator.node_id, what=f"OffsetCommit for group {group!r}")
+    index = {(p.topic, p.partition): p for p in plans}
+    for topic in response.topics:
+        for part in topic.partitions:
+            if part.error_code and (topic.name, part.partition_index) in index:
+                index[(topic.name, part.partition_index)].error = error_name(part.error_code)
+
+
+def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
+    """OffsetDelete for the selected partitions (a whole topic: every partition the group has an
+    offset for, as Kafka's tool does): one row per partition with its error
+    (GROUP_SUBSCRIBED_TO_TOPIC while a member still reads the topic)."""
+    from kafka.protocol.consumer import OffsetDeleteRequest
+
+    if client.max_version(OffsetDeleteRequest) < 0:
+        raise KgroupError("the broker does not support OffsetDelete (Kafka 2.4+)")
+    coordinator = client.find_coordinator(group)
+    wanted: dict[str, list[int]] = {}
+    whole = [t for t, parts in selectors if parts is None]
+    committed = committed_offsets(client, group, coordinator) if whole else {}
+    counts = topic_partitions(client, whole) if whole else {}
+    for topic, parts in selectors:
+        if parts is None:
+            parts = sorted(p for t, p in committed if t == topic)
+            if not parts and isinstance(counts.get(topic), list):
+                parts = counts[topic]
+        wanted.setdefault(topic, [])
+        wanted[topic] = sorted(set(wanted[topic]) | set(parts))
+    T = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    request = OffsetDeleteRequest(version=0, group_id=group, topics=[
+        T(name=t, partitions=[T.OffsetDeleteRequestPartition(partition_index=p) for p in ps])
+        for t, ps in wanted.items() if ps])
+    rows = [{"topic": t, "partition": None, "error": "UNKNOWN_TOPIC_OR_PARTITION"}
+            for t, ps in wanted.items() if not ps]
+    if request.topics:
+        response = client.send(request, node_id=coordinator.node_id, what=f"OffsetDelete for group {group!r}")
+        if response.error_code:
+            raise KgroupError(f"group {group!r}: OffsetDelete failed: {error_name(response.error_code)}")
+        for topic in response.topics:
+            for part in topic.partitions:
+                rows.append({"topic": topic.name, "partition": part.partition_index,
+                             "error": error_name(part.error_code) if part.error_code else None})
+    return sorted(rows, key=lambda r: (r["topic"], -1 if r["partition"] is None else r["partition"]))
+
+
+def delete_groups(client: ClusterClient, groups, dry_run: bool = False) -> list[dict]:
+    """DeleteGroups per coordinator, one row per group with its error (NON_EMPTY_GROUP,
+    GROUP_ID_NOT_FOUND). `dry_run` describes instead and reports the error Kafka would give."""
+    from kafka.protocol.admin import DeleteGroupsRequest
+
+    rows = {}
+    if dry_run:
+        for view in describe_groups(client, list(groups)):
+            if not group_exists(view):
+                error = "GROUP_ID_NOT_FOUND"
+            elif view.state not in INACTIVE_STATES:
+                error = "NON_EMPTY_GROUP"
+            else:
+                error = None
+            rows[view.group] = {"group": view.group, "state": view.state or "Dead", "error": error}
+        return [rows[g] for g in dict.fromkeys(groups)]
+    version = min(client.max_version(DeleteGroupsRequest), 2)
+    if version < 0:
+        raise KgroupError("the broker does not support DeleteGroups (Kafka 1.1+)")
+    by_coordinator = defaultdict(list)
+    for group in dict.fromkeys(groups):
+        by_coordinator[client.find_coordinator(group)].append(group)
+    for coordinator, names in by_coordinator.items():
+        response = client.send(DeleteGroupsRequest(version=version, groups_names=names),
+                               node_id=coordinator.node_id, what=f"DeleteGroups on {coordinator}")
+        for result in response.results:
+            rows[result.group_id] = {"group": result.group_id, "state": None,
+                                     "error": error_name(result.error_code) if result.error_code else None}
+    return [rows.get(g, {"group": g, "state": None, "error": "MISSING_FROM_RESPONSE"}) for g in dict.fromkeys(groups)]
