@@ -106,6 +106,14 @@ def parse_event(value: str) -> tuple:
     return int(ms), action, tuple(args)
 
 
+def parse_events(values) -> tuple:
+    return tuple(parse_event(value) for value in values)
+
+
+def parse_workers(text: str) -> tuple:
+    return tuple(filter(None, text.split(",")))
+
+
 def parse_item(text: str, connectors: dict):
     """A connector if it names one, else ``CONN-N`` is a task."""
     if text in connectors:
