@@ -141,3 +141,14 @@ def test_usage_errors_exit_2_with_one_error_line(args):
     assert result.exit_code == 2, result.output
     assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
     assert "Traceback" not in result.output
+
+
+def test_man_page_and_readme_list_every_option_of_help():
+    from pathlib import Path
+    import re
+    root = Path(__file__).resolve().parent.parent
+    help_text = CliRunner().invoke(cli, ["simulate", "connect", "--help"]).output
+    options = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
+    page, readme = (root / "man" / "kgroup-simulate.1").read_text(), (root / "README.md").read_text()
+    assert sorted(o for o in options if o.replace("-", r"\-") not in page) == []
+    assert sorted(o for o in options if o not in readme) == []
