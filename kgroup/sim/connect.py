@@ -20,10 +20,6 @@ CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "con
                     "set-tasks": "tasks-changed"}
 
 
-class ScenarioError(Exception):
-    """The scenario cannot run (exit 1)."""
-
-
 def run(params: ConnectParams) -> dict:
     cluster = Cluster(dict(params.connectors), versions=dict(params.assignor_versions),
                       delay_ms=params.scheduled_rebalance_max_delay_ms,

@@ -119,13 +119,14 @@ def parse_item(text: str, connectors: dict):
     if text in connectors:
         return text
     connector, _, number = text.rpartition("-")
-    if not connector or not number.isdigit():
-        raise UsageError(f"item {text!r} is neither a connector nor CONNECTOR-N")
+    if connector not in connectors or not number.isdigit() or not 1 <= int(number) <= connectors[connector]:
+        raise UsageError(f"item {text!r} is neither a connector of --connectors nor one of its tasks")
     return TaskId(connector, int(number))
 
 
 def check_workers(params: ConnectParams) -> None:
-    """Every worker an event names must have been seeded or joined before (or at) that event."""
+    """Every worker an event names must have been seeded or joined before (or at) that event; a seed
+    needs its epoch and names only items of the connector set."""
     known = set(params.initial_assignment) | set(params.workers)
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
         if action == "join":
@@ -134,5 +135,8 @@ def check_workers(params: ConnectParams) -> None:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
     if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
         raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
-    if params.initial_assignment and params.initial_epoch is None:
-        raise UsageError("--initial-assignment needs --initial-epoch")
+    if bool(params.initial_assignment) != (params.initial_epoch is not None):
+        raise UsageError("--initial-epoch and --initial-assignment go together")
+    for items in params.initial_assignment.values():
+        for text in items:
+            parse_item(text, params.connectors)
