@@ -24,9 +24,16 @@ def runs(document):
             for w, m in document["final"]["members"].items()}
 
 
+EVENTS = {"join", "leave", "crash", "restart", "hang", "resume", "connector-added", "connector-removed",
+          "tasks-changed", "session-expired", "rebalance-timeout", "fenced", "error", "compute-assignment",
+          "install", "install-rejected", "revoke", "abandon", "assign", "epoch", "delay-expired"}
+
+
 def check_every_step(document):
-    """No item runs on two members at any step; the run ends with everyone at its target."""
+    """Steps use the contract's event names; no item runs on two members at any step; the run ends
+    with everyone at its target."""
     for step in document["steps"]:
+        assert step["event"] in EVENTS, step
         held = [i for m in step["members"].values() for i in m["connectors"] + m["tasks"]]
         assert len(held) == len(set(held)), step
     final = document["final"]

@@ -74,7 +74,6 @@ class Cluster:
         from kgroup.coordinator.connect_fencing import schedule_session
         for name in assignment:
             schedule_session(self.coord, GROUP, name)
-        self.step("seed")
 
     def _worker(self, name: str) -> Worker:
         if name not in self.workers:
