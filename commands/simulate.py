@@ -39,7 +39,18 @@ def _positive(ctx, param, value):
     return value
 
 
-@click.command("simulate", context_settings=CONTEXT_SETTINGS)
+class SimulateCommand(click.Command):
+    """`simulate SCENARIO` for consumer groups; `simulate connect CASE` hands over to Connect's command,
+    whose options are its own."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        if args and args[0] == "connect":
+            from kgroup.commands.simulate_connect import simulate_connect
+            return simulate_connect.make_context(f"{info_name} connect", args[1:], parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+@click.command("simulate", cls=SimulateCommand, context_settings=CONTEXT_SETTINGS)
 @click.argument("scenario", type=click.Choice(SCENARIOS), metavar="SCENARIO")
 @output_option(["table", "json"], default_tty="table", default_pipe="json")
 @click.option("--members", type=int, default=3, show_default=True, callback=_positive,
@@ -109,7 +120,8 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     without LeaveGroup, restart after --restart-ms), duplicate-instance (a second process
     with the same group.instance.id), upgrade-protocol (every process restarted from the
     classic to the consumer protocol: the group is mixed in between and converts online),
-    downgrade-protocol (back).
+    downgrade-protocol (back). Connect worker groups: `kgroup simulate connect CASE`
+    (see `kgroup simulate connect --help`).
 
     Simulated consumers speak the classic group protocol (or, with --protocol consumer,
     KIP-848's, as the Java client and librdkafka do) to kgroup's coordinator: the group

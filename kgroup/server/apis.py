@@ -5,6 +5,8 @@ InitProducerId serves idempotent producers only (a transactional id is refused);
 (AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) are not implemented and so not
 advertised. ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), which kafka-python lacks,
 use `kgroup.protocol`'s classes, declared from Kafka's message schemas like kafka-python's own.
+The Connect draft's ConnectGroupHeartbeat, ConnectGroupPrepareAssignment and
+ConnectGroupInstallAssignment are EXPERIMENTAL, under kgroup's own keys 1000-1002 (Kafka has none).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ def build_api_table():
     from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
     from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
-    from kgroup.protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+    from kgroup.protocol import (ConnectGroupHeartbeatRequest, ConnectGroupInstallAssignmentRequest,
+                                 ConnectGroupPrepareAssignmentRequest, ConsumerGroupDescribeRequest,
+                                 ConsumerGroupHeartbeatRequest)
+    from kgroup.server.handlers_connect import handle_connect_request as connect
     from kgroup.server import handlers_data as data
     from kgroup.server import handlers_meta as meta
     from kgroup.server.group_bridge import handle_group_request as group
@@ -48,5 +53,8 @@ def build_api_table():
         47: (OffsetDeleteRequest, 0, 0, group),
         68: (ConsumerGroupHeartbeatRequest, 0, 1, group),
         69: (ConsumerGroupDescribeRequest, 0, 1, group),
+        1000: (ConnectGroupHeartbeatRequest, 0, 0, connect),       # experimental
+        1001: (ConnectGroupPrepareAssignmentRequest, 0, 0, connect),
+        1002: (ConnectGroupInstallAssignmentRequest, 0, 0, connect),
     }
     return table

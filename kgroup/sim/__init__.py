@@ -9,6 +9,7 @@ Modules: ``client`` (a simulated classic-protocol consumer), ``consumer_client``
 KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesced heartbeats), ``consumer_group``
 (the simulated consumer group's settings and settle test), ``engine`` (one clock for coordinator
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
-comparisons), ``scenarios``, ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
+comparisons), ``scenarios``, ``connect`` / ``connect_params`` / ``connect_cluster`` (`kgroup simulate
+connect`: Connect workers on the ``connect`` group type), ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
 protocols in turn), ``plot`` (matplotlib, optional).
 """

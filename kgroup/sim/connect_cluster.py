@@ -1,4 +1,6 @@
-"""A Connect worker cluster driven against the embedded coordinator on virtual time (test helper).
+"""A Connect worker cluster driven against the embedded coordinator on virtual time.
+
+The core of `kgroup simulate connect` (``kgroup.sim.connect``) and of the case-study tests.
 
 Workers heartbeat on fixed slots (join time + k x interval), once more right after a revocation and
 right after a Reason change; the assigner runs Prepare, the incremental cooperative assignor and
@@ -18,7 +20,7 @@ from kgroup.coordinator.connect import (
     InstallMember, connectors_and_tasks, items_of)
 
 GROUP = "cc"
-INTERVAL = 3000
+API_HEARTBEAT = "ConnectGroupHeartbeat"
 
 
 @dataclass
@@ -34,12 +36,18 @@ class Worker:
 
 
 class Cluster:
-    def __init__(self, connectors: dict, versions: dict | None = None, delay_ms: int = 300_000):
-        self.coord = GroupCoordinator(config={"group.connect.session.timeout.ms": 10_000,
-                                              "group.connect.heartbeat.interval.ms": INTERVAL})
+    def __init__(self, connectors: dict, versions: dict | None = None, delay_ms: int = 300_000,
+                 session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
+                 rebalance_timeout_ms: int = 60_000):
+        self.coord = GroupCoordinator(config={"group.connect.session.timeout.ms": session_timeout_ms,
+                                              "group.connect.heartbeat.interval.ms": heartbeat_interval_ms})
         self.coord.handle(ConnectGroupSetConnectors(GROUP, connectors))
         self.versions = versions or {}
         self.delay_ms = delay_ms
+        self.interval = heartbeat_interval_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.steps: list = []            # (at, event, worker or None, group snapshot, {worker: running})
+        self.assigned: list = []         # (at, worker, items)
         self.workers: dict[str, Worker] = {}
         self.targets: list = []          # (at, assignment epoch, assigner, {member: items})
         self.revoked: list = []          # (at, worker, items, cause)
@@ -83,15 +91,22 @@ class Cluster:
     # ---- one worker's requests -----------------------------------------------------------
     def heartbeat(self, worker: Worker) -> None:
         request = ConnectGroupHeartbeatRequest(
-            GROUP, worker.name, worker.epoch, None, 60_000, None, [self._assignor(worker)],
+            GROUP, worker.name, worker.epoch, None, self.rebalance_timeout_ms, None, [self._assignor(worker)],
             connectors_and_tasks(worker.running))
+        epoch_before = self._group_epoch()
         response = self.coord.handle(request).response
         if response.error_code in (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
-            self.errors.append((self.now, worker.name, "ConnectGroupHeartbeat", response.error_code))
+            self.errors.append((self.now, worker.name, API_HEARTBEAT, response.error_code))
+            self.step("error", worker.name)
             self._stop(worker, worker.running, "abandoned")
             worker.epoch = 0
             return self.heartbeat(worker)
-        assert response.error_code in (0, COMPUTE_ASSIGNMENT), response
+        if response.error_code not in (0, COMPUTE_ASSIGNMENT):
+            self.errors.append((self.now, worker.name, API_HEARTBEAT, response.error_code))
+            worker.state = "down"       # refused (e.g. UNSUPPORTED_ASSIGNOR): the worker gives up
+            self.step("error", worker.name)
+            return
+        epoch_changed = worker.epoch != response.member_epoch
         worker.epoch = response.member_epoch
         again = False
         if response.assignment is not None:
@@ -102,16 +117,23 @@ class Cluster:
                 self._stop(worker, removed, "revoked")
                 again = True
             worker.running |= added
+            if added:
+                self.assigned.append((self.now, worker.name, frozenset(added)))
+                self.step("assign", worker.name)
+        if epoch_changed and response.assignment is None or self._group_epoch() != epoch_before:
+            self.step("epoch", worker.name)
         if response.error_code == COMPUTE_ASSIGNMENT:
+            self.step("compute-assignment", worker.name)
             self.compute(worker)
         self.check_no_item_twice()
         if again:
             self.heartbeat(worker)
 
     def _stop(self, worker: Worker, items, cause: str) -> None:
+        worker.running = worker.running - frozenset(items)
         if items:
             self.revoked.append((self.now, worker.name, frozenset(items), cause))
-        worker.running = worker.running - frozenset(items)
+            self.step("revoke" if cause == "revoked" else "abandon", worker.name)
 
     def compute(self, worker: Worker) -> None:
         prepared = self.coord.handle(ConnectGroupPrepareAssignmentRequest(GROUP, worker.name, worker.epoch)).response
@@ -120,8 +142,13 @@ class Cluster:
         install = ConnectGroupInstallAssignmentRequest(
             GROUP, worker.name, worker.epoch, prepared.group_epoch, 0,
             [InstallMember(m, connectors_and_tasks(items), worker.versions[1], b"") for m, items in target.items()])
-        assert self.coord.handle(install).response.error_code == 0
+        code = self.coord.handle(install).response.error_code
+        if code:
+            self.errors.append((self.now, worker.name, "ConnectGroupInstallAssignment", code))
+            self.step("install-rejected", worker.name)
+            return
         self.targets.append((self.now, prepared.group_epoch, worker.name, target))
+        self.step("install", worker.name)
 
     def check_no_item_twice(self) -> None:
         seen: dict = {}
@@ -136,7 +163,7 @@ class Cluster:
                 given[item] = member.member_id
 
     # ---- the clock -----------------------------------------------------------------------
-    def _next_time(self) -> int | None:
+    def next_time(self) -> int | None:
         times = [t for t in (self.coord.next_deadline_ms(), self.events[0][0] if self.events else None)
                  if t is not None]
         for w in self.workers.values():
@@ -149,11 +176,10 @@ class Cluster:
     def run(self, until: int) -> None:
         self.events.sort()
         while True:
-            t = self._next_time()
+            t = self.next_time()
             if t is None or t > until:
                 break
-            self.coord.advance(t - self.coord.now_ms)
-            self.now = t
+            self._advance(t)
             while self.events and self.events[0][0] == t:
                 _, _, action, name, args = self.events.pop(0)
                 self._event(action, name, args)
@@ -164,32 +190,57 @@ class Cluster:
                 if change is not None and change <= t:
                     w.assignor.reason_change_at = None
                     w.reason += 1
+                    self.step("delay-expired", w.name)
                     self.heartbeat(w)
-                if w.next_heartbeat <= t:
-                    w.next_heartbeat = t + INTERVAL
+                if w.next_heartbeat <= t and w.state == "up":
+                    w.next_heartbeat = t + self.interval
                     self.heartbeat(w)
-        self.coord.advance(until - self.coord.now_ms)
-        self.now = until
+        self._advance(max(until, self.now))
+
+    def _advance(self, t: int) -> None:
+        """Coordinator timers up to ``t``; a member they remove is a session expiry or a fencing."""
+        before = {m.member_id: m for m in self.group().members}
+        epoch = self._group_epoch()
+        self.coord.advance(t - self.coord.now_ms)
+        self.now = t
+        after = {m.member_id for m in self.group().members}
+        for member_id in sorted(set(before) - after):
+            self.step("fenced" if items_of(before[member_id].revoking) else "session-expired", member_id)
+        if not set(before) - after and self._group_epoch() != epoch:
+            self.step("rebalance-timeout")
 
     def _event(self, action: str, name: str | None, args) -> None:
         if action in ("join", "restart", "resume"):
             worker = self._worker(name)
             if action != "resume":
                 worker.epoch, worker.running = 0, frozenset()
-            worker.state, worker.next_heartbeat = "up", self.now + INTERVAL
+            worker.state, worker.next_heartbeat = "up", self.now + self.interval
+            self.step(action, name)
             self.heartbeat(worker)
         elif action == "leave":
             worker = self.workers[name]
             self._stop(worker, worker.running, "revoked")
             self.coord.handle(ConnectGroupHeartbeatRequest(GROUP, name, -1))
             worker.state, worker.epoch = "down", 0
+            self.step(action, name)
         elif action == "crash":
             worker = self.workers[name]
             worker.state, worker.running = "down", frozenset()
+            self.step(action, name)
         elif action == "hang":
             self.workers[name].state = "hung"
+            self.step(action, name)
         elif action == "connectors":
             self.coord.handle(ConnectGroupSetConnectors(GROUP, args[0]))
+            self.step(args[1] if len(args) > 1 else "connectors-changed")
+
+    # ---- the log -------------------------------------------------------------------------
+    def step(self, event: str, worker: str | None = None) -> None:
+        running = {name: w.running for name, w in self.workers.items()}
+        self.steps.append((self.now, event, worker, self.group(), running))
+
+    def _group_epoch(self) -> int:
+        return self.group().group_epoch
 
     # ---- views ---------------------------------------------------------------------------
     def group(self):

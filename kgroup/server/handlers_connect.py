@@ -1,0 +1,83 @@
+"""The Connect draft's three group APIs on the wire (EXPERIMENTAL, kgroup's own API keys 1000-1002).
+
+Each request declared in ``kgroup.protocol`` is turned into the coordinator's dataclass of
+``kgroup.coordinator.connect``, handled by the same coordinator as every group API, and its answer
+turned back into the declared response. Connect requests are never parked, so the answer is
+immediate. The connector set has no wire API (``ConnectGroupSetConnectors`` is Python-only), and
+Connect groups' ``__worker_offsets`` records stay in the coordinator's memory (not written to disk).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from kgroup.coordinator import connect as C
+
+
+def _items(wire) -> C.ConnectorsAndTasks | None:
+    if wire is None:
+        return None
+    return C.ConnectorsAndTasks(tuple(wire.connectors), tuple(C.TaskId(t.connector, t.task) for t in wire.tasks))
+
+
+def _wire_items(cls, items: C.ConnectorsAndTasks, version: int):
+    task = cls.ConnectorTaskId
+    return cls(version=version, connectors=list(items.connectors),
+               tasks=[task(version=version, connector=t.connector, task=t.task) for t in items.tasks])
+
+
+def _to_coordinator(request):
+    if request.API_KEY == C.CONNECT_GROUP_HEARTBEAT:
+        assignors = None if request.client_assignors is None else [
+            C.Assignor(a.name, a.minimum_version, a.maximum_version, a.reason, a.metadata_version,
+                       bytes(a.metadata)) for a in request.client_assignors]
+        return C.ConnectGroupHeartbeatRequest(
+            request.group_id, request.member_id, request.member_epoch, request.instance_id,
+            request.rebalance_timeout_ms, request.server_assignor, assignors, _items(request.connectors_and_tasks))
+    if request.API_KEY == C.CONNECT_GROUP_PREPARE_ASSIGNMENT:
+        return C.ConnectGroupPrepareAssignmentRequest(request.group_id, request.member_id, request.member_epoch)
+    return C.ConnectGroupInstallAssignmentRequest(
+        request.group_id, request.member_id, request.member_epoch, request.group_epoch, request.error,
+        [C.InstallMember(m.member_id, _items(m.connectors_and_tasks), m.metadata_version, bytes(m.metadata))
+         for m in request.members])
+
+
+def _heartbeat_response(r, v):
+    from kgroup.protocol import ConnectGroupHeartbeatResponse as R
+    assignment = None
+    if r.assignment is not None:
+        a = r.assignment
+        assignment = R.Assignment(version=v, error=a.error, metadata_version=a.version, metadata=a.metadata,
+                                  connectors_and_tasks=_wire_items(R.Assignment.ConnectorsAndTasks,
+                                                                   a.connectors_and_tasks, v))
+    return R(version=v, throttle_time_ms=0, error_code=r.error_code, error_message=r.error_message,
+             member_epoch=r.member_epoch, heartbeat_interval_ms=r.heartbeat_interval_ms, assignment=assignment)
+
+
+def _prepare_response(r, v):
+    from kgroup.protocol import ConnectGroupPrepareAssignmentResponse as R
+    M = R.Member
+    members = [M(version=v, member_id=m.member_id, member_epoch=m.member_epoch, instance_id=m.instance_id,
+                 assignor=M.Assignor(version=v, metadata_version=m.version, reason=m.reason, metadata=m.metadata),
+                 connectors_and_tasks=_wire_items(M.ConnectorsAndTasks, m.connectors_and_tasks, v))
+               for m in r.members]
+    connectors = [R.Connector(version=v, name=name, tasks=tasks) for name, tasks in sorted((r.connectors or {}).items())]
+    return R(version=v, throttle_time_ms=0, error_code=r.error_code, error_message=r.error_message,
+             group_epoch=r.group_epoch, assignor_name=r.assignor_name, members=members, connectors=connectors)
+
+
+def _install_response(r, v):
+    from kgroup.protocol import ConnectGroupInstallAssignmentResponse as R
+    return R(version=v, throttle_time_ms=0, error_code=r.error_code, error_message=r.error_message)
+
+
+_RESPONSES = {C.CONNECT_GROUP_HEARTBEAT: _heartbeat_response,
+              C.CONNECT_GROUP_PREPARE_ASSIGNMENT: _prepare_response,
+              C.CONNECT_GROUP_INSTALL_ASSIGNMENT: _install_response}
+
+
+async def handle_connect_request(broker, request, ctx):
+    answer = broker.groups.handle(_to_coordinator(request), ctx)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return _RESPONSES[request.API_KEY](answer, request.version)

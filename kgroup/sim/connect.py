@@ -1,0 +1,136 @@
+"""`kgroup simulate connect`: one run of simulated Connect workers, as the contract's JSON document.
+
+    from kgroup.sim.connect import run
+    from kgroup.sim.connect_params import resolve
+    document = run(resolve("worker-joins"))
+
+The workers and the clock are ``kgroup.sim.connect_cluster``; this module turns parameters into its
+scripted events, runs until the group settles (or ``until_ms``), and reports what happened.
+"""
+
+from __future__ import annotations
+
+from kgroup.assignors.connect_cooperative import NAME
+from kgroup.coordinator.connect import connector_items, error_name, item_order, items_of
+from kgroup.sim.connect_cluster import Cluster
+from kgroup.sim.connect_params import ConnectParams, parse_item
+
+# scripted connector action -> step event
+CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "connector-removed",
+                    "set-tasks": "tasks-changed"}
+
+
+def run(params: ConnectParams) -> dict:
+    cluster = Cluster(dict(params.connectors), versions=dict(params.assignor_versions),
+                      delay_ms=params.scheduled_rebalance_max_delay_ms,
+                      session_timeout_ms=params.session_timeout_ms,
+                      heartbeat_interval_ms=params.heartbeat_interval_ms,
+                      rebalance_timeout_ms=params.rebalance_timeout_ms)
+    start = cluster.group().group_epoch
+    if params.initial_epoch is not None:
+        seed = {w: {parse_item(i, params.connectors) for i in items}
+                for w, items in params.initial_assignment.items()}
+        cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))
+        start = params.initial_epoch
+    last = _schedule(cluster, params)
+    settled_at = _run(cluster, params, last)
+    return _document(cluster, params, start, settled_at)
+
+
+def _schedule(cluster: Cluster, params: ConnectParams) -> int:
+    """Scripted events on the cluster's clock, in command-line order at equal times; the last time."""
+    events = [(0, "join", (w,)) for w in params.workers] + list(params.events)
+    connectors = dict(params.connectors)
+    for ms, action, args in sorted(events, key=lambda e: e[0]):
+        if action in CONNECTOR_EVENTS:
+            connectors = dict(connectors)
+            if action == "remove-connector":
+                connectors.pop(args[0], None)
+            else:
+                connectors[args[0]] = int(args[1])
+            cluster.at(ms, "connectors", None, connectors, CONNECTOR_EVENTS[action])
+        else:
+            cluster.at(ms, action, args[0])
+    return max((ms for ms, _, _ in events), default=0)
+
+
+def _run(cluster: Cluster, params: ConnectParams, last: int) -> int | None:
+    """Run past the last event until settled (or to ``until_ms``); when the group settled for good."""
+    limit = params.until_ms if params.until_ms is not None else (
+        last + params.scheduled_rebalance_max_delay_ms + params.rebalance_timeout_ms
+        + 10 * params.session_timeout_ms)
+    cluster.run(min(last, limit))
+    settled_at = None
+    while True:
+        if _settled(cluster):
+            settled_at = cluster.now if settled_at is None else settled_at
+            if params.until_ms is None:
+                break
+        else:
+            settled_at = None
+        t = cluster.next_time()
+        if t is None or t > limit:
+            break
+        cluster.run(t)
+    if params.until_ms is not None:
+        cluster.run(params.until_ms)
+    return settled_at
+
+
+def _settled(cluster: Cluster) -> bool:
+    group = cluster.group()
+    if cluster.events or group.assignment_epoch != group.group_epoch:
+        return False
+    if any(w.assignor.lost or w.assignor.reason_change_at is not None for w in cluster.workers.values()):
+        return False
+    return all(m.member_epoch == group.group_epoch and items_of(m.owned) == items_of(m.target)
+               and items_of(m.owned) == cluster.workers[m.member_id].running for m in group.members)
+
+
+def item_set(items) -> dict:
+    ordered = sorted(items, key=item_order)
+    return {"connectors": [i for i in ordered if isinstance(i, str)],
+            "tasks": [str(i) for i in ordered if not isinstance(i, str)]}
+
+
+def _members(group, running: dict) -> dict:
+    return {m.member_id: {"member_epoch": m.member_epoch, **item_set(running.get(m.member_id, ()))}
+            for m in sorted(group.members, key=lambda m: m.member_id)}
+
+
+def _unassigned(connectors: dict, target: dict) -> dict:
+    return item_set(connector_items(connectors) - frozenset().union(frozenset(), *target.values()))
+
+
+def _document(cluster: Cluster, params: ConnectParams, start: int, settled_at: int | None) -> dict:
+    group = cluster.group()
+    installs = [s for s in cluster.steps if s[1] == "install"]
+    final_target = {m: items_of(c) for m, c in sorted(group.target.items())}
+    return {
+        "scenario": params.case, "protocol": "connect", "assignor": NAME,
+        "connectors": dict(params.connectors),
+        "config": {"session_timeout_ms": params.session_timeout_ms,
+                   "heartbeat_interval_ms": params.heartbeat_interval_ms,
+                   "rebalance_timeout_ms": params.rebalance_timeout_ms,
+                   "scheduled_rebalance_max_delay_ms": params.scheduled_rebalance_max_delay_ms},
+        "group_epoch_start": start, "group_epoch_end": group.group_epoch,
+        "assignment_epoch_end": group.assignment_epoch,
+        "rebalances": group.group_epoch - start, "ended_at_ms": cluster.now, "settled_at_ms": settled_at,
+        "steps": [{"at_ms": at, "event": event, "worker": worker, "group_epoch": g.group_epoch,
+                   "assignment_epoch": g.assignment_epoch, "members": _members(g, running)}
+                  for at, event, worker, g, running in cluster.steps],
+        "targets": [{"at_ms": at, "assignment_epoch": epoch, "assigner": assigner,
+                     "version": cluster.workers[assigner].versions[1], "error": None,
+                     "members": {m: item_set(items) for m, items in sorted(target.items())},
+                     "unassigned": _unassigned(step[3].connectors, target)}
+                    for (at, epoch, assigner, target), step in zip(cluster.targets, installs)],
+        "revoked": [{"at_ms": at, "worker": w, **item_set(items), "cause": cause}
+                    for at, w, items, cause in cluster.revoked],
+        "assigned": [{"at_ms": at, "worker": w, **item_set(items)} for at, w, items in cluster.assigned],
+        "errors": [{"at_ms": at, "worker": w, "api": api, "error": error_name(code)}
+                   for at, w, api, code in cluster.errors],
+        "final": {"group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
+                  "members": _members(group, {n: w.running for n, w in cluster.workers.items()}),
+                  "target": {m: item_set(items) for m, items in final_target.items()},
+                  "unassigned": _unassigned(group.connectors, final_target)},
+    }

@@ -1,0 +1,142 @@
+"""`kgroup simulate connect`: its parameters, the option syntax and the case presets.
+
+A preset is the setup of one of the Connect draft's case studies; any option given explicitly
+replaces that part of the preset (a single ``--event`` replaces all the preset's events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kgroup.coordinator.connect import TaskId
+
+CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "custom"]
+WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume"}
+CONNECTOR_ACTIONS = {"add-connector": 2, "remove-connector": 1, "set-tasks": 2}   # action -> argument count
+
+
+class UsageError(ValueError):
+    """A malformed option or an event naming an unknown worker (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ConnectParams:
+    case: str = "custom"
+    connectors: dict = field(default_factory=lambda: {"A": 2, "B": 1})
+    workers: tuple = ()
+    initial_epoch: int | None = None
+    initial_assignment: dict = field(default_factory=dict)      # worker -> (item text, ...)
+    initial_assigner: str | None = None
+    events: tuple = ()                                          # (ms, action, args tuple)
+    assignor_versions: dict = field(default_factory=dict)       # worker -> (min, max)
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
+    rebalance_timeout_ms: int = 60_000
+    scheduled_rebalance_max_delay_ms: int = 300_000
+    until_ms: int | None = None
+
+
+_SEEDED = dict(initial_epoch=35, initial_assigner="W3",
+               initial_assignment={"W1": ("A", "A-1"), "W2": ("B", "B-1"), "W3": ("A-2",)})
+PRESETS = {
+    "worker-joins": dict(events=((0, "join", ("W1",)), (20_000, "join", ("W2",)))),
+    "worker-leaves": dict(_SEEDED, events=((1_000, "crash", ("W2",)),)),
+    "worker-bounce": dict(_SEEDED, events=((1_000, "hang", ("W2",)), (60_000, "resume", ("W2",))),
+                          until_ms=400_000),
+    "assigner-selection": dict(
+        assignor_versions={"W1": (1, 5), "W2": (3, 4), "W3": (2, 4), "W4": (6, 7)},
+        events=((0, "join", ("W2",)), (10_000, "join", ("W3",)), (20_000, "join", ("W1",)),
+                (30_000, "join", ("W4",)))),
+    "connector-change": dict(events=((0, "join", ("W1",)), (5_000, "join", ("W2",)),
+                                     (30_000, "add-connector", ("C", "1")),
+                                     (60_000, "remove-connector", ("B",)))),
+    "custom": {},
+}
+
+
+def resolve(case: str, **given) -> ConnectParams:
+    """The preset of ``case`` with every explicitly given option (not None) in its place."""
+    if case not in PRESETS:
+        raise UsageError(f"unknown CASE {case!r}; choose from {', '.join(CASES)}")
+    chosen = {k: v for k, v in given.items() if v is not None}
+    params = replace(ConnectParams(case=case), **{**PRESETS[case], **chosen})
+    check_workers(params)
+    return params
+
+
+def parse_connectors(text: str) -> dict:
+    connectors = {}
+    for part in filter(None, text.split(",")):
+        name, sep, count = part.partition(":")
+        if not name or not sep or not count.isdigit():
+            raise UsageError(f"--connectors {part!r}: expected NAME:TASKS")
+        connectors[name] = int(count)
+    return connectors
+
+
+def parse_assignment(values) -> dict:
+    assignment = {}
+    for value in values:
+        worker, sep, items = value.partition("=")
+        if not worker or not sep:
+            raise UsageError(f"--initial-assignment {value!r}: expected W=ITEM,ITEM (W= for none)")
+        assignment[worker] = tuple(filter(None, items.split(",")))
+    return assignment
+
+
+def parse_versions(values) -> dict:
+    versions = {}
+    for value in values:
+        worker, _, span = value.partition("=")
+        low, _, high = span.partition("-")
+        if not worker or not low.isdigit() or not high.isdigit() or int(low) > int(high):
+            raise UsageError(f"--assignor-versions {value!r}: expected W=MIN-MAX")
+        versions[worker] = (int(low), int(high))
+    return versions
+
+
+def parse_event(value: str) -> tuple:
+    ms, _, rest = value.partition(":")
+    action, *args = rest.split(":")
+    arity = 1 if action in WORKER_ACTIONS else CONNECTOR_ACTIONS.get(action)
+    if not ms.isdigit() or arity is None or len(args) != arity or not all(args) or (
+            action in ("add-connector", "set-tasks") and not args[1].isdigit()):
+        raise UsageError(f"--event {value!r}: expected MS:ACTION[:ARG...] with ACTION one of "
+                         f"{', '.join(sorted(WORKER_ACTIONS | set(CONNECTOR_ACTIONS)))}")
+    return int(ms), action, tuple(args)
+
+
+def parse_events(values) -> tuple:
+    return tuple(parse_event(value) for value in values)
+
+
+def parse_workers(text: str) -> tuple:
+    return tuple(filter(None, text.split(",")))
+
+
+def parse_item(text: str, connectors: dict):
+    """A connector if it names one, else ``CONN-N`` is a task."""
+    if text in connectors:
+        return text
+    connector, _, number = text.rpartition("-")
+    if connector not in connectors or not number.isdigit() or not 1 <= int(number) <= connectors[connector]:
+        raise UsageError(f"item {text!r} is neither a connector of --connectors nor one of its tasks")
+    return TaskId(connector, int(number))
+
+
+def check_workers(params: ConnectParams) -> None:
+    """Every worker an event names must have been seeded or joined before (or at) that event; a seed
+    needs its epoch and names only items of the connector set."""
+    known = set(params.initial_assignment) | set(params.workers)
+    for ms, action, args in sorted(params.events, key=lambda e: e[0]):
+        if action == "join":
+            known.add(args[0])
+        elif action in WORKER_ACTIONS and args[0] not in known:
+            raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
+    if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
+        raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
+    if bool(params.initial_assignment) != (params.initial_epoch is not None):
+        raise UsageError("--initial-epoch and --initial-assignment go together")
+    for items in params.initial_assignment.values():
+        for text in items:
+            parse_item(text, params.connectors)

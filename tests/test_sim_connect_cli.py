@@ -1,0 +1,162 @@
+"""`kgroup simulate connect CASE -o json`: each case study preset reproduces the spec's assignments and
+epochs through the CLI; a custom run with --event; usage errors."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+
+
+def simulate(*args):
+    result = CliRunner().invoke(cli, ["simulate", "connect", *args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def items(connectors=(), tasks=()):
+    return {"connectors": list(connectors), "tasks": list(tasks)}
+
+
+def runs(document):
+    return {w: (m["member_epoch"], items(m["connectors"], m["tasks"]))
+            for w, m in document["final"]["members"].items()}
+
+
+EVENTS = {"join", "leave", "crash", "restart", "hang", "resume", "connector-added", "connector-removed",
+          "tasks-changed", "session-expired", "rebalance-timeout", "fenced", "error", "compute-assignment",
+          "install", "install-rejected", "revoke", "abandon", "assign", "epoch", "delay-expired"}
+
+
+def check_every_step(document):
+    """Steps use the contract's event names; no item runs on two members at any step; the run ends
+    with everyone at its target."""
+    for step in document["steps"]:
+        assert step["event"] in EVENTS, step
+        held = [i for m in step["members"].values() for i in m["connectors"] + m["tasks"]]
+        assert len(held) == len(set(held)), step
+    final = document["final"]
+    for worker, member in final["members"].items():
+        assert member["member_epoch"] == final["assignment_epoch"]
+        assert items(member["connectors"], member["tasks"]) == final["target"][worker]
+
+
+def test_worker_joins():
+    d = simulate("worker-joins")
+    assert (d["scenario"], d["protocol"], d["assignor"]) == ("worker-joins", "connect", "incremental-cooperative")
+    assert (d["group_epoch_start"], d["group_epoch_end"], d["assignment_epoch_end"], d["rebalances"]) == (0, 2, 2, 2)
+    assert [(t["assignment_epoch"], t["assigner"], t["members"]) for t in d["targets"]] == [
+        (1, "W1", {"W1": items(["A", "B"], ["A-1", "A-2", "B-1"])}),
+        (2, "W1", {"W1": items(["A"], ["A-1", "A-2"]), "W2": items(["B"], ["B-1"])})]
+    assert [(r["worker"], r["connectors"], r["tasks"], r["cause"]) for r in d["revoked"]] == [
+        ("W1", ["B"], ["B-1"], "revoked")]
+    w2_assigned = [a["at_ms"] for a in d["assigned"] if a["worker"] == "W2"]
+    assert w2_assigned and w2_assigned[0] >= d["revoked"][0]["at_ms"]
+    assert runs(d) == {"W1": (2, items(["A"], ["A-1", "A-2"])), "W2": (2, items(["B"], ["B-1"]))}
+    assert d["errors"] == [] and d["settled_at_ms"] is not None
+    check_every_step(d)
+
+
+def test_worker_leaves():
+    d = simulate("worker-leaves")
+    assert (d["group_epoch_start"], d["group_epoch_end"], d["rebalances"]) == (35, 37, 2)
+    expired = next(s["at_ms"] for s in d["steps"] if s["event"] == "session-expired")
+    assert 8_000 < expired <= 11_000
+    first, second = d["targets"]
+    assert (first["assignment_epoch"], first["assigner"], first["members"], first["unassigned"]) == (
+        36, "W3", {"W1": items(["A"], ["A-1"]), "W3": items([], ["A-2"])}, items(["B"], ["B-1"]))
+    delay = next(s for s in d["steps"] if s["event"] == "delay-expired")
+    assert (delay["worker"], delay["group_epoch"] >= 36) == ("W3", True) and delay["at_ms"] >= expired + 300_000
+    assert (second["assignment_epoch"], second["assigner"], second["unassigned"]) == (37, "W3", items())
+    counts = {w: len(m["connectors"]) + len(m["tasks"]) for w, m in second["members"].items()}
+    assert counts == {"W1": 3, "W3": 2}
+    b_started = min(a["at_ms"] for a in d["assigned"] if "B" in a["connectors"] or "B-1" in a["tasks"])
+    assert expired + 300_000 <= b_started <= expired + 300_000 + 3 * 3_000
+    assert d["revoked"] == []
+    check_every_step(d)
+
+
+def test_worker_bounce():
+    d = simulate("worker-bounce")
+    assert (d["group_epoch_end"], d["ended_at_ms"], d["rebalances"]) == (37, 400_000, 2)
+    assert [(e["worker"], e["api"], e["error"]) for e in d["errors"]] == [
+        ("W2", "ConnectGroupHeartbeat", "UNKNOWN_MEMBER_ID")]
+    assert d["targets"][0]["members"] == {"W1": items(["A"], ["A-1"]), "W3": items([], ["A-2"])}
+    assert (d["targets"][1]["assignment_epoch"], d["targets"][1]["assigner"], d["targets"][1]["members"]) == (
+        37, "W3", {"W1": items(["A"], ["A-1"]), "W2": items(["B"], ["B-1"]), "W3": items([], ["A-2"])})
+    assert runs(d) == {"W1": (37, items(["A"], ["A-1"])), "W2": (37, items(["B"], ["B-1"])),
+                       "W3": (37, items([], ["A-2"]))}
+    assert {r["worker"] for r in d["revoked"]} == {"W2"}
+    assert max(a["at_ms"] for a in d["assigned"] if a["worker"] == "W2") <= 60_000 + 3 * 3_000
+    check_every_step(d)
+
+
+def test_worker_bounce_epoch_zero_variant_has_no_error():
+    d = simulate("worker-bounce", "--event", "1000:crash:W2", "--event", "60000:restart:W2")
+    assert d["errors"] == [] and d["group_epoch_end"] == 37
+    assert runs(d)["W2"] == (37, items(["B"], ["B-1"]))
+
+
+def test_assigner_selection():
+    d = simulate("assigner-selection")
+    assert [(t["assignment_epoch"], t["assigner"]) for t in d["targets"]] == [(1, "W2"), (2, "W3"), (3, "W1")]
+    assert [(e["worker"], e["error"]) for e in d["errors"]] == [("W4", "UNSUPPORTED_ASSIGNOR")]
+    assert d["group_epoch_end"] == 3 and "W4" not in d["final"]["members"]
+    assert {w: m["member_epoch"] for w, m in d["final"]["members"].items()} == {"W1": 3, "W2": 3, "W3": 3}
+    assert d["final"]["unassigned"] == items()
+    check_every_step(d)
+
+
+def test_connector_change():
+    d = simulate("connector-change")
+    assert d["targets"][1]["members"] == {"W1": items(["A"], ["A-1", "A-2"]), "W2": items(["B"], ["B-1"])}
+    added = next(s for s in d["steps"] if s["event"] == "connector-added")
+    removed = next(s for s in d["steps"] if s["event"] == "connector-removed")
+    assert (added["at_ms"], added["group_epoch"], removed["at_ms"], removed["group_epoch"]) == (30_000, 3, 60_000, 4)
+    after_join = [r for r in d["revoked"] if r["at_ms"] >= 30_000]
+    assert [(r["worker"], r["connectors"], r["tasks"]) for r in after_join] == [("W2", ["B"], ["B-1"])]
+    assert runs(d) == {"W1": (4, items(["A"], ["A-1", "A-2"])), "W2": (4, items(["C"], ["C-1"]))}
+    assert d["rebalances"] == 4
+    check_every_step(d)
+
+
+def test_custom_run_with_events_and_seed():
+    d = simulate("custom", "--connectors", "X:3", "--initial-epoch", "5", "--initial-assignment", "W1=X,X-1,X-2,X-3",
+                 "--event", "2000:join:W2", "--event", "40000:set-tasks:X:1", "--until-ms", "60000")
+    assert d["connectors"] == {"X": 3} and d["group_epoch_start"] == 5 and d["ended_at_ms"] == 60_000
+    assert [s["event"] for s in d["steps"] if s["event"] in ("join", "tasks-changed")] == ["join", "tasks-changed"]
+    final = d["final"]
+    held = sorted(i for m in final["members"].values() for i in m["connectors"] + m["tasks"])
+    assert held == ["X", "X-1"] and final["group_epoch"] == 7
+    check_every_step(d)
+
+
+def test_table_output_shows_final_assignment_and_steps():
+    result = CliRunner().invoke(cli, ["simulate", "connect", "worker-joins", "-o", "table", "--events"])
+    assert result.exit_code == 0, result.output
+    assert "W1        2        A,A-1,A-2" in result.output and "revoked: 24000 ms W1: B,B-1" in result.output
+    assert "compute-assignment" in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["sideways"], ["custom", "--connectors", "A"], ["custom", "--event", "5:fly:W1"],
+    ["custom", "--event", "5:leave:W9"], ["custom", "--assignor-versions", "W1=3-1"],
+    ["custom", "--initial-assignment", "W1=A"], ["worker-leaves", "--initial-assigner", "W9"],
+    ["custom", "--initial-epoch", "3"], ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A-7"]])
+def test_usage_errors_exit_2_with_one_error_line(args):
+    result = CliRunner().invoke(cli, ["simulate", "connect", *args])
+    assert result.exit_code == 2, result.output
+    assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
+    assert "Traceback" not in result.output
+
+
+def test_man_page_and_readme_list_every_option_of_help():
+    from pathlib import Path
+    import re
+    root = Path(__file__).resolve().parent.parent
+    help_text = CliRunner().invoke(cli, ["simulate", "connect", "--help"]).output
+    options = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
+    page, readme = (root / "man" / "kgroup-simulate.1").read_text(), (root / "README.md").read_text()
+    assert sorted(o for o in options if o.replace("-", r"\-") not in page) == []
+    assert sorted(o for o in options if o not in readme) == []
