@@ -6,12 +6,19 @@ from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
 
 def _listen(value):
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise click.BadParameter(f"{value!r}: expected HOST:PORT (port 0 picks a free port)", param_hint="--listen")
-    if not 0 <= int(port) <= 65535:
-        raise click.BadParameter(f"{value!r}: port must be 0..65535", param_hint="--listen")
-    return host.strip("[]"), int(port)
+    from kgroup.server.listeners import ListenerError, parse_listener
+
+    try:
+        return parse_listener(value)
+    except ListenerError as exc:
+        raise click.BadParameter(str(exc), param_hint="--listen") from None
+
+
+def _user(value):
+    name, sep, password = value.partition(":")
+    if not sep or not name or not password:
+        raise click.BadParameter(f"{value!r}: expected NAME:PASSWORD")
+    return name, password
 
 
 def _topic(value):
@@ -70,8 +77,9 @@ def _event(obj):
 
 @click.command("serve", context_settings=CONTEXT_SETTINGS)
 @output_option(["table", "json"], default_pipe="table")
-@click.option("--listen", "listen", default="127.0.0.1:9092", show_default=True, metavar="HOST:PORT",
-              help="Address to listen on; port 0 picks a free port.")
+@click.option("--listen", "listens", multiple=True, metavar="[PROTOCOL://]HOST:PORT",
+              help="A listener (repeatable): PLAINTEXT (the default protocol), SSL, SASL_PLAINTEXT "
+                   "or SASL_SSL; port 0 picks a free port.  [default: 127.0.0.1:9092]")
 @click.option("--log-dir", "log_dir", required=True, type=click.Path(file_okay=False),
               help="Directory holding the topic partitions (created if missing).")
 @click.option("--topic", "topics", multiple=True, metavar="NAME:PARTITIONS",
@@ -81,17 +89,19 @@ def _event(obj):
                    "num.partitions, auto.create.topics.enable, socket.request.max.bytes, "
                    "message.max.bytes, log.segment.bytes, ... (repeatable; an unknown key or "
                    "bad value exits 2).")
+@click.option("--user", "users", multiple=True, metavar="NAME:PASSWORD",
+              help="A SASL user (repeatable); only salted credentials are kept.")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
-def serve(output, listen, log_dir, topics, configs, advertised_host, verbose):
+def serve(output, listens, log_dir, topics, configs, users, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
-    The first line on stdout is `listening on HOST:PORT` (with -o json, one JSON object a line:
-    {"event": "listening", "host", "port", "bootstrap", "log_dir"} first, {"event": "stopped"} at
-    a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and
+    The first lines on stdout are `listening on HOST:PORT`, one per listener (with -o json, one
+    JSON object a line: {"event": "listening", "host", "port", "bootstrap", "log_dir", "protocol"}
+    per listener first, {"event": "stopped"} at a clean stop). SIGTERM or SIGINT stops the server cleanly. Offset commits, group changes and
     produced batches are fsynced before they are acknowledged. See man kgroup-serve.
     """
     import asyncio
@@ -103,25 +113,30 @@ def serve(output, listen, log_dir, topics, configs, advertised_host, verbose):
     from kgroup.server.broker import Broker, serve_until_signalled
     from kgroup.server.config import ServerConfig
 
-    host, port = _listen(listen)
+    listeners = [_listen(value) for value in listens or ("127.0.0.1:9092",)]
+    credentials = dict(_user(value) for value in users)
     topic_list = [_topic(t) for t in topics]
-    _check_bindable(host, port)
+    for listener in listeners:
+        _check_bindable(listener.host, listener.port)
     _raise_open_file_limit()
     logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
                         else logging.DEBUG, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         config = ServerConfig.from_pairs(configs)
-        broker = Broker(log_dir, config, host=host, port=port, topics=topic_list,
-                        advertised_host=advertised_host)
+        broker = Broker(log_dir, config, topics=topic_list, advertised_host=advertised_host,
+                        listeners=listeners, users=credentials)
+        del credentials
 
-        def ready(address):
-            shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT
-            if output == "json":
-                _event({"event": "listening", "host": address[0], "port": address[1],
-                        "bootstrap": f"{shown}:{address[1]}", "log_dir": os.path.abspath(log_dir)})
-            else:
-                click.echo(f"listening on {shown}:{address[1]}")
+        def ready(_first):
+            for listener, address in broker.bound:
+                shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT
+                if output == "json":
+                    _event({"event": "listening", "host": address[0], "port": address[1],
+                            "bootstrap": f"{shown}:{address[1]}",
+                            "log_dir": os.path.abspath(log_dir), "protocol": listener.protocol})
+                else:
+                    click.echo(f"listening on {shown}:{address[1]}")
             sys.stdout.flush()
 
         asyncio.run(serve_until_signalled(broker, on_ready=ready))

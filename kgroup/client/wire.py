@@ -87,6 +87,31 @@ class Coordinator:
         return f"{host}:{self.port} (id: {self.node_id})"
 
 
+class _AuthenticationFailures(logging.Handler):
+    """Notes the SASL failures kafka-python meets while bootstrapping: it only logs them and retries
+    until its bootstrap times out, so without this a wrong password looks like an unreachable broker."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.seen = False
+        self._logger = logging.getLogger("kafka")
+
+    def emit(self, record):
+        import kafka.errors as Errors
+
+        args = record.args if isinstance(record.args, tuple) else ()
+        if (any(isinstance(arg, Errors.SaslAuthenticationFailedError) for arg in args)
+                or "SaslAuthenticationFailed" in record.getMessage()):
+            self.seen = True
+
+    def __enter__(self):
+        self._logger.addHandler(self)
+
+    def __exit__(self, *exc):
+        self._logger.removeHandler(self)
+        return False
+
+
 class ClusterClient:
     """A bootstrapped cluster connection; use as a context manager so sockets close."""
 
@@ -125,11 +150,17 @@ class ClusterClient:
         # --wait) must see a restarted broker within a second or two, not half a minute later.
         config.setdefault("reconnect_backoff_max_ms", 1000)
         config["bootstrap_timeout_ms"] = max(1, int(timeout_s * 1000))
+        watch = _AuthenticationFailures()
         try:
-            self._admin = KafkaAdminClient(**config)
+            with watch:
+                self._admin = KafkaAdminClient(**config)
         except Errors.KafkaConfigurationError as exc:
             raise KgroupError(f"invalid client configuration: {exc}") from None
         except Errors.KafkaTimeoutError:
+            if watch.seen:
+                raise KgroupError(f"cannot connect to {bootstrap}: authentication failed for user "
+                                  f"{config.get('sasl_plain_username')} "
+                                  f"({config.get('sasl_mechanism')})") from None
             raise KgroupError(f"cannot reach a Kafka broker at {bootstrap} within {timeout_s:g}s") from None
         except Exception as exc:  # noqa: BLE001 - any connection failure is reported as one line
             raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None

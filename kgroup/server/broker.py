@@ -11,6 +11,7 @@ UNSUPPORTED_VERSION and ApiVersions' own supported range.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import struct
@@ -31,20 +32,32 @@ API_VERSIONS = 18
 
 
 class RequestContext:
-    __slots__ = ("client_id", "client_host", "peer")
+    __slots__ = ("client_id", "client_host", "peer", "advertised", "principal", "api_table")
 
-    def __init__(self, client_id, client_host, peer):
+    def __init__(self, client_id, client_host, peer, advertised=None, principal="User:ANONYMOUS",
+                 api_table=None):
         self.client_id = client_id
         self.client_host = client_host
         self.peer = peer
+        self.advertised = advertised  # the (host, port) of the listener the client came in on
+        self.principal = principal
+        self.api_table = api_table  # what ApiVersions advertises on this listener
 
 
 class Broker:
     """A single-node Kafka endpoint over `LogDir`, with the group APIs bridged to the coordinator."""
 
     def __init__(self, log_dir: str, config: ServerConfig | None = None,
-                 host: str = "127.0.0.1", port: int = 0, topics=(), advertised_host=None):
+                 host: str = "127.0.0.1", port: int = 0, topics=(), advertised_host=None,
+                 listeners=None, users=None):
+        from kgroup.server.listeners import Listener
+        from kgroup.server.security import SecuredListeners
+
         self.config = config or ServerConfig()
+        self.listeners = list(listeners or [Listener("PLAINTEXT", host, port)])
+        # validated (TLS files loaded, passwords salted and dropped) before anything is on disk
+        self.security = SecuredListeners(self.config.security, users or {}, self.listeners)
+        self.bound = []  # (listener, advertised (host, port)) per listener, in order
         self.node_id = self.config.node_id
         self.host = host
         self.port = port
@@ -55,7 +68,7 @@ class Broker:
         self.groups = None  # GroupBridge
         self.api_table = {}
         self.stopping = False
-        self._server = None
+        self._servers = []
         self._connections: set[asyncio.Task] = set()
         self._append_future: asyncio.Future | None = None
         self._producers = {}
@@ -82,25 +95,28 @@ class Broker:
         self.groups = GroupBridge(self)
         self.groups.start()
         self.api_table = build_api_table()
-        self._server = await asyncio.start_server(
-            self._on_connect, self.host, self.port, limit=2 ** 16, backlog=1024)
-        sock = self._server.sockets[0]
-        bound_host, bound_port = sock.getsockname()[:2]
-        self.port = bound_port
-        self.advertised = (self.advertised_host or bound_host, bound_port)
+        for listener in self.listeners:
+            server = await asyncio.start_server(
+                functools.partial(self._on_connect, listener), listener.host, listener.port,
+                limit=2 ** 16, backlog=1024, ssl=self.security.ssl_context(listener))
+            self._servers.append(server)
+            bound_host, bound_port = server.sockets[0].getsockname()[:2]
+            self.bound.append((listener, (self.advertised_host or bound_host, bound_port)))
+        self.advertised = self.bound[0][1]
+        self.port = self.advertised[1]
         return self.advertised
 
     async def stop(self):
         self.stopping = True
         self.notify_append()
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
+        for server in self._servers:
+            await server.wait_closed()
         if self.groups is not None:
             await self.groups.stop()
         if self.logdir is not None:
@@ -134,14 +150,18 @@ class Broker:
             self._append_future.set_result(None)
 
     # -- connections ---------------------------------------------------------------------
-    async def _on_connect(self, reader, writer):
+    async def _on_connect(self, listener, reader, writer):
         task = asyncio.current_task()
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         peer_text = f"{peer[0]}:{peer[1]}" if peer else "?"
         log.info("connection from %s", peer_text)
         try:
-            await self._serve(reader, writer, peer_text, peer[0] if peer else "")
+            api_table, principal = await self.security.admit(
+                listener, reader, writer, peer_text, self.api_table)
+            advertised = next(address for bound, address in self.bound if bound is listener)
+            await self._serve(reader, writer, peer_text, peer[0] if peer else "", api_table,
+                              advertised, principal)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         except FrameError as exc:
@@ -155,7 +175,7 @@ class Broker:
             writer.close()
             log.info("connection from %s closed", peer_text)
 
-    async def _serve(self, reader, writer, peer_text, peer_host):
+    async def _serve(self, reader, writer, peer_text, peer_host, api_table, advertised, principal):
         max_bytes = self.config.socket_request_max_bytes
         client_host = "/" + peer_host
         debug = log.isEnabledFor(logging.DEBUG)
@@ -168,13 +188,13 @@ class Broker:
                 raise FrameError(f"request size {size} is outside 0..{max_bytes} "
                                  f"(socket.request.max.bytes)")
             frame = peek_header(await reader.readexactly(size))
-            entry = self.api_table.get(frame.api_key)
+            entry = api_table.get(frame.api_key)
             if entry is None:
                 raise FrameError(f"unknown API key {frame.api_key}")
             request_class, lo, hi, handler = entry
             if not lo <= frame.api_version <= hi:
                 if frame.api_key == API_VERSIONS:
-                    response = api_versions_response(self.api_table, 0, UNSUPPORTED_VERSION)
+                    response = api_versions_response(api_table, 0, UNSUPPORTED_VERSION)
                     writer.write(encode_response(response, 0, frame.correlation_id))
                     await writer.drain()
                     continue
@@ -182,7 +202,8 @@ class Broker:
                                  f"supported (supported: {lo}-{hi})")
             request = decode_request(request_class, frame)
             check_required_fields(request)
-            ctx = RequestContext(request.header.client_id or "", client_host, peer_text)
+            ctx = RequestContext(request.header.client_id or "", client_host, peer_text,
+                                 advertised, principal, api_table)
             if debug:
                 log.debug("%s %s: %r", peer_text, ctx.client_id, request)
             result = handler(self, request, ctx)

@@ -53,6 +53,10 @@ _BROKER_KEYS = {
                                     lambda k, v: _int(k, v, 14), 104857600),
 }
 
+# Listener security settings, read by kgroup.server.security when the broker is built.
+_SECURITY_KEYS = {"sasl.enabled.mechanisms", "ssl.keystore.type", "ssl.keystore.location",
+                  "ssl.key.password"}
+
 # Prefixes passed through to the coordinator (which refuses the names it does not know).
 _COORDINATOR_PREFIXES = ("group.", "offsets.")
 
@@ -94,6 +98,7 @@ class ServerConfig:
     cluster_id: str = "kgroup-cluster"
     offsets_topic_segment_bytes: int = 104857600
     coordinator: dict = field(default_factory=dict)
+    security: dict = field(default_factory=dict)  # sasl.enabled.mechanisms, ssl.*: see listeners
 
     @classmethod
     def from_pairs(cls, pairs):
@@ -113,6 +118,8 @@ class ServerConfig:
                 setattr(cfg, attr, parse(key, value))
                 if key in _SHARED:
                     cfg.coordinator[key] = getattr(cfg, attr)
+            elif key in _SECURITY_KEYS:
+                cfg.security[key] = value.strip()
             elif key.startswith(_COORDINATOR_PREFIXES) or key in coordinator_keys:
                 cfg.coordinator[key] = _coordinator_value(value)
             else:

@@ -43,7 +43,7 @@ def handle_api_versions(broker, request, ctx):
         # As Kafka: INVALID_REQUEST and no API list (the connection stays open).
         return ApiVersionsResponse(version=request.version, error_code=INVALID_REQUEST,
                                    api_keys=[], throttle_time_ms=0)
-    return api_versions_response(broker.api_table, request.version)
+    return api_versions_response(ctx.api_table, request.version)
 
 
 def _partitions(topic_obj, node_id, version):
@@ -98,7 +98,7 @@ def handle_metadata(broker, request, ctx):
                         name=None if version >= 12 else "", topic_id=topic_id,
                         is_internal=False, partitions=[], authorized_operations=AUTHZ_OMITTED))
     B = MetadataResponse.MetadataResponseBroker
-    host, port = broker.advertised
+    host, port = ctx.advertised  # the listener the client came in on
     return MetadataResponse(
         version=version, throttle_time_ms=0,
         brokers=[B(version=version, node_id=broker.node_id, host=host, port=port, rack=None)],
@@ -108,7 +108,7 @@ def handle_metadata(broker, request, ctx):
 
 def handle_find_coordinator(broker, request, ctx):
     version = request.version
-    host, port = broker.advertised
+    host, port = ctx.advertised  # the listener the client came in on
     keys = request.coordinator_keys if version >= 4 else [request.key]
     key_type = request.key_type if version >= 1 else 0
     results = []

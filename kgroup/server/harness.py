@@ -25,20 +25,22 @@ FAST_GROUPS = {
 class ThreadedBroker:
     """A Broker running on a private event loop in a daemon thread."""
 
-    def __init__(self, log_dir, topics=(), config=None, port=0):
+    def __init__(self, log_dir, topics=(), config=None, port=0, listeners=None, users=None):
         from kgroup.server.broker import Broker
         from kgroup.server.config import ServerConfig
 
         pairs = dict(FAST_GROUPS)
         pairs.update(config or {})
         self.broker = Broker(str(log_dir), ServerConfig.from_pairs(pairs.items()),
-                             host="127.0.0.1", port=port, topics=topics)
+                             host="127.0.0.1", port=port, topics=topics, listeners=listeners,
+                             users=users)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         host, port = self.call(self.broker.start())
         self.bootstrap = f"{host}:{port}"
         self.address = (host, port)
+        self.bootstraps = [f"{h}:{p}" for _listener, (h, p) in self.broker.bound]  # per listener
 
     def call(self, coro, timeout=30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)

@@ -1,0 +1,36 @@
+"""What each listener asks of a connection before its requests are served: TLS (SSL, SASL_SSL)
+and SASL authentication (SASL_PLAINTEXT, SASL_SSL), from the security settings of `--config`
+(`sasl.enabled.mechanisms`, `ssl.*`) and the `--user` credentials."""
+
+from __future__ import annotations
+
+from kgroup.server.listeners import ListenerError, server_ssl_context
+from kgroup.server.sasl import MECHANISMS, authenticate, parse_mechanisms, sasl_api_entries
+from kgroup.server.scram import CredentialStore
+
+ANONYMOUS = "User:ANONYMOUS"  # Kafka's principal of a connection without authentication
+
+
+class SecuredListeners:
+    def __init__(self, security: dict, users: dict[str, str], listeners):
+        self.mechanisms = parse_mechanisms(security.get("sasl.enabled.mechanisms",
+                                                        ",".join(MECHANISMS)))
+        self.store = CredentialStore(users)  # only salted credentials are kept
+        self._ssl = (server_ssl_context(security) if any(l.tls for l in listeners) else None)
+        if any(l.sasl for l in listeners) and not users:
+            raise ListenerError("a SASL listener needs at least one --user NAME:PASSWORD")
+        self._sasl_tables = {}
+
+    def ssl_context(self, listener):
+        return self._ssl if listener.tls else None
+
+    async def admit(self, listener, reader, writer, peer_text, api_table):
+        """(the API table this connection is served, its principal); raises FrameError to close."""
+        if not listener.sasl:
+            return api_table, ANONYMOUS
+        table = self._sasl_tables.get(id(api_table))
+        if table is None:
+            table = self._sasl_tables[id(api_table)] = {**api_table, **sasl_api_entries()}
+        principal = await authenticate(reader, writer, table, self.mechanisms, self.store,
+                                       peer_text)
+        return table, principal

@@ -1,0 +1,33 @@
+"""A librdkafka static member producing and consuming through a secured serve listener."""
+
+from __future__ import annotations
+
+import time
+
+
+def rdkafka_static_member_consumes(broker, secure: dict, topic: str, group_id: str, count: int):
+    """Produce `count` values over 2 partitions, then consume them all as a static member of
+    `group_id`; asserts every value arrived and the group is Stable."""
+    from confluent_kafka import Consumer, Producer
+
+    tag = group_id.encode()
+    wanted = {tag + b"-%d" % i for i in range(count)}
+    producer = Producer({**secure, "linger.ms": 0})
+    for i, value in enumerate(sorted(wanted)):
+        producer.produce(topic, value=value, partition=i % 2)
+    assert producer.flush(10) == 0
+    consumer = Consumer({**secure, "group.id": group_id, "group.instance.id": f"{group_id}-1",
+                         "session.timeout.ms": 3000, "heartbeat.interval.ms": 300,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        values = set()
+        deadline = time.monotonic() + 30
+        while not wanted <= values and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                values.add(msg.value())
+        assert wanted <= values
+        assert broker.group(group_id).state == "Stable"
+    finally:
+        consumer.close()
