@@ -17,7 +17,7 @@ def _listen(value):
 def _user(value):
     name, sep, password = value.partition(":")
     if not sep or not name or not password:
-        raise click.BadParameter(f"{value!r}: expected NAME:PASSWORD")
+        raise click.BadParameter(f"{value!r}: expected NAME:PASSWORD", param_hint="--user")
     return name, password
 
 

@@ -140,6 +140,18 @@ def iso_ms(ms) -> str:
         return str(ms)
 
 
+def parse_iso_ms(text: str) -> int:
+    """An ISO 8601 time as epoch milliseconds, UTC when it names no zone (a runbook run on another
+    machine must not shift it); ValueError when it is not one. `iso_ms` the other way."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
 class StatusLine:
     """One line on stderr, redrawn in place, shown only when stderr is a terminal.
 

@@ -13,7 +13,6 @@ import csv
 import io
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from kgroup.errors import KgroupUsageError
 
@@ -86,19 +85,15 @@ def parse_duration_ms(text: str) -> int:
 
 
 def parse_datetime_ms(text: str) -> int:
-    """ISO-8601 date-time -> epoch ms; without an offset it is UTC (Kafka takes local time, which a
-    runbook run on another machine would silently shift)."""
-    value = text.strip()
-    if value.endswith(("Z", "z")):
-        value = value[:-1] + "+00:00"
+    """--to-datetime as epoch ms (`writers.parse_iso_ms`: UTC without an offset, where Kafka takes
+    local time, which a runbook run on another machine would silently shift)."""
+    from kgroup.writers import parse_iso_ms
+
     try:
-        moment = datetime.fromisoformat(value)
+        return parse_iso_ms(text)
     except ValueError:
         raise KgroupUsageError(f"bad --to-datetime {text!r}: expected ISO-8601 such as "
                               "2024-05-01T12:00:00Z or 2024-05-01T12:00:00.000+02:00") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
 
 
 def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, int], int]:

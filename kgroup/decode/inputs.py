@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from kgroup.decode.decoder import ProblemLog, iter_decoded, key_group, resolve_family
 from kgroup.errors import EXIT_USAGE, KgroupError
@@ -88,13 +87,12 @@ def parse_until_time(text: str | None) -> int | None:
     text = text.strip()
     if text.lstrip("-").isdigit():
         return int(text)
+    from kgroup.writers import parse_iso_ms
+
     try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_iso_ms(text)
     except ValueError:
         raise OptionError(f"{text!r} is neither epoch milliseconds nor an ISO 8601 time", "--until-time") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return int(when.timestamp() * 1000)
 
 
 def known_type_names() -> dict[str, str]:
