@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from kgroup.coordinator.connect import TaskId
 
 CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "custom"]
 WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume"}
@@ -116,6 +115,8 @@ def parse_workers(text: str) -> tuple:
 
 def parse_item(text: str, connectors: dict):
     """A connector if it names one, else ``CONN-N`` is a task."""
+    from kgroup.coordinator.connect import TaskId    # on use: `simulate connect --help` stays fast
+
     if text in connectors:
         return text
     connector, _, number = text.rpartition("-")
