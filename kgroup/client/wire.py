@@ -40,11 +40,13 @@ def retriable_coordinator_error(code: int) -> bool:
 
 def _refuses(address: tuple[str, int], timeout_s: float) -> bool:
     """True only when the address actively refuses a TCP connection (nothing listens there); a
-    timeout, a name that does not resolve or an accepted connection are left to kafka-python."""
+    timeout, a name that does not resolve or an accepted connection are left to kafka-python.
+    A refusal comes back at once, so the probe waits at most a second: a silent (filtered) address
+    must not add more than that before kafka-python's own attempt."""
     import socket
 
     try:
-        with socket.create_connection(address, timeout=min(timeout_s, 5.0)):
+        with socket.create_connection(address, timeout=min(timeout_s, 1.0)):
             return False
     except ConnectionRefusedError:
         return True
