@@ -72,11 +72,12 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
     if reconciled is not stored:
         records.append(rec.current_assignment_record(group.group_id, reconciled))
         rec.apply_all(coord, records[-1:])
-    rec.append(coord, records)
+    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
+        coord, group, updated.subscribed_topic_names != member.subscribed_topic_names, records)
+    if not downgraded:
+        rec.append(coord, records)
     keys = member_timer_keys(group.group_id, member_id)
     coord.cancel(keys[2])
-    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
-        coord, group, updated.subscribed_topic_names != member.subscribed_topic_names)
     if not downgraded:
         schedule_session_timeout(coord, group.group_id, member_id, session_timeout)
         _schedule_fence(coord, group.group_id, member_id, keys[3], rebalance_timeout)
