@@ -1,6 +1,7 @@
 """The conversions' rules that bite: which members count for a downgrade when one LeaveGroup removes
-several (Kafka's validateOnlineDowngradeWithFencedMembers), and each conversion written with its
-operation's records as one batch (Kafka appends one CoordinatorResult)."""
+several (Kafka's validateOnlineDowngradeWithFencedMembers), each conversion written with its
+operation's records as one batch (Kafka appends one CoordinatorResult), and a classic member
+replacing a regex subscriber (KAFKA-19720)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,23 @@ def test_the_downgrade_by_a_replacing_classic_join_is_one_batch_with_the_join():
     assert types[-1] == (GROUP_METADATA, False) and (CONSUMER_GROUP_METADATA, True) in types
     replayed = GroupCoordinator.from_records(mixed.coord.records, config=mixed.coord.config).get_group("g")
     assert replayed.group_type == "classic" and set(replayed.members) == set(mixed.coord.get_group("g").members)
+
+
+def test_a_classic_member_replacing_a_regex_subscriber_drops_the_regex_and_bumps_the_epoch():
+    """KAFKA-19720: a classic member subscribes by names; the regex of the static member it replaces
+    goes (with its resolution, when no one else uses it) and the target is computed again."""
+    mixed = Mixed()
+    mixed.classic_group()
+    assert mixed.consumer(member_id="c").error_code == 0                  # keeps the group a consumer group
+    assert mixed.consumer(member_id="ra", instance_id="a", regex="fo.*", topics=[]).error_code == 0
+    group = mixed.coord.get_group("g")
+    assert "fo.*" in group.resolved_regexes
+    mixed.consumer(member_id="ra", instance_id="a", epoch=-2, topics=None)
+    epoch = mixed.coord.get_group("g").group_epoch
+    joined = mixed.join(instance="a").response
+    assert joined.error_code == 0
+    group = mixed.coord.get_group("g")
+    assert group.group_type == "consumer" and group.group_epoch == epoch + 1
+    member = group.members[joined.member_id]
+    assert member.subscribed_topic_regex is None and member.subscribed_topic_names == frozenset({"foo"})
+    assert group.resolved_regexes == {}
