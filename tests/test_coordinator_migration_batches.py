@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
-from helpers.migration import Mixed, assignment
+from helpers.migration import Mixed
 from kgroup.coordinator import GroupCoordinator
 
 GROUP_METADATA, CONSUMER_GROUP_METADATA = 2, 3
@@ -77,13 +77,7 @@ def test_the_downgrade_after_a_leave_is_one_batch():
 def test_the_downgrade_by_a_replacing_classic_join_is_one_batch_with_the_join():
     mixed, ids = _upgraded()
     mixed.consumer(member_id="c", epoch=-1, topics=None)
-    joins = [mixed.join(member_id=ids[i], instance=i) for i in ("a", "b")]
-    leader, generation = joins[0].response.leader, joins[0].response.generation_id
-    plan = {ids["a"]: assignment((0, 1)), ids["b"]: assignment((2, 3))}
-    for i in ("a", "b"):
-        mixed.sync(ids[i], generation, instance=i, assignments=plan if ids[i] == leader else None)
-    assert mixed.consumer(member_id="ca", instance_id="a").error_code == 0
-    mixed.consumer(member_id="ca", instance_id="a", epoch=-2, topics=None)
+    mixed.classic_again_with_a_stopped_on_the_consumer_protocol(ids)
     start = len(mixed.coord.log)
     assert mixed.join(instance="a").response.error_code == 0
     entries = mixed.coord.log[start:]

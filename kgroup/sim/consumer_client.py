@@ -120,7 +120,8 @@ class ConsumerProtocolConsumer(SimProcess):
             instance_id=self.instance_id, rack_id=None,
             rebalance_timeout_ms=config.rebalance_timeout_ms if joining else -1,
             subscribed_topic_names=list(config.topics) if joining and not config.topic_regex else None,
-            subscribed_topic_regex=config.topic_regex if joining else None, server_assignor=config.assignor if joining else None,
+            subscribed_topic_regex=config.topic_regex if joining else None,
+            server_assignor=config.assignor if joining else None,
             topic_partitions=owned)
 
     def _owned_partitions(self) -> list:
