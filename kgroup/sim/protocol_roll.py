@@ -166,7 +166,8 @@ class ProtocolRoll:
             return (f"step {self.step}: {consumer.error}: "
                     f"group.consumer.migration.policy={policy} does not allow the online {direction} "
                     f"(use {' or '.join(ALLOWS[direction])}); the roll stops with "
-                    f"{self.step - 1} of {len(self.run.consumers)} processes switched")
+                    f"{sum(len(s['members']) for s in self.steps)} of {len(self.run.consumers)} "
+                    "processes switched")
         return f"step {self.step}: {consumer.error}"
 
     def _note_step(self, names: list, before: tuple) -> None:
