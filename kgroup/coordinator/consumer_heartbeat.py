@@ -23,9 +23,9 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .persistence import group_tombstone
 from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
                               subscriber_counts)
+from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
