@@ -21,16 +21,25 @@ ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "mem
         ("errors", None)]
 
 
+def _name_and_partitions(value: str) -> tuple[str, int]:
+    name, sep, count = value.rpartition(":")
+    if not sep or not name or not count.isdigit() or int(count) < 1:
+        raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+    return name, int(count)
+
+
 def _topic(ctx, param, values):
     topics = {}
     for value in values:
-        name, sep, count = value.rpartition(":")
-        if not sep or not name or not count.isdigit() or int(count) < 1:
-            raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+        name, count = _name_and_partitions(value)
         if name in topics:
             raise click.BadParameter(f"topic {name!r} given twice")
-        topics[name] = int(count)
+        topics[name] = count
     return tuple(sorted(topics.items())) or (("t", 9),)
+
+
+def _added_topic(ctx, param, value):
+    return None if value is None else _name_and_partitions(value)
 
 
 def _positive(ctx, param, value):
@@ -70,6 +79,13 @@ class SimulateCommand(click.Command):
 @click.option("--migration-policy", type=click.Choice(MIGRATION_POLICIES), default="bidirectional",
               show_default=True, help="upgrade-protocol, downgrade-protocol: the coordinator's "
                                       "group.consumer.migration.policy (which online conversions it allows).")
+@click.option("--add-topic", metavar="NAME:PARTITIONS", callback=_added_topic, default=None,
+              help="upgrade-protocol, downgrade-protocol: the restarted processes come back "
+                   "subscribed to this topic too (a subscription change during the roll).")
+@click.option("--topic-regex", metavar="REGEX", default=None,
+              help="upgrade-protocol, downgrade-protocol: the consumer-protocol processes subscribe "
+                   "by this regex (SubscribedTopicRegex; it must match every --topic), the classic "
+                   "ones by topic names.")
 @click.option("--restart-ms", type=click.IntRange(min=0), default=10_000, show_default=True,
               help="How long a restarted (or crashed) process stays down.")
 @click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
@@ -109,7 +125,7 @@ class SimulateCommand(click.Command):
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
-             migration_policy, restart_ms, session_timeout_ms,
+             migration_policy, add_topic, topic_regex, restart_ms, session_timeout_ms,
              rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
              concurrency, count, remove_members, sort_by, compare, seed, show_events, plot_path,
              wire_heartbeats):
@@ -145,7 +161,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
         concurrency=concurrency, count=count, remove_members=remove_members,
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
-        migration_policy=migration_policy)
+        migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex)
     if plot_path:
         from kgroup.sim.plot import PlotUnavailable, check_target
         try:
@@ -214,6 +230,8 @@ def _migration_rows(results) -> list:
         ["classic rebalances"] + [str(m["classic_rebalances"]) for m in migrations],
         ["classic rejoins (max)"] + [str(max(m["classic_rejoins"].values(), default=0))
                                      for m in migrations],
+        ["downgrade rebalanced"] + [{None: "-", True: "yes", False: "no"}[m["downgrade_rebalanced"]]
+                                    for m in migrations],
     ]
 
 
@@ -240,8 +258,9 @@ def _print_table(scenario, results, compare, show_events) -> None:
             click.echo(f"{prefix}{error}", err=True)
         if not r.settled:
             click.echo(f"{prefix}the group did not settle within the time cap", err=True)
-        if r.migration is not None and r.migration["blocked"]:
-            click.echo(f"{prefix}{r.migration['blocked']}", err=True)
+        if r.migration is not None:
+            for note in ([r.migration["blocked"]] if r.migration["blocked"] else []) + r.migration["notes"]:
+                click.echo(f"{prefix}{note}", err=True)
     if show_events:
         for r in results:
             title = f"events ({_label(r, compare)})" if compare else "events"

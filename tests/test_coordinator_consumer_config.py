@@ -56,3 +56,10 @@ def test_a_number_for_the_assignor_list_is_a_config_error_not_a_crash():
     # serve parses numeric --config values to ints before the coordinator sees them
     with pytest.raises(CoordinatorConfigError, match="group.consumer.assignors"):
         CoordinatorConfig({"group.consumer.assignors": 5})
+
+
+@pytest.mark.parametrize("raw, policy", [("DOWNGRADE", "downgrade"), (" Upgrade ", "upgrade")])
+def test_the_migration_policy_is_case_insensitive_as_kafkas_validator(raw, policy):
+    """Kafka's GroupCoordinatorConfig checks it with CaseInsensitiveValidString over the
+    ConsumerGroupMigrationPolicy names (ConfigDef trims strings); any other value stops the broker."""
+    assert CoordinatorConfig({"group.consumer.migration.policy": raw}).group_consumer_migration_policy == policy

@@ -187,13 +187,7 @@ def test_a_classic_joiner_with_another_subscription_downgrades_with_a_rebalance(
     mixed, ids = _upgraded()
     mixed.coord.set_topics({"foo": mixed.coord.topic_image["foo"], "bar": (uuid.uuid4(), 2)})
     mixed.consumer(member_id="c", epoch=-1, topics=None)
-    joins = [mixed.join(member_id=ids[i], instance=i, owned=()) for i in ("a", "b")]
-    leader, generation = joins[0].response.leader, joins[0].response.generation_id
-    plan = {ids["a"]: assignment((0, 1)), ids["b"]: assignment((2, 3))}
-    for i in ("a", "b"):
-        mixed.sync(ids[i], generation, instance=i, assignments=plan if ids[i] == leader else None)
-    assert mixed.consumer(member_id="ca", instance_id="a").error_code == 0
-    mixed.consumer(member_id="ca", instance_id="a", epoch=-2, topics=None)
+    mixed.classic_again_with_a_stopped_on_the_consumer_protocol(ids)
     joined = mixed.join(instance="a", owned=(), topics=("foo", "bar"))
     group = mixed.coord.get_group("g")
     assert group.group_type == "classic" and group.state == "PreparingRebalance"

@@ -169,3 +169,77 @@ def test_a_classic_join_parked_when_the_group_converts_is_retried():
     result = roll("upgrade-protocol", members=3, session_timeout_ms=8000)
     assert result.settled and result.errors == []
     assert result.migration["classic_rebalances"] == 1 and result.migration["converted_at_step"] == 1
+
+
+# ---- the subscription rules that bite ----------------------------------------------------------
+def test_a_subscription_change_makes_the_static_downgrade_rebalance():
+    """KAFKA-19546: the classic process replacing the last consumer-protocol member subscribes to
+    one more topic, so the group goes back to classic with a rebalance (without it: none)."""
+    plain = roll("downgrade-protocol", members=3).migration
+    assert plain["downgrade_rebalanced"] is False and plain["notes"] == [] and plain["added_topic"] is None
+    result = roll("downgrade-protocol", members=3, add_topic=("u", 3))
+    m = result.migration
+    assert result.settled and result.errors == [] and result.partitions == 12
+    assert m["added_topic"] == {"topic": "u", "partitions": 3}
+    assert m["converted_back_at_step"] == 3 and m["downgrade_rebalanced"] is True
+    assert m["conversions"][-1]["rebalance"] is True and m["classic_rebalances"] == 1
+    assert [s["classic_rebalances"] for s in m["per_step"]] == [0, 0, 1]
+    assert m["notes"] == ["step 3: the classic process that replaced the last consumer-protocol member "
+                          "subscribes to u too: the group went back to classic with a rebalance "
+                          "(KAFKA-19546), every classic member rejoined"]
+    # the added topic's partitions had no owner to move from: not counted as moved
+    assert result.partitions_moved == sum(s["partitions_moved"] for s in m["per_step"])
+
+
+def test_an_added_topic_gives_the_same_roll_with_wire_heartbeats():
+    coalesced = roll("downgrade-protocol", members=3, add_topic=("u", 3)).as_dict()
+    wire = roll("downgrade-protocol", members=3, add_topic=("u", 3), wire_heartbeats=True).as_dict()
+    assert coalesced == wire
+
+
+def test_regex_subscribers_keep_the_group_mixed_and_the_last_replacement_rebalances():
+    """KAFKA-19720 then KAFKA-19546: every classic process replacing a regex subscriber changes the
+    member's subscription (names, not the regex): the group epoch bumps while it stays a consumer
+    group, and the last replacement converts it back with a rebalance."""
+    result = roll("downgrade-protocol", members=3, topic_regex="t")
+    m = result.migration
+    assert result.settled and m["topic_regex"] == "t"
+    assert [s["group_epoch_bumps"] for s in m["per_step"]] == [1, 1, 0]
+    assert [s["group_type"] for s in m["per_step"]] == ["consumer", "consumer", "classic"]
+    assert m["downgrade_rebalanced"] is True and len(m["notes"]) == 2
+    assert "KAFKA-19720" in m["notes"][0] and "not by the regex" in m["notes"][1]
+    upgrade = roll("upgrade-protocol", members=3, topic_regex="t")
+    assert upgrade.settled and upgrade.partitions_moved == 0
+    assert [s["group_epoch_bumps"] for s in upgrade.migration["per_step"]] == [1, 1, 1]
+
+
+def test_a_policy_that_forbids_the_downgrade_reports_instead_of_stalling():
+    result = roll("downgrade-protocol", members=3, topic_regex="t", migration_policy="upgrade")
+    m = result.migration
+    assert result.settled and m["group_type_end"] == "consumer" and m["downgrade_rebalanced"] is None
+    assert "does not allow the online downgrade" in m["blocked"]
+
+
+@pytest.mark.parametrize("scenario, params, message", [
+    ("rolling-bounce", {"add_topic": ("u", 3)}, "apply to upgrade-protocol and downgrade-protocol only"),
+    ("crash", {"topic_regex": "t"}, "apply to upgrade-protocol and downgrade-protocol only"),
+    ("upgrade-protocol", {"add_topic": ("t", 3)}, "already subscribes to it"),
+    ("upgrade-protocol", {"topic_regex": "x.*"}, "must match every --topic (it matches none of t)"),
+    ("upgrade-protocol", {"topic_regex": "(t"}, "--topic-regex: SubscribedTopicRegex"),
+    ("downgrade-protocol", {"topic_regex": "t", "add_topic": ("u", 1)}, "cannot be combined"),
+])
+def test_subscription_options_that_cannot_apply_are_usage_errors(scenario, params, message):
+    with pytest.raises(ParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        roll(scenario, **params)
+
+
+def test_the_cli_reports_the_rebalancing_downgrade():
+    result = CliRunner().invoke(cli, ["simulate", "downgrade-protocol", "--add-topic", "u:3", "-o", "table"])
+    assert result.exit_code == 0, result.output
+    assert "downgrade rebalanced      yes" in result.output
+    assert "subscribes to u too: the group went back to classic with a rebalance" in result.output
+    document = json.loads(CliRunner().invoke(cli, ["simulate", "downgrade-protocol", "--topic-regex", "t",
+                                                   "-o", "json"]).output)
+    assert document["migration"]["downgrade_rebalanced"] is True and document["migration"]["topic_regex"] == "t"
+    bad = CliRunner().invoke(cli, ["simulate", "rolling-bounce", "--add-topic", "u:3"])
+    assert bad.exit_code == 2 and "apply to upgrade-protocol and downgrade-protocol only" in bad.output

@@ -24,8 +24,9 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ILL
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_session_timeout
 from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, member_timer_keys
-from .consumer_regex import subscribed_names
-from .consumer_target import TargetAssignmentError, plan_epoch_and_target, subscribed_topics, subscriber_counts
+from .consumer_regex import plan_regexes, subscribed_names
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
+                              subscriber_counts)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
 from .responses import join_error, join_response, sync_response
@@ -58,7 +59,7 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
             instance_id=instance_id if instance_id is not None else member.instance_id,
             rack_id=subscription.get("rackId") or member.rack_id, rebalance_timeout_ms=rebalance_timeout,
             server_assignor=None, subscribed_topic_names=frozenset(subscription["topics"]),
-            client_id=client_id, client_host=client_host,
+            subscribed_topic_regex=None, client_id=client_id, client_host=client_host,
             classic=ClassicMemberMetadata(session_timeout, tuple(protocols)))
         _plan(coord, group, member, updated, replaced, records)
     except _Refused as refused:
@@ -72,11 +73,12 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
     if reconciled is not stored:
         records.append(rec.current_assignment_record(group.group_id, reconciled))
         rec.apply_all(coord, records[-1:])
-    rec.append(coord, records)
+    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
+        coord, group, updated.subscribed_topic_names != member.subscribed_topic_names, records)
+    if not downgraded:
+        rec.append(coord, records)
     keys = member_timer_keys(group.group_id, member_id)
     coord.cancel(keys[2])
-    downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
-        coord, group, updated.subscribed_topic_names != member.subscribed_topic_names)
     if not downgraded:
         schedule_session_timeout(coord, group.group_id, member_id, session_timeout)
         _schedule_fence(coord, group.group_id, member_id, keys[3], rebalance_timeout)
@@ -126,22 +128,32 @@ def _member_for(group: ConsumerGroup, member_id: str, instance_id, unknown: bool
 
 
 def _plan(coord, group: ConsumerGroup, member, updated, replaced, records: list) -> None:
-    """Member metadata, partition metadata, group epoch and target rows, as a heartbeat plans them."""
+    """Member metadata, partition metadata, group epoch and target rows, as a heartbeat plans them.
+
+    A classic member subscribes by topic names only: one that takes the place of a regex subscriber
+    (a static replacement) drops the regex, its resolution goes with its last subscriber and the
+    group epoch bumps so the target is computed again (KAFKA-19720)."""
     group_id = group.group_id
     replaced_id = replaced[0] if replaced else None
     bump = False
     if updated.subscription() != member.subscription() or member.member_id not in group.members and not replaced:
         records.append(rec.member_metadata_record(group_id, updated))
         bump = updated.subscribed_topic_names != member.subscribed_topic_names
+    resolved = group.resolved_regexes
+    if member.subscribed_topic_regex is not None:
+        plan = plan_regexes(coord, group, members_with(group, updated, replaced_id), refresh=False)
+        records += plan.records
+        resolved = plan.resolved
+        bump = True
     topics = group.subscribed_topics
     if bump or group.metadata_version != coord.topic_image_version:
-        names = subscribed_names(subscriber_counts(group, member, updated), group.resolved_regexes)
+        names = subscribed_names(subscriber_counts(group, member, updated), resolved)
         topics = subscribed_topics(coord.topic_image, names)
         if topics != group.subscribed_topics:
             records.append(rec.partition_metadata_record(group_id, topics))
             bump = True
     try:
-        plan_epoch_and_target(coord, group, updated, replaced_id, topics, bump, records)
+        plan_epoch_and_target(coord, group, updated, replaced_id, topics, bump, records, resolved)
     except TargetAssignmentError:
         raise _Refused(UNKNOWN_SERVER_ERROR) from None
 

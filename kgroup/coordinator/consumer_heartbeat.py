@@ -25,6 +25,7 @@ from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, Cons
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
 from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
                               subscriber_counts)
+from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 
@@ -180,8 +181,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
 
     stored_group = coord.get_group(group_id)
+    classic_tombstone = []
     if stored_group is not None and stored_group is not group:
-        coord.delete_group_metadata(group_id)    # an empty classic group gives way (its tombstone)
+        coord.remove_group(group_id)      # a classic group gives way: its tombstone heads the batch
+        classic_tombstone.append(group_tombstone(group_id))
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
     if regex_changed or refresh_regexes:
@@ -193,7 +196,7 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         records.append(rec.current_assignment_record(group_id, reconciled))
         rec.apply_all(coord, records[-1:])
         schedule_rebalance_timeout(coord, group_id, reconciled)
-    rec.append(coord, records)
+    rec.append(coord, records, before=classic_tombstone)
     schedule_session_timeout(coord, group_id, member_id)
     subscribed = request.subscribed_topic_names is not None or _regex(request, version) is not None
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and subscribed and request.topic_partitions is not None)

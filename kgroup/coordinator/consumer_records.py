@@ -142,14 +142,18 @@ def apply_to(coord, group: ConsumerGroup, records: list[Record]) -> None:
         _APPLY[record.record_type](coord, group, record.key, record.value)
 
 
-def append(coord, records: list[Record]) -> None:
-    """One LogEntry holding ``records`` (nothing when empty)."""
-    if not records:
+def append(coord, records: list[Record], before: list = (), after: list = ()) -> None:
+    """One LogEntry holding ``records`` (nothing when empty), between already encoded (key, value)
+    pairs of classic records: a conversion writes both kinds as one operation's batch."""
+    if not records and not before and not after:
         return
-    coord.append_records([
-        (_encoded_key(r.record_type, r.key),
-         None if r.value is None else encode_value(r.record_type, 0, r.value))
-        for r in records])
+    coord.append_records([*before, *encoded(records), *after])
+
+
+def encoded(records: list[Record]) -> list[tuple[bytes, bytes | None]]:
+    return [(_encoded_key(r.record_type, r.key),
+             None if r.value is None else encode_value(r.record_type, 0, r.value))
+            for r in records]
 
 
 _KEY_BYTES: dict[tuple, bytes] = {}

@@ -13,11 +13,17 @@ answered REBALANCE_IN_PROGRESS. The records: the classic GroupMetadata tombstone
 metadata x members, group epoch, target rows x members, target epoch, current assignments x members
 — then the joining heartbeat's own records.
 
-Downgrade: when the last consumer-protocol member leaves or is fenced (or a classic joiner replaces
-it by instance id) and only classic members stay, the policy allows downgrades and they are no more
-than ``group.max.size``, the consumer group's tombstones and one GroupMetadata record (generation =
-group epoch, members with their current partitions serialized) are written and the classic group
-takes its place; after a leave it prepares a rebalance so the classic members rejoin.
+Downgrade: when members leave or are fenced (one LeaveGroup may remove several, of either protocol)
+and only classic members stay (or a classic joiner replaces the last consumer-protocol member by
+instance id), the policy allows downgrades and they are no more than ``group.max.size``, the
+consumer group's tombstones and one GroupMetadata record (generation = group epoch, members with
+their current partitions serialized) are written and the classic group takes its place; after a
+leave it prepares a rebalance so the classic members rejoin.
+
+Each conversion is written with the records of the operation that caused it as one batch, as
+Kafka's coordinator appends one CoordinatorResult: the classic tombstone, the conversion and the
+joining heartbeat's records for an upgrade; the tombstones and the GroupMetadata record (after a
+replacing join's own records) for a downgrade.
 """
 
 from __future__ import annotations
@@ -133,32 +139,36 @@ def topic_id_map(coord, topic_partitions) -> dict:
 
 # ---- consumer -> classic ------------------------------------------------------------------------
 def maybe_downgrade(coord, group: ConsumerGroup, leaving: list) -> bool:
-    """Kafka's validateOnlineDowngradeWithFencedMember(s) then convertToClassicGroup with a rebalance:
-    True if the group became a classic one (the leaving members are gone with it)."""
-    members = group.members
-    staying = [m for m_id, m in members.items() if m_id not in leaving]
-    if not staying or any(m.classic is not None for m_id, m in members.items() if m_id in leaving):
-        return False
-    if any(m.classic is None for m in staying):
-        return False
-    if not downgrade_allowed(coord.config) or len(staying) > coord.config.group_max_size:
+    """Kafka's validateOnlineDowngradeWithFencedMembers then convertToClassicGroup with a rebalance:
+    True if the group became a classic one (the leaving members, of either protocol, are gone with
+    it). Only the members that stay count: an admin LeaveGroup removing classic members with the
+    last consumer-protocol one downgrades what is left."""
+    staying = [m for m_id, m in group.members.items() if m_id not in leaving]
+    if not _downgradable(coord, staying):
         return False
     convert_to_classic(coord, group, staying, rebalance=True)
     return True
 
 
-def maybe_downgrade_after_replacement(coord, group: ConsumerGroup, subscription_changed: bool) -> bool:
-    """Kafka's validateOnlineDowngradeWithReplacedMemberId: a classic joiner took the instance id of
-    the last consumer-protocol member. The members keep their partitions; a rebalance only when the
-    joiner subscribes to other topics than the member it replaced (KAFKA-19546: without it the new
-    subscription would wait for the next rebalance, with partitions of the new topics unowned)."""
+def maybe_downgrade_after_replacement(coord, group: ConsumerGroup, subscription_changed: bool,
+                                      pending: list) -> bool:
+    """Kafka's validateOnlineDowngradeWithReplacedMember: a classic joiner took the instance id of
+    the last consumer-protocol member (``pending``: the join's records, applied, not yet appended,
+    which go first in the conversion's batch). The members keep their partitions; a rebalance only
+    when the joiner subscribes to other topics than the member it replaced (KAFKA-19546: without it
+    the new subscription would wait for the next rebalance, with partitions of the new topics
+    unowned)."""
     staying = list(group.members.values())
-    if any(m.classic is None for m in staying) or not downgrade_allowed(coord.config):
+    if not _downgradable(coord, staying):
         return False
-    if len(staying) > coord.config.group_max_size:
-        return False
-    convert_to_classic(coord, group, staying, rebalance=subscription_changed)
+    convert_to_classic(coord, group, staying, rebalance=subscription_changed, pending=pending)
     return True
+
+
+def _downgradable(coord, staying: list) -> bool:
+    """Members stay, all of them classic, the policy allows downgrades, a classic group can hold them."""
+    return (bool(staying) and all(m.classic is not None for m in staying)
+            and downgrade_allowed(coord.config) and len(staying) <= coord.config.group_max_size)
 
 
 def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
@@ -168,11 +178,13 @@ def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
     rec.write(coord, group_tombstones(group))
 
 
-def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool) -> ClassicGroup:
+def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool,
+                       pending: list = ()) -> ClassicGroup:
     from .consumer_admin import group_tombstones
     from .persistence import group_metadata_record
     from .rebalance import prepare_rebalance, reschedule_member
-    rec.write(coord, group_tombstones(group))        # the consumer group and its timers are gone
+    tombstones = group_tombstones(group)
+    rec.apply_all(coord, tombstones)                 # the consumer group and its timers are gone
     classic = coord.get_or_create_classic_group(group.group_id, persist=False)
     classic.save()
     classic.generation_id = group.group_epoch
@@ -187,7 +199,7 @@ def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bo
         classic.touch_record(m.member_id)
     classic.state = STABLE
     classic.current_state_timestamp = coord.now_ms
-    coord.append_records([group_metadata_record(classic)])
+    rec.append(coord, [*pending, *tombstones], after=[group_metadata_record(classic)])
     for member in classic.members.values():
         reschedule_member(coord, classic, member)
     if rebalance:

@@ -43,6 +43,7 @@ class ConsumerConfig:
     heartbeat_interval_ms: int = 3_000
     by_instance_id: bool = True                # assignor sort key (KIP-345)
     wire_heartbeats: bool = False              # True: every heartbeat is a HeartbeatRequest
+    topic_regex: str | None = None             # consumer protocol: SubscribedTopicRegex, not names
 
 
 class SimConsumer(SimProcess):

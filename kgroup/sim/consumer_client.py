@@ -119,8 +119,9 @@ class ConsumerProtocolConsumer(SimProcess):
             group_id=self.group_id, member_id=self.member_id, member_epoch=epoch,
             instance_id=self.instance_id, rack_id=None,
             rebalance_timeout_ms=config.rebalance_timeout_ms if joining else -1,
-            subscribed_topic_names=list(config.topics) if joining else None,
-            subscribed_topic_regex=None, server_assignor=config.assignor if joining else None,
+            subscribed_topic_names=list(config.topics) if joining and not config.topic_regex else None,
+            subscribed_topic_regex=config.topic_regex if joining else None,
+            server_assignor=config.assignor if joining else None,
             topic_partitions=owned)
 
     def _owned_partitions(self) -> list:

@@ -42,6 +42,12 @@ class Ledger:
         self.intervals.clear()
         self._held_since = {n: (now_ms, c) for n, (_, c) in self._held_since.items()}
 
+    def add_partitions(self, now_ms: int, partitions) -> None:
+        """Partitions that join the subscription (a topic the restarted processes also subscribe
+        to): each counts as unowned from now until a process holds it."""
+        self._tick(now_ms)
+        self.partitions.extend(partitions)
+
     def _tick(self, now_ms: int) -> None:
         if self.recording and now_ms > self._last_ms:
             self.unowned_ms += (len(self.partitions) - len(self.owner)) * (now_ms - self._last_ms)

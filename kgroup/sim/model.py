@@ -50,6 +50,8 @@ class SimParams:
     wire_heartbeats: bool = False  # send every heartbeat as a request (slower, same results)
     max_time_ms: int | None = None  # virtual-time cap per phase (default: derived from timeouts)
     migration_policy: str = "bidirectional"  # the coordinator's group.consumer.migration.policy
+    add_topic: tuple[str, int] | None = None  # protocol rolls: restarted processes subscribe to it too
+    topic_regex: str | None = None   # protocol rolls: consumer-protocol processes subscribe by regex
 
     def validate(self) -> None:
         checks = [

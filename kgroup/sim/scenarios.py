@@ -72,7 +72,8 @@ class Run:
                       session_timeout_ms=p.session_timeout_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
                       heartbeat_interval_ms=p.heartbeat_interval_ms,
-                      by_instance_id=p.by_instance_id, wire_heartbeats=p.wire_heartbeats)
+                      by_instance_id=p.by_instance_id, wire_heartbeats=p.wire_heartbeats,
+                      topic_regex=p.topic_regex if protocol == "consumer" else None)
         values.update(overrides)
         return ConsumerConfig(**values)
 
@@ -254,6 +255,9 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
     if scenario not in SCENARIOS:
         raise ParameterError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     params.validate()
+    if scenario not in PROTOCOL_ROLLS and (params.add_topic or params.topic_regex):
+        raise ParameterError("--add-topic and --topic-regex apply to upgrade-protocol and "
+                             "downgrade-protocol only")
     run = Run(params, scenario)
     static = params.membership == "static"
     membership = params.membership

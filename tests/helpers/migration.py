@@ -88,3 +88,15 @@ class Mixed:
         assert self.sync(leader, 1, instance=leader_instance, assignments=plan).response.error_code == 0
         assert self.coord.group("g").state == "Stable"
         return ids
+
+    def classic_again_with_a_stopped_on_the_consumer_protocol(self, ids) -> None:
+        """From a downgraded group (PreparingRebalance): the classic members rejoin and sync, then
+        the static member "a" moves to the consumer protocol (member "ca") and stops with epoch -2,
+        so a classic joiner with instance id "a" replaces the last consumer-protocol member."""
+        joins = [self.join(member_id=ids[i], instance=i) for i in ("a", "b")]
+        leader, generation = joins[0].response.leader, joins[0].response.generation_id
+        plan = {ids["a"]: assignment((0, 1)), ids["b"]: assignment((2, 3))}
+        for i in ("a", "b"):
+            self.sync(ids[i], generation, instance=i, assignments=plan if ids[i] == leader else None)
+        assert self.consumer(member_id="ca", instance_id="a").error_code == 0
+        self.consumer(member_id="ca", instance_id="a", epoch=-2, topics=None)
