@@ -59,7 +59,10 @@ def _ms(help_text):
 @click.option("--until-ms", type=click.IntRange(min=0), default=None,
               help="Run to this virtual time even if settled (default: stop when settled).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every step (table output).")
-def simulate_connect(case, output, show_events, **options):
+@click.option("--compare", type=click.Choice(["protocol"]), default=None,
+              help="Also run the same events under Connect's classic eager and incremental cooperative "
+                   "protocols and compare (JSON: a compare object).")
+def simulate_connect(case, output, show_events, compare, **options):
     """Run Connect workers (ConnectGroupHeartbeat/Prepare/Install, the incremental cooperative
     assignor) against kgroup's coordinator in virtual time.
 
@@ -75,6 +78,8 @@ def simulate_connect(case, output, show_events, **options):
         params = resolve(case, **options)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
+    if compare:
+        from kgroup.sim.connect_compare import run_compare as run
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
@@ -84,6 +89,8 @@ def simulate_connect(case, output, show_events, **options):
         echo_json(document)
         return
     _print_table(document, show_events)
+    if compare:
+        _print_compare(document["compare"])
 
 
 def _items(item_set: dict) -> str:
@@ -110,3 +117,13 @@ def _print_table(document: dict, show_events: bool) -> None:
                   " ".join(f"{w}({m['member_epoch']}):{_items(m)}" for w, m in s["members"].items()) or "-"]
                  for s in document["steps"]]
         table(steps, headers=["ms", "event", "worker", "group", "assignment", "members (epoch): runs"])
+
+
+def _print_compare(compare: dict) -> None:
+    from kgroup.writers import table
+    click.echo(f"compare (task-seconds up to {compare['horizon_ms']} ms):")
+    rows = [[label, f["rebalances"], f["tasks_stopped"], f["connectors_stopped"],
+             f["task_seconds_without_worker"], "never" if f["stable_at_ms"] is None else f["stable_at_ms"]]
+            for label, f in compare["protocols"].items()]
+    table(rows, headers=["protocol", "rebalances", "tasks stopped", "connectors stopped",
+                         "task-seconds without a worker", "stable at (ms)"])

@@ -243,6 +243,17 @@ class Cluster:
         return self.group().group_epoch
 
     # ---- views ---------------------------------------------------------------------------
+    def settled(self) -> bool:
+        """No scripted event left, nothing held or to compute, every member at the group epoch
+        running exactly its target."""
+        group = self.group()
+        if self.events or group.assignment_epoch != group.group_epoch:
+            return False
+        if any(w.assignor.lost or w.assignor.reason_change_at is not None for w in self.workers.values()):
+            return False
+        return all(m.member_epoch == group.group_epoch and items_of(m.owned) == items_of(m.target)
+                   and items_of(m.owned) == self.workers[m.member_id].running for m in group.members)
+
     def group(self):
         return self.coord.connect_group(GROUP)
 
