@@ -78,6 +78,8 @@ def simulate_connect(case, output, show_events, compare, **options):
         params = resolve(case, **options)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
+    if compare and case == "migration":
+        raise click.UsageError("--compare protocol compares one protocol's runs; the migration case mixes them")
     if compare:
         from kgroup.sim.connect_compare import run_compare as run
     try:
@@ -110,13 +112,26 @@ def _print_table(document: dict, show_events: bool) -> None:
     click.echo(f"unassigned: {_items(final['unassigned'])}")
     revoked = [f"{r['at_ms']} ms {r['worker']}: {_items(r)} ({r['cause']})" for r in document["revoked"]]
     click.echo("revoked: " + ("; ".join(revoked) if revoked else "-"))
-    for e in document["errors"]:
-        click.echo(f"error: {e['at_ms']} ms {e['worker']} {e['api']} {e['error']}")
+    for c in document.get("conversions", ()):
+        click.echo(f"converted: {c['at_ms']} ms {c['from']} -> {c['to']} at epoch {c['group_epoch']} "
+                   f"({c['worker']} joined)")
+    for line in _error_lines(document["errors"]):
+        click.echo(line)
     if show_events:
         steps = [[s["at_ms"], s["event"], s["worker"] or "-", s["group_epoch"], s["assignment_epoch"],
                   " ".join(f"{w}({m['member_epoch']}):{_items(m)}" for w, m in s["members"].items()) or "-"]
                  for s in document["steps"]]
         table(steps, headers=["ms", "event", "worker", "group", "assignment", "members (epoch): runs"])
+
+
+def _error_lines(errors: list) -> list:
+    """One line per error; the same error a worker got again and again (one waiting for a migration's
+    group to empty) as one line with its span and count."""
+    times: dict = {}
+    for e in errors:
+        times.setdefault((e["worker"], e["api"], e["error"]), []).append(e["at_ms"])
+    return [f"error: {at[0]} ms {w} {api} {error}" if len(at) == 1 else
+            f"error: {at[0]}-{at[-1]} ms {w} {api} {error} (x{len(at)})" for (w, api, error), at in times.items()]
 
 
 def _print_compare(compare: dict) -> None:

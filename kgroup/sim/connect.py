@@ -21,6 +21,9 @@ CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "con
 
 
 def run(params: ConnectParams) -> dict:
+    if params.case == "migration":
+        from kgroup.sim.connect_migration import run_migration
+        return run_migration(params)
     return document(params, *simulate(params))
 
 

@@ -28,7 +28,8 @@ from kgroup.assignors.connect_classic import EAGER, PROTOCOL_NAMES, cooperative_
 from kgroup.assignors.connect_cooperative import IncrementalCooperativeAssignor
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import TaskId, item_order
-from kgroup.kafka_errors import MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, name_of
+from kgroup.kafka_errors import (GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
+                                 UNKNOWN_MEMBER_ID, name_of)
 
 GROUP = "cc"
 PROTOCOL_TYPE = "connect"
@@ -58,10 +59,11 @@ class ClassicWorker:
 class ClassicCluster:
     def __init__(self, protocol: str, connectors: dict, delay_ms: int = 300_000,
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
-                 rebalance_timeout_ms: int = 60_000):
+                 rebalance_timeout_ms: int = 60_000, coord: GroupCoordinator | None = None):
+        """``coord``: a coordinator shared with new-protocol workers (a migration)."""
         self.protocol = protocol
         self.eager = protocol == EAGER
-        self.coord = GroupCoordinator(now_ms=0)
+        self.coord = coord or GroupCoordinator(now_ms=0)
         self.connectors = dict(connectors)
         self.delay_ms, self.interval = delay_ms, heartbeat_interval_ms
         self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
@@ -73,7 +75,11 @@ class ClassicCluster:
         self.events: list = []       # scripted: (at, order, fn)
         self._queue: list = []       # the workers' own: (at, order, fn)
         self._order = 0
-        self.now = 0
+
+    @property
+    def now(self) -> int:
+        """The coordinator's clock (shared with new-protocol workers in a migration)."""
+        return self.coord.now_ms
 
     # ---- setup ---------------------------------------------------------------------------
     def seed(self, generation: int, assignment: dict, leader: str) -> None:
@@ -128,7 +134,6 @@ class ClassicCluster:
 
     def _advance(self, t: int) -> None:
         self.coord.advance(t - self.coord.now_ms)
-        self.now = t
 
     def settled(self) -> bool:
         """No scripted event left, no scheduled rebalance, the group Stable with exactly the live workers."""
@@ -210,6 +215,8 @@ class ClassicCluster:
         if self.eager:
             self._stop(worker, worker.running, "revoked")
         worker.state = "joining"
+        group = self.coord.get_group(GROUP)
+        converting = group is not None and group.group_type == "connect"
         self._send(worker, JoinGroupRequest(
             version=9, group_id=GROUP, session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=worker.member_id,
@@ -217,6 +224,8 @@ class ClassicCluster:
             protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
                 name=PROTOCOL_NAMES[self.protocol], metadata=self._metadata(worker))], reason=None),
             self._on_join)
+        if converting and self.coord.get_classic_group(GROUP) is not None:
+            self.step("converted", worker.name)
 
     def _lost_membership(self, worker: ClassicWorker, code: int, api: str) -> bool:
         """The answer to an error: True if handled (the worker rejoins)."""
@@ -224,6 +233,13 @@ class ClassicCluster:
             return False
         if code == MEMBER_ID_REQUIRED:
             self._join(worker)
+            return True
+        if code == GROUP_ID_NOT_FOUND:      # a worker group holds the id: try again a heartbeat later
+            self.errors.append((self.now, worker.name, api, code))
+            self.step("error", worker.name)
+            incarnation = worker.incarnation
+            self._soon(self.now + self.interval,
+                       lambda: self._join(worker) if worker.incarnation == incarnation else None)
             return True
         if code != REBALANCE_IN_PROGRESS:     # a rebalance: rejoin, keeping what it runs
             self.errors.append((self.now, worker.name, api, code))

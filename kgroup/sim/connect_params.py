@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 
-CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "custom"]
-WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume"}
+CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "migration",
+         "custom"]
+WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume", "upgrade", "downgrade"}
+ROLL_ACTIONS = {"upgrade", "downgrade"}     # the migration case's: a worker restarted on the other protocol
 CONNECTOR_ACTIONS = {"add-connector": 2, "remove-connector": 1, "set-tasks": 2}   # action -> argument count
 
 
@@ -49,6 +51,12 @@ PRESETS = {
     "connector-change": dict(events=((0, "join", ("W1",)), (5_000, "join", ("W2",)),
                                      (30_000, "add-connector", ("C", "1")),
                                      (60_000, "remove-connector", ("B",)))),
+    # the classic workers are rolled to the new protocol one by one, then back; with no delay each
+    # worker's items move as soon as it leaves for its restart
+    "migration": dict(workers=("W1", "W2", "W3"), scheduled_rebalance_max_delay_ms=0,
+                      events=((30_000, "upgrade", ("W1",)), (60_000, "upgrade", ("W2",)),
+                              (90_000, "upgrade", ("W3",)), (150_000, "downgrade", ("W1",)),
+                              (180_000, "downgrade", ("W2",)), (210_000, "downgrade", ("W3",)))),
     "custom": {},
 }
 
@@ -130,6 +138,8 @@ def check_workers(params: ConnectParams) -> None:
     needs its epoch and names only items of the connector set."""
     known = set(params.initial_assignment) | set(params.workers)
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
+        if action in ROLL_ACTIONS and params.case != "migration":
+            raise UsageError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
         if action == "join":
             known.add(args[0])
         elif action in WORKER_ACTIONS and args[0] not in known:
