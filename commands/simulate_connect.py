@@ -47,7 +47,7 @@ def _ms(help_text):
               callback=_parsed("parse_events"),
               help="A timed event (repeatable; replaces the preset's events): join:W, leave:W, "
                    "crash:W, restart:W, hang:W, resume:W, add-connector:C:TASKS, remove-connector:C, "
-                   "set-tasks:C:TASKS.")
+                   "set-tasks:C:TASKS; upgrade:W, downgrade:W (migration: W restarts on the other protocol).")
 @click.option("--assignor-versions", multiple=True, metavar="W=MIN-MAX",
               callback=_parsed("parse_versions"),
               help="A worker's version range for incremental-cooperative (repeatable; default 0-2).")
@@ -67,8 +67,8 @@ def simulate_connect(case, output, show_events, compare, **options):
     assignor) against kgroup's coordinator in virtual time.
 
     CASE is a preset: worker-joins, worker-leaves, worker-bounce (resume variant),
-    assigner-selection, connector-change, or custom (no preset). Any option given replaces that
-    part of the preset.
+    assigner-selection, connector-change, migration (classic workers rolled to the new protocol
+    and back), or custom (no preset). Any option given replaces that part of the preset.
 
     Exit codes: 0 ok, 1 the scenario cannot run, 2 usage.
     """
