@@ -107,10 +107,7 @@ def document(params: ConnectParams, cluster: Cluster, start: int, settled_at: in
     return {
         "scenario": params.case, "protocol": "connect", "assignor": NAME,
         "connectors": dict(params.connectors),
-        "config": {"session_timeout_ms": params.session_timeout_ms,
-                   "heartbeat_interval_ms": params.heartbeat_interval_ms,
-                   "rebalance_timeout_ms": params.rebalance_timeout_ms,
-                   "scheduled_rebalance_max_delay_ms": params.scheduled_rebalance_max_delay_ms},
+        "config": params.config(),
         "group_epoch_start": start, "group_epoch_end": group.group_epoch,
         "assignment_epoch_end": group.assignment_epoch,
         "rebalances": group.group_epoch - start, "ended_at_ms": cluster.now, "settled_at_ms": settled_at,

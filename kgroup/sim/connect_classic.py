@@ -29,9 +29,9 @@ from kgroup.assignors.connect_cooperative import IncrementalCooperativeAssignor
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import TaskId, item_order
 from kgroup.kafka_errors import (GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
-                                 UNKNOWN_MEMBER_ID, name_of)
+                                 UNKNOWN_MEMBER_ID)
+from kgroup.sim.connect_cluster import GROUP, due_times
 
-GROUP = "cc"
 PROTOCOL_TYPE = "connect"
 
 
@@ -121,10 +121,7 @@ class ClassicCluster:
 
     def run(self, until: int) -> None:
         self.events.sort()
-        while True:
-            t = self.next_time()
-            if t is None or t > until:
-                break
+        for t in due_times(self, until):
             self._advance(t)
             if self.events and self.events[0][0] <= t:
                 self.events.pop(0)[2]()
@@ -332,6 +329,3 @@ class ClassicCluster:
         self.steps.append((self.now, event, worker, self.connectors,
                            {name: w.running for name, w in self.workers.items()}))
 
-
-def error_names(cluster: ClassicCluster) -> list:
-    return [{"at_ms": at, "worker": w, "api": api, "error": name_of(code)} for at, w, api, code in cluster.errors]

@@ -23,6 +23,15 @@ GROUP = "cc"
 API_HEARTBEAT = "ConnectGroupHeartbeat"
 
 
+def due_times(clock, until: int):
+    """``clock.next_time()`` while it is due by ``until``: the clock acts at each before the next is read."""
+    while True:
+        t = clock.next_time()
+        if t is None or t > until:
+            return
+        yield t
+
+
 @dataclass
 class Worker:
     name: str
@@ -187,10 +196,7 @@ class Cluster:
 
     def run(self, until: int) -> None:
         self.events.sort()
-        while True:
-            t = self.next_time()
-            if t is None or t > until:
-                break
+        for t in due_times(self, until):
             self._advance(t)
             while self.events and self.events[0][0] == t:
                 _, _, action, name, args = self.events.pop(0)

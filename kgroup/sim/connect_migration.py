@@ -15,7 +15,7 @@ from kgroup.assignors.connect_classic import COOPERATIVE
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import connector_items, error_name
 from kgroup.sim.connect_classic import ClassicCluster
-from kgroup.sim.connect_cluster import GROUP, Cluster
+from kgroup.sim.connect_cluster import GROUP, Cluster, due_times
 from kgroup.sim.connect_params import ConnectParams
 
 CLASSIC, CONNECT = "classic", "connect"
@@ -64,10 +64,7 @@ class MigrationRun:
 
     def run(self, until: int) -> None:
         self.events.sort()
-        while True:
-            t = self.next_time()
-            if t is None or t > until:
-                break
+        for t in due_times(self, until):
             self.draft._advance(t)         # coordinator timers first: the draft side notices its removals
             self.now = t
             if self.events and self.events[0][0] <= t:
@@ -142,10 +139,7 @@ def _document(params: ConnectParams, run: MigrationRun, settled_at: int | None) 
     return {
         "scenario": params.case, "protocol": "migration", "assignor": COOPERATIVE,
         "connectors": dict(params.connectors),
-        "config": {"session_timeout_ms": params.session_timeout_ms,
-                   "heartbeat_interval_ms": params.heartbeat_interval_ms,
-                   "rebalance_timeout_ms": params.rebalance_timeout_ms,
-                   "scheduled_rebalance_max_delay_ms": params.scheduled_rebalance_max_delay_ms},
+        "config": params.config(),
         "group_epoch_start": 0, "group_epoch_end": final["group_epoch"],
         "assignment_epoch_end": final["assignment_epoch"], "rebalances": bumps,
         "ended_at_ms": run.now, "settled_at_ms": settled_at,

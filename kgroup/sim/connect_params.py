@@ -36,6 +36,12 @@ class ConnectParams:
     scheduled_rebalance_max_delay_ms: int = 300_000
     until_ms: int | None = None
 
+    def config(self) -> dict:
+        """The timing settings, as the JSON document's ``config``."""
+        return {"session_timeout_ms": self.session_timeout_ms, "heartbeat_interval_ms": self.heartbeat_interval_ms,
+                "rebalance_timeout_ms": self.rebalance_timeout_ms,
+                "scheduled_rebalance_max_delay_ms": self.scheduled_rebalance_max_delay_ms}
+
 
 _SEEDED = dict(initial_epoch=35, initial_assigner="W3",
                initial_assignment={"W1": ("A", "A-1"), "W2": ("B", "B-1"), "W3": ("A-2",)})
