@@ -59,11 +59,6 @@ def empty_classic_group(generations=3):
     return coord, group.generation_id
 
 
-def record_types(records):
-    return [(decode_key(key, "connect").record_type if family == "connect" else None, value is None)
-            for family, (key, value) in records]
-
-
 def test_first_new_protocol_worker_converts_the_empty_classic_group_at_its_generation():
     coord, generation = empty_classic_group()
     classic_log = len(coord.records)

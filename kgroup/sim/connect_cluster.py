@@ -258,7 +258,7 @@ class Cluster:
         running = {name: w.running for name, w in self.workers.items()}
         self.steps.append((self.now, event, worker, self.group(), running))
 
-    def _group_epoch(self) -> int:
+    def _group_epoch(self) -> int | None:
         group = self.group()
         return None if group is None else group.group_epoch
 
