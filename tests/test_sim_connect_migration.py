@@ -127,3 +127,5 @@ def test_cli_table_and_usage():
         == "migration"
     assert runner.invoke(cli, ["simulate", "connect", "migration", "--compare", "protocol"]).exit_code == 2
     assert runner.invoke(cli, ["simulate", "connect", "worker-joins", "--event", "0:upgrade:W1"]).exit_code == 2
+    assert runner.invoke(cli, ["simulate", "connect", "migration", "--initial-epoch", "3",
+                               "--initial-assignment", "W1=A"]).exit_code == 2

@@ -152,6 +152,8 @@ def check_workers(params: ConnectParams) -> None:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
     if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
         raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
+    if params.case == "migration" and params.initial_epoch is not None:
+        raise UsageError("the migration case starts from classic workers (--workers), not a seeded group")
     if bool(params.initial_assignment) != (params.initial_epoch is not None):
         raise UsageError("--initial-epoch and --initial-assignment go together")
     for items in params.initial_assignment.values():
