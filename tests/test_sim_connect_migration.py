@@ -2,6 +2,7 @@
 one and back. The group converts only once it is empty (kgroup's reading of the draft's migration), at the
 classic generation and back at the group epoch; the workers on the other protocol wait meanwhile."""
 
+import functools
 import json
 
 from click.testing import CliRunner
@@ -68,7 +69,9 @@ STEPS = [
 ]
 
 
+@functools.cache
 def document():
+    """One run for every test (none changes it)."""
     return run(resolve("migration"))
 
 
