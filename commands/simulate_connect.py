@@ -47,7 +47,7 @@ def _ms(help_text):
               callback=_parsed("parse_events"),
               help="A timed event (repeatable; replaces the preset's events): join:W, leave:W, "
                    "crash:W, restart:W, hang:W, resume:W, add-connector:C:TASKS, remove-connector:C, "
-                   "set-tasks:C:TASKS.")
+                   "set-tasks:C:TASKS; upgrade:W, downgrade:W (migration: W restarts on the other protocol).")
 @click.option("--assignor-versions", multiple=True, metavar="W=MIN-MAX",
               callback=_parsed("parse_versions"),
               help="A worker's version range for incremental-cooperative (repeatable; default 0-2).")
@@ -59,13 +59,16 @@ def _ms(help_text):
 @click.option("--until-ms", type=click.IntRange(min=0), default=None,
               help="Run to this virtual time even if settled (default: stop when settled).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every step (table output).")
-def simulate_connect(case, output, show_events, **options):
+@click.option("--compare", type=click.Choice(["protocol"]), default=None,
+              help="Also run the same events under Connect's classic eager and incremental cooperative "
+                   "protocols and compare (JSON: a compare object).")
+def simulate_connect(case, output, show_events, compare, **options):
     """Run Connect workers (ConnectGroupHeartbeat/Prepare/Install, the incremental cooperative
     assignor) against kgroup's coordinator in virtual time.
 
     CASE is a preset: worker-joins, worker-leaves, worker-bounce (resume variant),
-    assigner-selection, connector-change, or custom (no preset). Any option given replaces that
-    part of the preset.
+    assigner-selection, connector-change, migration (classic workers rolled to the new protocol
+    and back), or custom (no preset). Any option given replaces that part of the preset.
 
     Exit codes: 0 ok, 1 the scenario cannot run, 2 usage.
     """
@@ -75,6 +78,10 @@ def simulate_connect(case, output, show_events, **options):
         params = resolve(case, **options)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
+    if compare and case == "migration":
+        raise click.UsageError("--compare protocol compares one protocol's runs; the migration case mixes them")
+    if compare:
+        from kgroup.sim.connect_compare import run_compare as run
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
@@ -84,6 +91,8 @@ def simulate_connect(case, output, show_events, **options):
         echo_json(document)
         return
     _print_table(document, show_events)
+    if compare:
+        _print_compare(document["compare"])
 
 
 def _items(item_set: dict) -> str:
@@ -103,10 +112,33 @@ def _print_table(document: dict, show_events: bool) -> None:
     click.echo(f"unassigned: {_items(final['unassigned'])}")
     revoked = [f"{r['at_ms']} ms {r['worker']}: {_items(r)} ({r['cause']})" for r in document["revoked"]]
     click.echo("revoked: " + ("; ".join(revoked) if revoked else "-"))
-    for e in document["errors"]:
-        click.echo(f"error: {e['at_ms']} ms {e['worker']} {e['api']} {e['error']}")
+    for c in document.get("conversions", ()):
+        click.echo(f"converted: {c['at_ms']} ms {c['from']} -> {c['to']} at epoch {c['group_epoch']} "
+                   f"({c['worker']} joined)")
+    for line in _error_lines(document["errors"]):
+        click.echo(line)
     if show_events:
         steps = [[s["at_ms"], s["event"], s["worker"] or "-", s["group_epoch"], s["assignment_epoch"],
                   " ".join(f"{w}({m['member_epoch']}):{_items(m)}" for w, m in s["members"].items()) or "-"]
                  for s in document["steps"]]
         table(steps, headers=["ms", "event", "worker", "group", "assignment", "members (epoch): runs"])
+
+
+def _error_lines(errors: list) -> list:
+    """One line per error; the same error a worker got again and again (one waiting for a migration's
+    group to empty) as one line with its span and count."""
+    times: dict = {}
+    for e in errors:
+        times.setdefault((e["worker"], e["api"], e["error"]), []).append(e["at_ms"])
+    return [f"error: {at[0]} ms {w} {api} {error}" if len(at) == 1 else
+            f"error: {at[0]}-{at[-1]} ms {w} {api} {error} (x{len(at)})" for (w, api, error), at in times.items()]
+
+
+def _print_compare(compare: dict) -> None:
+    from kgroup.writers import table
+    click.echo(f"compare (task-seconds up to {compare['horizon_ms']} ms):")
+    rows = [[label, f["rebalances"], f["tasks_stopped"], f["connectors_stopped"],
+             f["task_seconds_without_worker"], "never" if f["stable_at_ms"] is None else f["stable_at_ms"]]
+            for label, f in compare["protocols"].items()]
+    table(rows, headers=["protocol", "rebalances", "tasks stopped", "connectors stopped",
+                         "task-seconds without a worker", "stable at (ms)"])

@@ -117,7 +117,10 @@ def handle_set_connectors(coord, request, client_id: str, client_host: str):
         return coord.done_reply(ConnectGroupSetConnectorsResponse(INVALID_REQUEST, "invalid connector set"))
     group = coord.get_group(request.group_id)
     if group is not None and group.group_type != ConnectGroup.group_type:
-        return coord.done_reply(ConnectGroupSetConnectorsResponse(GROUP_ID_NOT_FOUND))
+        from .connect_migration import convertible_classic, upgrade
+        if not convertible_classic(group):
+            return coord.done_reply(ConnectGroupSetConnectorsResponse(GROUP_ID_NOT_FOUND))
+        group = upgrade(coord, group, connectors)
     if group is not None and group.connectors == connectors:
         return coord.done_reply(ConnectGroupSetConnectorsResponse(NONE, None, group.group_epoch))
     epoch = 0 if group is None else group.group_epoch + 1

@@ -58,7 +58,10 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
         return _error(coord, UNSUPPORTED_ASSIGNOR, "no server-side assignor serves Connect worker groups")
     group = coord.get_group(request.group_id)
     if group is not None and group.group_type != ConnectGroup.group_type:
-        return _error(coord, GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a connect group.")
+        from .connect_migration import convertible_classic, upgrade
+        if request.member_epoch != 0 or not convertible_classic(group):
+            return _error(coord, GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a connect group.")
+        group = upgrade(coord, group)       # the first new-protocol worker takes the empty classic group
     member_id, epoch = request.member_id, request.member_epoch
     member = None if group is None else group.members.get(member_id)
     if epoch == -1:

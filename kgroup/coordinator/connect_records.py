@@ -74,6 +74,15 @@ def member_tombstones(group_id: str, member_id: str) -> list:
     return [_record(CURRENT_ASSIGNMENT, key, None), _record(MEMBER_METADATA, key, None)]
 
 
+def group_tombstones(group: ConnectGroup) -> list:
+    """A tombstone for every record the group has: its members', then the target, the connector set
+    and last the group epoch record, whose tombstone removes the group."""
+    key = {"groupId": group.group_id}
+    return ([t for member_id in group.members for t in member_tombstones(group.group_id, member_id)]
+            + [_record(TARGET_ASSIGNMENT, key, None), _record(CONNECTORS_TASKS, key, None),
+               _record(GROUP_METADATA, key, None)])
+
+
 def target_record(group_id: str, epoch: int, error: int, target: dict, versions: dict) -> tuple:
     members = []
     for member_id, items in target.items():
@@ -112,11 +121,17 @@ def apply(coord, key: bytes, value: bytes | None) -> None:
 
 
 def _apply_group_epoch(coord, group, key, data) -> None:
-    group.group_epoch = data["epoch"]
+    if data is None:
+        coord.remove_group(group.group_id)
+    else:
+        group.group_epoch = data["epoch"]
 
 
 def _apply_connectors(coord, group, key, data) -> None:
     counts: dict = {}
+    if data is None:
+        group.connectors = counts
+        return
     for entry in data["connectorsTasks"]:
         for name in entry["connectors"]:
             counts.setdefault(name, 0)
@@ -142,6 +157,9 @@ def _apply_member(coord, group, key, data) -> None:
 
 
 def _apply_target(coord, group, key, data) -> None:
+    if data is None:
+        group.assignment_epoch, group.target, group.target_versions, group.target_error = 0, {}, {}, 0
+        return
     group.assignment_epoch = data["assignmentEpoch"]
     members = data["members"]
     group.target = {m["memberId"]: _items_read(m["connectorsTasks"]) for m in members}

@@ -43,6 +43,11 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
         if not group.is_empty():
             return join_consumer_group(coord, group, *join)
         group = delete_empty_consumer_group(coord, group)     # an empty one gives way to a classic group
+    elif group is not None and group.group_type == "connect":
+        from .connect_migration import convertible_worker_group, downgrade
+        if not convertible_worker_group(group, protocol_type):
+            return done(join_error(version, codes.GROUP_ID_NOT_FOUND, member_id))
+        group = downgrade(coord, group)                       # the last new-protocol worker has left
     if group is not None:
         return _join_group(coord, group, *join)
     if member_id:

@@ -21,6 +21,14 @@ CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "con
 
 
 def run(params: ConnectParams) -> dict:
+    if params.case == "migration":
+        from kgroup.sim.connect_migration import run_migration
+        return run_migration(params)
+    return document(params, *simulate(params))
+
+
+def simulate(params: ConnectParams) -> tuple:
+    """The run itself: (the cluster after it, the group epoch it started at, when it settled)."""
     cluster = Cluster(dict(params.connectors), versions=dict(params.assignor_versions),
                       delay_ms=params.scheduled_rebalance_max_delay_ms,
                       session_timeout_ms=params.session_timeout_ms,
@@ -32,12 +40,11 @@ def run(params: ConnectParams) -> dict:
                 for w, items in params.initial_assignment.items()}
         cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))
         start = params.initial_epoch
-    last = _schedule(cluster, params)
-    settled_at = _run(cluster, params, last)
-    return _document(cluster, params, start, settled_at)
+    last = schedule_events(cluster, params)
+    return cluster, start, run_until_settled(cluster, params, last)
 
 
-def _schedule(cluster: Cluster, params: ConnectParams) -> int:
+def schedule_events(cluster: Cluster, params: ConnectParams) -> int:
     """Scripted events on the cluster's clock, in command-line order at equal times; the last time."""
     events = [(0, "join", (w,)) for w in params.workers] + list(params.events)
     connectors = dict(params.connectors)
@@ -54,15 +61,16 @@ def _schedule(cluster: Cluster, params: ConnectParams) -> int:
     return max((ms for ms, _, _ in events), default=0)
 
 
-def _run(cluster: Cluster, params: ConnectParams, last: int) -> int | None:
-    """Run past the last event until settled (or to ``until_ms``); when the group settled for good."""
+def run_until_settled(cluster, params: ConnectParams, last: int) -> int | None:
+    """Run past the last event until ``cluster.settled()`` (or to ``until_ms``); when it settled for good.
+    Any cluster with at/run/next_time/settled: the draft's workers or the classic ones."""
     limit = params.until_ms if params.until_ms is not None else (
         last + params.scheduled_rebalance_max_delay_ms + params.rebalance_timeout_ms
         + 10 * params.session_timeout_ms)
     cluster.run(min(last, limit))
     settled_at = None
     while True:
-        if _settled(cluster):
+        if cluster.settled():
             settled_at = cluster.now if settled_at is None else settled_at
             if params.until_ms is None:
                 break
@@ -75,16 +83,6 @@ def _run(cluster: Cluster, params: ConnectParams, last: int) -> int | None:
     if params.until_ms is not None:
         cluster.run(params.until_ms)
     return settled_at
-
-
-def _settled(cluster: Cluster) -> bool:
-    group = cluster.group()
-    if cluster.events or group.assignment_epoch != group.group_epoch:
-        return False
-    if any(w.assignor.lost or w.assignor.reason_change_at is not None for w in cluster.workers.values()):
-        return False
-    return all(m.member_epoch == group.group_epoch and items_of(m.owned) == items_of(m.target)
-               and items_of(m.owned) == cluster.workers[m.member_id].running for m in group.members)
 
 
 def item_set(items) -> dict:
@@ -102,17 +100,14 @@ def _unassigned(connectors: dict, target: dict) -> dict:
     return item_set(connector_items(connectors) - frozenset().union(frozenset(), *target.values()))
 
 
-def _document(cluster: Cluster, params: ConnectParams, start: int, settled_at: int | None) -> dict:
+def document(params: ConnectParams, cluster: Cluster, start: int, settled_at: int | None) -> dict:
     group = cluster.group()
     installs = [s for s in cluster.steps if s[1] == "install"]
     final_target = {m: items_of(c) for m, c in sorted(group.target.items())}
     return {
         "scenario": params.case, "protocol": "connect", "assignor": NAME,
         "connectors": dict(params.connectors),
-        "config": {"session_timeout_ms": params.session_timeout_ms,
-                   "heartbeat_interval_ms": params.heartbeat_interval_ms,
-                   "rebalance_timeout_ms": params.rebalance_timeout_ms,
-                   "scheduled_rebalance_max_delay_ms": params.scheduled_rebalance_max_delay_ms},
+        "config": params.config(),
         "group_epoch_start": start, "group_epoch_end": group.group_epoch,
         "assignment_epoch_end": group.assignment_epoch,
         "rebalances": group.group_epoch - start, "ended_at_ms": cluster.now, "settled_at_ms": settled_at,

@@ -15,12 +15,21 @@ from dataclasses import dataclass, field
 from kgroup.assignors.connect_cooperative import NAME, IncrementalCooperativeAssignor, assign_prepared
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import (
-    COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, Assignor, ConnectGroupHeartbeatRequest,
-    ConnectGroupInstallAssignmentRequest, ConnectGroupPrepareAssignmentRequest, ConnectGroupSetConnectors,
-    InstallMember, connectors_and_tasks, items_of)
+    COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID, Assignor,
+    ConnectGroupHeartbeatRequest, ConnectGroupInstallAssignmentRequest, ConnectGroupPrepareAssignmentRequest,
+    ConnectGroupSetConnectors, InstallMember, connectors_and_tasks, items_of)
 
 GROUP = "cc"
 API_HEARTBEAT = "ConnectGroupHeartbeat"
+
+
+def due_times(clock, until: int):
+    """``clock.next_time()`` while it is due by ``until``: the clock acts at each before the next is read."""
+    while True:
+        t = clock.next_time()
+        if t is None or t > until:
+            return
+        yield t
 
 
 @dataclass
@@ -38,10 +47,15 @@ class Worker:
 class Cluster:
     def __init__(self, connectors: dict, versions: dict | None = None, delay_ms: int = 300_000,
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
-                 rebalance_timeout_ms: int = 60_000):
-        self.coord = GroupCoordinator(config={"group.connect.session.timeout.ms": session_timeout_ms,
-                                              "group.connect.heartbeat.interval.ms": heartbeat_interval_ms})
-        self.coord.handle(ConnectGroupSetConnectors(GROUP, connectors))
+                 rebalance_timeout_ms: int = 60_000, coord: GroupCoordinator | None = None):
+        """``coord``: a coordinator shared with classic workers (a migration); its group may be a classic
+        one, which a worker's join takes over once it is empty (it sends the connector set first)."""
+        self.migrating = coord is not None
+        self.coord = coord or GroupCoordinator(config={"group.connect.session.timeout.ms": session_timeout_ms,
+                                                       "group.connect.heartbeat.interval.ms": heartbeat_interval_ms})
+        self.connectors = dict(connectors)
+        if not self.migrating:
+            self.coord.handle(ConnectGroupSetConnectors(GROUP, connectors))
         self.versions = versions or {}
         self.delay_ms = delay_ms
         self.interval = heartbeat_interval_ms
@@ -90,6 +104,11 @@ class Cluster:
 
     # ---- one worker's requests -----------------------------------------------------------
     def heartbeat(self, worker: Worker) -> None:
+        if self.migrating and worker.epoch == 0:
+            classic = self.group() is None
+            self.coord.handle(ConnectGroupSetConnectors(GROUP, self.connectors))
+            if classic and self.group() is not None:
+                self.step("converted", worker.name)
         request = ConnectGroupHeartbeatRequest(
             GROUP, worker.name, worker.epoch, None, self.rebalance_timeout_ms, None, [self._assignor(worker)],
             connectors_and_tasks(worker.running))
@@ -103,8 +122,9 @@ class Cluster:
             return self.heartbeat(worker)
         if response.error_code not in (0, COMPUTE_ASSIGNMENT):
             self.errors.append((self.now, worker.name, API_HEARTBEAT, response.error_code))
-            worker.state = "down"       # refused (e.g. UNSUPPORTED_ASSIGNOR): the worker gives up
-            self.step("error", worker.name)
+            if response.error_code != GROUP_ID_NOT_FOUND:
+                worker.state = "down"   # refused (e.g. UNSUPPORTED_ASSIGNOR): the worker gives up
+            self.step("error", worker.name)     # a classic group holds the id: it tries again
             return
         epoch_changed = worker.epoch != response.member_epoch
         worker.epoch = response.member_epoch
@@ -157,7 +177,8 @@ class Cluster:
                 assert item not in seen, f"{item} runs on {seen[item]} and {worker.name} at {self.now}"
                 seen[item] = worker.name
         given: dict = {}
-        for member in self.coord.get_group(GROUP).members.values():
+        group = self.coord.get_group(GROUP)
+        for member in group.members.values() if group is not None and group.group_type == "connect" else ():
             for item in member.owned:
                 assert item not in given, f"{item} given to {given[item]} and {member.member_id}"
                 given[item] = member.member_id
@@ -175,10 +196,7 @@ class Cluster:
 
     def run(self, until: int) -> None:
         self.events.sort()
-        while True:
-            t = self.next_time()
-            if t is None or t > until:
-                break
+        for t in due_times(self, until):
             self._advance(t)
             while self.events and self.events[0][0] == t:
                 _, _, action, name, args = self.events.pop(0)
@@ -199,11 +217,11 @@ class Cluster:
 
     def _advance(self, t: int) -> None:
         """Coordinator timers up to ``t``; a member they remove is a session expiry or a fencing."""
-        before = {m.member_id: m for m in self.group().members}
+        before = {m.member_id: m for m in self._members()}
         epoch = self._group_epoch()
         self.coord.advance(t - self.coord.now_ms)
         self.now = t
-        after = {m.member_id for m in self.group().members}
+        after = {m.member_id for m in self._members()}
         for member_id in sorted(set(before) - after):
             self.step("fenced" if items_of(before[member_id].revoking) else "session-expired", member_id)
         if not set(before) - after and self._group_epoch() != epoch:
@@ -231,6 +249,7 @@ class Cluster:
             self.workers[name].state = "hung"
             self.step(action, name)
         elif action == "connectors":
+            self.connectors = dict(args[0])
             self.coord.handle(ConnectGroupSetConnectors(GROUP, args[0]))
             self.step(args[1] if len(args) > 1 else "connectors-changed")
 
@@ -239,10 +258,26 @@ class Cluster:
         running = {name: w.running for name, w in self.workers.items()}
         self.steps.append((self.now, event, worker, self.group(), running))
 
-    def _group_epoch(self) -> int:
-        return self.group().group_epoch
+    def _group_epoch(self) -> int | None:
+        group = self.group()
+        return None if group is None else group.group_epoch
+
+    def _members(self) -> tuple:
+        group = self.group()
+        return () if group is None else group.members
 
     # ---- views ---------------------------------------------------------------------------
+    def settled(self) -> bool:
+        """No scripted event left, nothing held or to compute, every member at the group epoch
+        running exactly its target."""
+        group = self.group()
+        if self.events or group is None or group.assignment_epoch != group.group_epoch:
+            return False
+        if any(w.assignor.lost or w.assignor.reason_change_at is not None for w in self.workers.values()):
+            return False
+        return all(m.member_epoch == group.group_epoch and items_of(m.owned) == items_of(m.target)
+                   and items_of(m.owned) == self.workers[m.member_id].running for m in group.members)
+
     def group(self):
         return self.coord.connect_group(GROUP)
 

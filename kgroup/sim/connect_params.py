@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 
-CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "custom"]
-WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume"}
+CASES = ["worker-joins", "worker-leaves", "worker-bounce", "assigner-selection", "connector-change", "migration",
+         "custom"]
+WORKER_ACTIONS = {"join", "leave", "crash", "restart", "hang", "resume", "upgrade", "downgrade"}
+ROLL_ACTIONS = {"upgrade", "downgrade"}     # the migration case's: a worker restarted on the other protocol
 CONNECTOR_ACTIONS = {"add-connector": 2, "remove-connector": 1, "set-tasks": 2}   # action -> argument count
 
 
@@ -34,6 +36,12 @@ class ConnectParams:
     scheduled_rebalance_max_delay_ms: int = 300_000
     until_ms: int | None = None
 
+    def config(self) -> dict:
+        """The timing settings, as the JSON document's ``config``."""
+        return {"session_timeout_ms": self.session_timeout_ms, "heartbeat_interval_ms": self.heartbeat_interval_ms,
+                "rebalance_timeout_ms": self.rebalance_timeout_ms,
+                "scheduled_rebalance_max_delay_ms": self.scheduled_rebalance_max_delay_ms}
+
 
 _SEEDED = dict(initial_epoch=35, initial_assigner="W3",
                initial_assignment={"W1": ("A", "A-1"), "W2": ("B", "B-1"), "W3": ("A-2",)})
@@ -49,6 +57,12 @@ PRESETS = {
     "connector-change": dict(events=((0, "join", ("W1",)), (5_000, "join", ("W2",)),
                                      (30_000, "add-connector", ("C", "1")),
                                      (60_000, "remove-connector", ("B",)))),
+    # the classic workers are rolled to the new protocol one by one, then back; with no delay each
+    # worker's items move as soon as it leaves for its restart
+    "migration": dict(workers=("W1", "W2", "W3"), scheduled_rebalance_max_delay_ms=0,
+                      events=((30_000, "upgrade", ("W1",)), (60_000, "upgrade", ("W2",)),
+                              (90_000, "upgrade", ("W3",)), (150_000, "downgrade", ("W1",)),
+                              (180_000, "downgrade", ("W2",)), (210_000, "downgrade", ("W3",)))),
     "custom": {},
 }
 
@@ -130,12 +144,16 @@ def check_workers(params: ConnectParams) -> None:
     needs its epoch and names only items of the connector set."""
     known = set(params.initial_assignment) | set(params.workers)
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
+        if action in ROLL_ACTIONS and params.case != "migration":
+            raise UsageError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
         if action == "join":
             known.add(args[0])
         elif action in WORKER_ACTIONS and args[0] not in known:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
     if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
         raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
+    if params.case == "migration" and params.initial_epoch is not None:
+        raise UsageError("the migration case starts from classic workers (--workers), not a seeded group")
     if bool(params.initial_assignment) != (params.initial_epoch is not None):
         raise UsageError("--initial-epoch and --initial-assignment go together")
     for items in params.initial_assignment.values():
