@@ -85,3 +85,16 @@ def test_present_members_use_the_current_assignment_and_never_seen_ids_are_named
     monkeypatch.setattr("kgroup.client.last_assignment.read_last_assignments", lambda client, group, ids: {})
     with pytest.raises(KgroupUsageError, match=r"unknown --instance-id zz: no member of group 'g' has had it.*a\)"):
         instance_assignments(None, view, ["a", "zz"])
+
+
+def test_an_unreadable_offsets_topic_is_one_error_naming_the_ids(monkeypatch):
+    from kgroup.errors import KgroupError
+
+    def denied(client, group, ids):
+        raise KgroupError("topic __consumer_offsets: TOPIC_AUTHORIZATION_FAILED")
+
+    monkeypatch.setattr("kgroup.client.last_assignment.read_last_assignments", denied)
+    view = GroupView("g", "Empty", "consumer", "", None, [])
+    with pytest.raises(KgroupError, match=r"^--instance-id a: not in group 'g' now, and its last assignment could "
+                                          r"not be read from __consumer_offsets: topic __consumer_offsets: TOPIC_AUTH"):
+        instance_assignments(None, view, ["a"])

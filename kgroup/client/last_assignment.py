@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from kgroup.errors import KgroupUsageError
+from kgroup.errors import KgroupError, KgroupUsageError
 from kgroup.records.consumer_protocol import decode_assignment
 from kgroup.records.schema_records import RecordDecodeError, decode_key, decode_value, group_id_of_key
 
@@ -125,7 +125,13 @@ def instance_assignments(client, view, instance_ids) -> list[InstanceAssignment]
     result = {i: InstanceAssignment(i, set(present[i].partitions()), "current") for i in instance_ids if i in present}
     missing = [i for i in instance_ids if i not in present]
     if missing:
-        result.update(read_last_assignments(client, view.group, missing))
+        try:
+            result.update(read_last_assignments(client, view.group, missing))
+        except KgroupUsageError:
+            raise
+        except KgroupError as exc:
+            raise KgroupError(f"--instance-id {', '.join(missing)}: not in group {view.group!r} now, and its last "
+                              f"assignment could not be read from {OFFSETS_TOPIC}: {exc}") from None
     unknown = [i for i in instance_ids if i not in result]
     if unknown:
         now = ", ".join(sorted(present)) or "none"
