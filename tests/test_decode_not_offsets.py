@@ -111,3 +111,13 @@ def test_the_table_shows_each_records_partition(tmp_path):
     stdin = CliRunner().invoke(cli, ["decode-offsets", "-", "--family", "consumer", "-o", "table"],
                                input=(a / "00000000000000000000.log").read_bytes())
     assert {line.split()[0] for line in stdin.stdout.splitlines()[1:]} == {"-"}
+
+
+def test_a_bad_crc_at_the_start_of_an_unnamed_offsets_dump_is_reported_as_such(tmp_path):
+    data = bytearray((VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log").read_bytes())
+    data[18] ^= 0xFF      # the first batch's stored CRC-32C (bytes 17-20 of a magic 2 batch)
+    dump = tmp_path / "dump.log"
+    dump.write_bytes(bytes(data))
+    result = run(str(dump), "--family", "consumer", "-o", "jsonl")
+    assert "CRC" in result.stderr and NOT_OFFSETS not in result.stderr, result.stderr
+    assert result.exit_code == 3 and result.stdout

@@ -209,8 +209,9 @@ class ForeignLogCheck:
         self.family = family or "consumer"
 
     def batch_error(self, error: BatchError) -> str | None:
-        """The message for a file with no record batch at its start (None: report `error` as it is)."""
-        if not self.active or error.position != 0:
+        """The message for a file with no record batch at its start (None: report `error` as it is).
+        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead."""
+        if not self.active or error.position != 0 or error.recoverable:
             return None
         self.active = False
         return f"{NOT_OFFSETS_LOG}: no record batch at its start ({error.message})"
