@@ -79,7 +79,7 @@ class LastAssignments:
                                      CONSUMER_CURRENT_ASSIGNMENT):
                 return
             v = decode_value(k.record_type, value)
-        except (RecordDecodeError, UnicodeDecodeError):
+        except (ValueError, IndexError):  # RecordDecodeError, a group id that is not UTF-8
             return
         if v is not None:
             self.apply(k.record_type, k.data, v.data, offset, timestamp)
