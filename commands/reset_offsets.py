@@ -14,8 +14,9 @@ COLUMNS = ["topic", "partition", "current", "new", "log_start", "log_end", "lag_
 @topic_selector_option("Reset this topic (all its partitions, or TOPIC:P,P only; repeatable).")
 @click.option("--all-topics", is_flag=True, help="Reset every partition the group has a committed offset for.")
 @click.option("--instance-id", "instance_ids", multiple=True, metavar="ID[,ID...]",
-              help="Only the partitions these static members own in the group's current assignment "
-                   "(repeatable, comma lists allowed); narrows the other selectors or selects alone.")
+              help="Only the partitions these static members own: their current assignment, or the group's "
+                   "last one in __consumer_offsets once they have stopped (repeatable, comma lists allowed); "
+                   "narrows the other selectors or selects alone.")
 @click.option("--to-earliest", is_flag=True, help="To the log start offset.")
 @click.option("--to-latest", is_flag=True, help="To the log end offset.")
 @click.option("--to-current", is_flag=True,
@@ -136,5 +137,16 @@ def _render(report, output, export):
                 "yes" if r.clamped else "", r.error or ""] for r in report.offsets],
               ["TOPIC", "PARTITION", "CURRENT", "NEW", "LOG-START", "LOG-END", "LAG-BEFORE", "LAG-AFTER",
                "CLAMPED", "ERROR"])
+        for source in report.instances or ():
+            click.echo(f"instance {source.instance_id}: {_source_text(source)}", err=True)
         verb = "committed" if report.executed else "plan only, nothing committed (add --execute)"
         click.echo(f"group {report.group} ({report.state}): {verb}", err=True)
+
+
+def _source_text(source) -> str:
+    from kgroup.writers import iso_ms
+
+    if source.source == "current":
+        return "partitions from the group's current assignment"
+    return (f"partitions from the group's last assignment ({source.log} offset {source.offset}, "
+            f"{iso_ms(source.timestamp)})")

@@ -153,6 +153,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
     from kgroup.sim.scenarios import run_scenario
 
+    _reject_inapplicable(click.get_current_context(), scenario)
     params = SimParams(
         members=members, topics=topics, membership=membership, protocol=protocol,
         assignor=assignor, server_assignor=server_assignor,
@@ -185,6 +186,23 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         echo_json([r.as_dict() for r in results] if compare else results[0].as_dict())
         return
     _print_table(scenario, results, compare, show_events)
+
+
+def _reject_inapplicable(ctx, scenario) -> None:
+    """An option the user gave that the scenario does not take: one line, exit 2."""
+    from click.core import ParameterSource
+
+    from kgroup.commands.options import fail
+    from kgroup.commands.simulate_options import inapplicable
+    from kgroup.errors import KgroupUsageError
+
+    options = [p for p in ctx.command.params if isinstance(p, click.Option)]
+    given = {p.name: ctx.params[p.name] for p in options
+             if ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    flags = {p.name: max(p.opts, key=len) for p in options}
+    message = inapplicable(scenario, given, flags)
+    if message:
+        fail("simulate", KgroupUsageError(message))
 
 
 def _label(result, compare) -> str:

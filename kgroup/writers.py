@@ -124,11 +124,6 @@ def table(rows, headers, title=None, stream=None) -> None:
         out.write("(none)\n")
 
 
-def note(text: str, stream=None) -> None:
-    """One `kgroup: ...` line on stderr: a problem, a note, a summary."""
-    (stream or sys.stderr).write(f"kgroup: {text}\n")
-
-
 def iso_ms(ms) -> str:
     """Epoch milliseconds as an ISO 8601 UTC time; Kafka's -1 (no time) as an empty cell."""
     if ms is None or ms < 0:

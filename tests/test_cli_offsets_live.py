@@ -106,6 +106,7 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
         assert code == 0, err
         owned = sorted(p for _, p in consumers[0].assignment)
         assert sorted(r["partition"] for r in json.loads(out)["offsets"]) == owned
+        assert json.loads(out)["assignment_source"] == [{"instance_id": "c-0", "source": "current"}]
         code, _, err = run(broker, "reset-offsets", "classic", "--all-topics", "--to-earliest", "--execute")
         assert code == 1 and "not Empty or Dead" in err and "c-0" in err and "c-1" in err
         code, out, err = run(broker, "delete-offsets", "classic", "--topic", TOPIC, "-o", "json")
@@ -117,6 +118,20 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
     finally:
         stop_all(consumers)
     assert wait_until(lambda: broker.group("classic").state == "Empty", 30)
+    # the members are gone: --instance-id reads their last assignment from __consumer_offsets
+    code, out, err = run(broker, "reset-offsets", "classic", "--instance-id", "c-0", "--to-offset", "1",
+                         "--execute", "-o", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert sorted(r["partition"] for r in doc["offsets"]) == owned and doc["executed"] is True
+    (source,) = doc["assignment_source"]
+    assert source["source"] == "last" and source["log"].startswith("__consumer_offsets-"), source
+    assert {p: o for (_, p), o in committed(broker, "classic").items() if o == 1} == dict.fromkeys(owned, 1)
+    code, _, err = run(broker, "reset-offsets", "classic", "--instance-id", "c-1", "--to-offset", "1",
+                       "-o", "table")
+    assert code == 0 and "instance c-1: partitions from the group's last assignment (__consumer_offsets-" in err
+    code, _, err = run(broker, "reset-offsets", "classic", "--instance-id", "c-7", "--to-offset", "1")
+    assert code == 2 and "unknown --instance-id c-7" in err and len(err.strip().splitlines()) == 1, err
     code, _, err = run(broker, "reset-offsets", "classic", "--all-topics", "--to-earliest", "--execute")
     assert code == 0, err
     assert set(committed(broker, "classic").values()) == {0}
@@ -152,6 +167,12 @@ def test_consumer_protocol_group_active_then_empty(broker):
     finally:
         consumer.close()
     assert wait_until(lambda: broker.group("kip848").state == "Empty", 30)
+    code, out, err = run(broker, "reset-offsets", "kip848", "--instance-id", "k-0", "--to-offset", "3", "-o", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(r["topic"], r["partition"], r["new"]) for r in doc["offsets"]] == [
+        (TOPIC, p, 3) for p in range(PARTITIONS)]
+    assert doc["assignment_source"][0]["source"] == "last", doc
     code, _, err = run(broker, "reset-offsets", "kip848", "--topic", TOPIC, "--to-offset", "2", "--execute")
     assert code == 0, err
     assert committed(broker, "kip848") == {(TOPIC, p): 2 for p in range(PARTITIONS)}

@@ -107,7 +107,7 @@ def test_a_bad_crc_is_reported_by_partition_and_offset_and_decoding_goes_on(tmp_
     got, expected = decode_both(bytes(data), tmp_path, monkeypatch, view="records", output="jsonl")
     assert got == expected and got[0] == 3
     err = capsys.readouterr().err
-    assert "kgroup: __consumer_offsets-7: offset 2: " in err and "CRC" in err  # no byte position
+    assert "kgroup decode-offsets: __consumer_offsets-7: offset 2: " in err and "CRC" in err  # no byte position
 
 
 class MovingTopicLog(SegmentTopicLog):
@@ -176,7 +176,7 @@ def test_paths_win_over_the_environments_bootstrap_server(tmp_path):
 def test_bad_address_exit_2_and_unreachable_cluster_exit_1_in_one_line():
     bad = invoke("--bootstrap-server", "nohost")
     assert bad.exit_code == 2 and bad.stderr.strip().splitlines() == [
-        "Error: bad bootstrap server 'nohost': expected HOST:PORT[,HOST:PORT...]"]
+        "kgroup decode-offsets: bad bootstrap server 'nohost': expected HOST:PORT[,HOST:PORT...]"]
     down = invoke("--bootstrap-server", "127.0.0.1:1", "--timeout", "1")
     assert down.exit_code == 1 and len(down.stderr.strip().splitlines()) == 1
     assert "connection refused by 127.0.0.1:1" in down.stderr

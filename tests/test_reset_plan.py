@@ -3,9 +3,9 @@
 import pytest
 
 from kgroup.errors import KgroupUsageError
-from kgroup.client.reset import (PartitionPlan, Target, active_members_error,
-                                 instance_partitions, parse_datetime_ms, parse_duration_ms,
-                                 parse_topic_selector, plan_partition, read_offsets_csv, write_offsets_csv)
+from kgroup.client.reset import (PartitionPlan, Target, active_members_error, parse_datetime_ms,
+                                 parse_duration_ms, parse_topic_selector, plan_partition, read_offsets_csv,
+                                 write_offsets_csv)
 from kgroup.client.model import MemberView
 
 
@@ -79,14 +79,9 @@ def test_selectors_durations_datetimes():
         parse_datetime_ms("yesterday")
 
 
-def test_instance_partitions_and_the_active_members_message():
+def test_the_active_members_message():
     members = [MemberView("m-1", "a", "c", "h", assignment=[{"topic": "t", "partitions": [0, 2]}]),
                MemberView("m-2", "b", "c", "h", assignment=[{"topic": "t", "partitions": [1]}]),
                MemberView("m-3", None, "c", "h", assignment=[{"topic": "t", "partitions": [3]}])]
-    assert instance_partitions(members, ["a"]) == {("t", 0), ("t", 2)}
-    with pytest.raises(KgroupUsageError, match="unknown --instance-id zz .*: a, b"):
-        instance_partitions(members, ["zz"])
-    with pytest.raises(KgroupUsageError, match="no members now.*--export.*--from-file"):
-        instance_partitions([], ["a"])
     message = active_members_error("g", "Stable", members)
     assert "is Stable, not Empty or Dead" in message and "(a, b, m-3)" in message

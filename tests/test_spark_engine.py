@@ -94,14 +94,14 @@ def test_problems_are_reported_as_the_local_engine_does(spark, dumps, view):
     local, remote = both("--view", view, "-o", "jsonl", dumps["damaged"])
     assert local.exit_code == 3
     lines = local.stderr.splitlines()
-    assert len(lines) == 5 and "byte " in lines[0] and lines[-1].startswith("kgroup: 4 problems;")
+    assert len(lines) == 5 and "byte " in lines[0] and lines[-1].startswith("kgroup decode-offsets: 4 problems;")
     assert_same(local, remote)
 
 
 def test_strict_stops_at_the_same_problem(spark, dumps):
     local, remote = both("--strict", "-o", "jsonl", dumps["damaged"])
     assert local.exit_code == 1
-    assert local.stderr.splitlines()[-1] == "kgroup: stopped at the first problem (--strict)"
+    assert local.stderr.splitlines()[-1] == "kgroup decode-offsets: stopped at the first problem (--strict)"
     assert_same(local, remote)
 
 
@@ -176,7 +176,7 @@ def test_auto_uses_spark_above_the_threshold(spark, dumps):
     result = run("--engine", "auto", "--spark-threshold", "1k", "--split-size", SPLIT, "--view", "state",
                  "-o", "json", dumps["clean"])
     assert result.exit_code == 0
-    assert result.stderr.startswith("kgroup: note: --engine auto: decoding with Spark (")
+    assert result.stderr.startswith("kgroup decode-offsets: note: --engine auto: decoding with Spark (")
     assert result.stdout == run("--view", "state", "-o", "json", dumps["clean"]).stdout
 
 
@@ -261,3 +261,18 @@ def test_both_engines_fail_a_dump_in_which_no_record_decodes(tmp_path, spark):
         assert local.exit_code == on_spark.exit_code == 1, (view, local.stderr, on_spark.stderr)
         assert "0 records decoded" in local.stderr
         assert local.stdout == on_spark.stdout and local.stderr == on_spark.stderr
+
+
+def test_a_file_that_is_not_an_offsets_partition_is_named_as_locally(spark, tmp_path):
+    """A normal topic's segment (serve and a producer) and a text file: one line each, exit 1, as the
+    local engine says it."""
+    from tests.test_decode_not_offsets import NOT_OFFSETS, normal_topic_segment
+
+    orders = normal_topic_segment(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\nthis is not a log segment\n")
+    for path in (orders, str(notes)):
+        local, remote = both("-o", "jsonl", path)
+        assert_same(local, remote)
+        assert local.exit_code == 1 and local.stderr.count(NOT_OFFSETS) == 1, local.stderr
+        assert len(local.stderr.splitlines()) == 2 and "Unknown record type" not in local.stderr

@@ -407,13 +407,13 @@ def test_engine_spark_without_spark_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "find_java", lambda: None)
     result = CliRunner().invoke(cli, ["decode-offsets", "--engine", "spark", "--family", "consumer", str(path)])
     assert result.exit_code == 1
-    assert result.stderr == ("Error: the Spark engine needs Java (17 or 21), which was not found: install it "
+    assert result.stderr == ("kgroup decode-offsets: the Spark engine needs Java (17 or 21), which was not found: install it "
                              "(for example apt-get install openjdk-17-jre-headless) or set JAVA_HOME, or use "
                              "--engine local\n")
     result = CliRunner().invoke(cli, ["decode-offsets", "--engine", "auto", "--spark-threshold", "1", "-o",
                                       "jsonl", "--family", "consumer", str(path)])
     assert result.exit_code == 0
-    assert result.stderr.startswith("kgroup: note: --engine auto: decoding locally although the input is ")
+    assert result.stderr.startswith("kgroup decode-offsets: note: --engine auto: decoding locally although the input is ")
     assert len(result.stdout.splitlines()) > 5
 
 
@@ -462,4 +462,4 @@ def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatc
     local = CliRunner().invoke(cli, ["decode-offsets", "-o", "json", missing])
     assert (spark.exit_code, spark.stdout, spark.stderr) == (local.exit_code, local.stdout, local.stderr)
     assert local.exit_code == 1
-    assert local.stderr.startswith(f"kgroup: {missing}: no such file or directory\n")
+    assert local.stderr.startswith(f"kgroup decode-offsets: {missing}: no such file or directory\n")

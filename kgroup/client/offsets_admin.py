@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from kgroup.client.groups import committed_offsets, describe_groups, group_exists, log_end_offsets
 from kgroup.client.model import GroupView
-from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error,
-                                 instance_partitions, plan_partition)
+from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
+from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, plan_partition
 from kgroup.client.wire import ClusterClient, error_name
 from kgroup.errors import KgroupError, KgroupUsageError
 
@@ -27,14 +27,18 @@ class ResetReport:
     state: str
     executed: bool
     offsets: list[PartitionPlan] = field(default_factory=list)
+    instances: list[InstanceAssignment] | None = None   # --instance-id: where each one's partitions came from
 
     @property
     def failed(self) -> int:
         return sum(1 for p in self.offsets if p.error)
 
     def to_json(self) -> dict:
-        return {"group": self.group, "state": self.state, "executed": self.executed,
-                "offsets": [p.to_json() for p in self.offsets]}
+        doc = {"group": self.group, "state": self.state, "executed": self.executed}
+        if self.instances is not None:
+            doc["assignment_source"] = [i.to_json() for i in self.instances]
+        doc["offsets"] = [p.to_json() for p in self.offsets]
+        return doc
 
 
 def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str]:
@@ -99,7 +103,8 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     state = view.state if exists else "Dead"
     if execute and exists and state not in INACTIVE_STATES:
         raise KgroupError(active_members_error(group, state, view.members))
-    owned = instance_partitions(view.members, instance_ids) if instance_ids else None
+    instances = instance_assignments(client, view, instance_ids) if instance_ids else None
+    owned = {tp for i in instances for tp in i.partitions} if instances is not None else None
     committed = committed_offsets(client, group, view.coordinator) if exists else {}
     partitions, missing = select_partitions(client, selectors, all_topics, committed, file_offsets, owned)
     if not partitions and not missing:
@@ -113,7 +118,7 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
                             file_offset=(file_offsets or {}).get((t, p)))
              for t, p in partitions]
     plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
-    report = ResetReport(group, state, execute, plans)
+    report = ResetReport(group, state, execute, plans, instances)
     if execute:
         commit_plan(client, group, view.coordinator, [p for p in plans if not p.error])
     return report

@@ -169,21 +169,6 @@ def plan_partition(topic: str, partition: int, target: Target, current: int | No
     return plan
 
 
-def instance_partitions(members, instance_ids) -> set[tuple[str, int]]:
-    """Partitions owned by the members with these group.instance.ids (MemberView-like: `.static`,
-    `.group_instance_id`, `.partitions()`); an id the group does not know is a usage error."""
-    by_instance = {m.group_instance_id: m for m in members if m.static}
-    unknown = [i for i in instance_ids if i not in by_instance]
-    if unknown and not members:
-        raise KgroupUsageError(f"--instance-id {', '.join(unknown)}: the group has no members now, so no "
-                               "assignment to read; plan with --instance-id ... --export while they run, then "
-                               "reset with --from-file once the group is Empty")
-    if unknown:
-        known = ", ".join(sorted(by_instance)) or "none"
-        raise KgroupUsageError(f"unknown --instance-id {', '.join(unknown)} (the group's static members: {known})")
-    return {tp for i in instance_ids for tp in by_instance[i].partitions()}
-
-
 def active_members_error(group: str, state: str, members) -> str:
     """Kafka's rule for committing as an admin (ConsumerGroupCommand: the group must be inactive),
     as one line naming who is still in the group."""

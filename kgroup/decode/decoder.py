@@ -192,6 +192,52 @@ class RowDecoder:
                           error=message, key_bytes=rec.key, value_bytes=rec.value)
 
 
+# Record types below this are taken for a coordinator's (Kafka's use a few dozen): an unknown one is
+# a newer Kafka's record, not another topic's key.
+PLAUSIBLE_RECORD_TYPES = 256
+NOT_OFFSETS_LOG = "not a __consumer_offsets or __worker_offsets partition"
+
+
+class ForeignLogCheck:
+    """Tells a file that is not a coordinator partition (a normal topic's segment, a text file) by
+    its start, so it is named in one line instead of one problem per record. Only for paths that do
+    not name __consumer_offsets or __worker_offsets: a file that says it is one is decoded whatever
+    it holds, every problem reported."""
+
+    def __init__(self, segment: SegmentFile, family: str | None):
+        self.active = resolve_family(segment, None) is None
+        self.family = family or "consumer"
+
+    def batch_error(self, error: BatchError) -> str | None:
+        """The message for a file with no record batch at its start (None: report `error` as it is).
+        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead."""
+        if not self.active or error.position != 0 or error.recoverable:
+            return None
+        self.active = False
+        return f"{NOT_OFFSETS_LOG}: no record batch at its start ({error.message})"
+
+    def first_batch(self, batch) -> str | None:
+        """The message when the file's first data batch holds no group-coordinator key; checked once."""
+        if not self.active or batch.is_control:
+            return None
+        self.active = False
+        if any(self._coordinator_key(rec.key) for rec in batch.records):
+            return None
+        return (f"{NOT_OFFSETS_LOG}: no record of its first batch (offset {batch.base_offset}) has a "
+                f"group-coordinator key (another topic's segment?); not read further")
+
+    def _coordinator_key(self, key) -> bool:
+        if key is None:
+            return False
+        try:
+            decode_key(bytes(key), self.family)
+        except UnknownRecordType as exc:
+            return 0 <= exc.record_type < PLAUSIBLE_RECORD_TYPES
+        except (RecordDecodeError, ValueError, IndexError):
+            return False
+        return True
+
+
 def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog, *, progress=None,
                  decode=True):
     """Yield (batch, rows) for every batch of one segment file (or "-", stdin); problems go to `problems`.
@@ -202,13 +248,19 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
     """
     decoder = RowDecoder(segment, family, problems)
     path = segment.path
+    foreign = ForeignLogCheck(segment, family)
 
     def on_error(err: BatchError):
-        if isinstance(err, TrailingBytes):
+        message = foreign.batch_error(err)
+        if isinstance(err, TrailingBytes):  # kafka-dump-log's text says it whatever the file is
             problems.trailing_bytes[path] = (err.position, err.count)
-        problems.add(path, err.position, None, err.message)
+        problems.add(path, err.position, None, message or err.message)
 
     for batch in iter_segment(path, on_error=on_error, lean=not decode):
+        message = foreign.first_batch(batch)
+        if message is not None:
+            problems.add(path, batch.position, None, message)
+            return
         if progress is not None:
             progress(batch.position + batch.size)
         yield batch, decoder.rows(batch) if decode else batch.records

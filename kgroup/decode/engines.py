@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
-from kgroup.writers import note
 
 from . import run
 from .decoder import ProblemLog
 from .inputs import STDIN, OptionError, resolve_inputs
 from .out_dir import open_output_file, prepare_out_dir
+from .outcome import note
 
 def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
     from .spark.plan import parse_size

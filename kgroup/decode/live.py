@@ -26,11 +26,10 @@ from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch, CrcMismatch, TrailingBytes
 from kgroup.records.partitioning import partition_for
 from kgroup.records.segment import FAMILIES, SegmentFile
-from kgroup.writers import note
 
 from .decoder import ProblemLog, RowDecoder
 from .inputs import Input, RowFilter, apply_cutoffs, normalize_types
-from .outcome import run_decode
+from .outcome import note, run_decode
 from .run import make_sink
 
 TOPIC_OF_FAMILY = {family: topic for topic, family in FAMILIES.items()}

@@ -13,9 +13,16 @@ import os
 import sys
 
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL
-from kgroup.writers import note
 
 from .decoder import ProblemLog, StrictModeStop
+
+#: How every line decode-offsets writes on stderr starts, as the other commands' `kgroup COMMAND: ...`.
+PREFIX = "kgroup decode-offsets: "
+
+
+def note(text: str, stream=None) -> None:
+    """One line on stderr: a problem, a note, a summary."""
+    (stream or sys.stderr).write(f"{PREFIX}{text}\n")
 
 
 def exit_status(problems: ProblemLog) -> int:

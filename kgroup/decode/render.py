@@ -20,7 +20,7 @@ from .decoder import key_group
 RECORD_COLUMNS = ["file", "partition", "offset", "timestamp", "type", "key_version", "value_version",
                   "producer_id", "transactional", "group", "topic", "topic_partition", "member_id",
                   "key", "value", "marker", "coordinatorEpoch", "error", "key_hex", "value_hex"]
-TABLE_HEADERS = ["OFFSET", "TIME", "TYPE", "GROUP", "KEY", "VALUE"]
+TABLE_HEADERS = ["PARTITION", "OFFSET", "TIME", "TYPE", "GROUP", "KEY", "VALUE"]
 
 
 def row_json(row) -> dict:
@@ -102,11 +102,14 @@ def csv_row(row) -> dict:
 
 
 def table_row(row) -> list:
+    """PARTITION is the coordinator topic's partition the record is in ("-" where the path does not
+    say, as for stdin): a log directory's partitions are printed one after the other."""
+    partition = "-" if row.partition is None else row.partition
     time = iso_ms(row.timestamp)
     if row.kind == "control":
-        return [row.offset, time, "control", "", f"producer {row.producer_id}", row.marker]
+        return [partition, row.offset, time, "control", "", f"producer {row.producer_id}", row.marker]
     if row.kind == "error":
-        return [row.offset, time, "error", "", "", short(row.error)]
+        return [partition, row.offset, time, "error", "", "", short(row.error)]
     key = key_to_json(row.key)
     group = key_group(key, "")
     detail = ""
@@ -114,7 +117,7 @@ def table_row(row) -> list:
         detail = f"{key['topic']}-{key['partition']}"
     elif "memberId" in key:
         detail = key["memberId"]
-    return [row.offset, time, row.type_name, group, detail, value_summary(row)]
+    return [partition, row.offset, time, row.type_name, group, detail, value_summary(row)]
 
 
 def value_summary(row) -> str:

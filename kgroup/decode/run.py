@@ -12,13 +12,13 @@ import gc
 import os
 import sys
 
-from kgroup.writers import Progress, note
+from kgroup.writers import Progress
 
 from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
 from .fast_rows import FastDumpLog, FastJsonl
 from .inputs import RowFilter, family_overrides, iter_input, normalize_types, resolve_inputs
-from .outcome import run_decode
+from .outcome import note, run_decode
 from .render import JsonlLines, RowWriter, renderer
 from .render_state import render_state
 from .state import OffsetsState

@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 
 from kgroup.errors import KgroupError
-from kgroup.writers import note
 
 from .. import run
 from ..decoder import ProblemLog
 from ..inputs import STDIN, RowFilter, normalize_types, resolve_inputs
 from ..out_dir import open_output_file, prepare_out_dir
-from ..outcome import run_decode
+from ..outcome import note, run_decode
 from ..render import PAYLOADS, RowWriter
 from ..render_state import render_state
 from ..state import OffsetsState
@@ -83,39 +83,115 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
         prepare_out_dir(out)
 
     def body() -> int:
-        spark_failed = False
         inputs = resolve_inputs(paths, family, problems)
         tasks = plan_tasks(inputs, split_bytes, until_offset)
-        try:
-            spark, created = get_session(master, spark_conf)
-        except SparkUnavailable as exc:
-            raise KgroupError(str(exc)) from None
-        if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
-            # rows travel through the JVM to the driver: keep each task's share small
-            tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
         tally = _Tally(problems, tasks)
+        spark, ours, keep_log = None, True, False  # the log is kept when an error names it
+        interrupts = _Interrupts()
+        interrupts.install()
         try:
+            try:
+                spark, ours = get_session(master, spark_conf)
+            except SparkUnavailable as exc:
+                keep_log = True
+                raise KgroupError(str(exc)) from None
+            interrupts.install()
+            if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
+                # rows travel through the JVM to the driver: keep each task's share small
+                tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
+                tally = _Tally(problems, tasks)
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
                           until_offset=until_offset, until_ms=until_time, out=out)
             except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
+                interrupts.check()  # jobs cancelled by an interrupt: not a failure
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
                     raise
-                spark_failed = True
-                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}{jvm_log_hint(jvm_log_file())} "
-                                  f"(Spark's log: {jvm_log_file()})") from None
+                keep_log = True
+                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}"
+                                  f"{jvm_log_hint(jvm_log_file())} (Spark's log: {jvm_log_file()})") from None
+            interrupts.check()
         finally:
-            if created:
-                with contextlib.suppress(Exception):  # a JVM that died has nothing left to stop
-                    spark.stop()
-                if tally.spool is not None:  # tasks cancelled early may have written on after the cleanup
-                    shutil.rmtree(tally.spool, ignore_errors=True)
-                if not spark_failed:  # kept when the job failed: the error names it
-                    with contextlib.suppress(OSError):
-                        os.remove(jvm_log_file())
+            interrupts.restore()
+            if ours:  # a session found running is its owner's to stop, and its log theirs
+                _clean_up(spark, tally.spool, None if keep_log else jvm_log_file())
         return tally.batches
 
     return run_decode(problems, body)
+
+
+def _clean_up(spark, spool: str | None, log: str | None) -> None:
+    """Stop the session this run started and remove the row spool and the JVM's log: after the run,
+    an interrupt, or a session that never got going (its JVM may have written the log already)."""
+    if spark is not None:
+        with contextlib.suppress(Exception):  # a JVM that died has nothing left to stop
+            spark.stop()
+    if spool is not None:  # tasks cancelled early may have written on after the cleanup
+        shutil.rmtree(spool, ignore_errors=True)
+    if log is not None:
+        with contextlib.suppress(OSError):
+            os.remove(log)
+
+
+class _Interrupts:
+    """SIGINT (KeyboardInterrupt, exit 130) and SIGTERM (exit 143; by default it would end the process
+    with no cleanup at all) unwind the run through `_clean_up`.
+
+    pyspark's SparkContext puts its own SIGINT handler in place, so `install` is called again once
+    the session exists. A signal can land in a py4j finalizer, where Python drops what the handler
+    raises (and would print a traceback): the handler also cancels the running jobs, `check` raises
+    again when the job ends, and neither that traceback nor py4j's log of the cut call is printed."""
+
+    def __init__(self):
+        self.seen: list[int] = []
+        self.previous: dict = {}
+        self.unraisable_hook = None
+
+    def install(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous.setdefault(sig, signal.signal(sig, self._handler))
+            if self.unraisable_hook is None:
+                self.unraisable_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, old in self.previous.items():
+            signal.signal(sig, old)
+        if self.unraisable_hook is not None:
+            sys.unraisablehook = self.unraisable_hook
+        if self.seen:
+            import logging
+
+            logging.disable(logging.NOTSET)
+
+    def _unraisable(self, unraisable) -> None:
+        if not (self.seen and isinstance(unraisable.exc_value, (KeyboardInterrupt, SystemExit))):
+            self.unraisable_hook(unraisable)
+
+    def check(self) -> None:
+        import signal
+
+        if self.seen:
+            if self.seen[0] == signal.SIGTERM:
+                raise SystemExit(128 + signal.SIGTERM)
+            raise KeyboardInterrupt
+
+    def _handler(self, signum, frame):
+        import logging
+
+        self.seen.append(signum)
+        logging.disable(logging.CRITICAL)  # py4j logs the call the interrupt cut short, with its traceback
+        with contextlib.suppress(Exception):
+            from pyspark import SparkContext
+
+            if SparkContext._active_spark_context is not None:  # noqa: SLF001 - pyspark's own handler does this
+                SparkContext._active_spark_context.cancelAllJobs()  # noqa: SLF001
+        self.check()
 
 
 def jvm_log_hint(log: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch, BatchError
-from kgroup.decode.decoder import Problem, ProblemLog, RowDecoder
+from kgroup.decode.decoder import ForeignLogCheck, Problem, ProblemLog, RowDecoder
 from kgroup.records.segment import SegmentFile
 
 
@@ -48,6 +48,8 @@ class RangeReader:
         task, log, summary = self.task, self._log, self.summary
         segment = SegmentFile(task.path, task.topic, task.partition, task.base_offset)
         decoder = RowDecoder(segment, task.family, log)
+        foreign = ForeignLogCheck(segment, task.family)
+        foreign.active = foreign.active and task.start == 0  # the file's start is in this range
         until_offset, until_time = self.until_offset, self.until_time
         try:
             f = open(task.path, "rb", buffering=0)
@@ -59,8 +61,13 @@ class RangeReader:
             try:
                 for event in scan(f, task.path, task.start, task.end):
                     if not isinstance(event, Batch):
-                        self._batch_error(event)
+                        self._batch_error(event, foreign.batch_error(event))
                         continue
+                    message = foreign.first_batch(event)
+                    if message is not None:
+                        log.add(task.path, event.position, None, message)
+                        summary.stops_file = True
+                        break
                     rows = decoder.rows(event)
                     if until_offset is not None and event.base_offset > until_offset:
                         summary.stops_file = True
@@ -77,7 +84,7 @@ class RangeReader:
                 summary.stops_file = True
         summary.records_ok = log.records_ok
 
-    def _batch_error(self, err: BatchError) -> None:
-        self._log.add(self.task.path, err.position, None, err.message)
+    def _batch_error(self, err: BatchError, message: str | None = None) -> None:
+        self._log.add(self.task.path, err.position, None, message or err.message)
         if not err.recoverable:
             self.summary.stops_file = True

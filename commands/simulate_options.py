@@ -1,0 +1,58 @@
+"""Which `kgroup simulate` options apply to which scenario: one table, checked before a run.
+
+An option the scenario would ignore (`rolling-bounce --remove-members`) or a value it cannot take
+(`duplicate-instance --membership dynamic`: a duplicate needs a group.instance.id) is a usage error,
+so a user never reads a result that silently left out what they asked for. A new option goes into
+COMMON (every scenario) or into the rows of the scenarios it applies to; `test_sim_options` fails
+for an option found in neither.
+"""
+
+from __future__ import annotations
+
+ANY = None  # every value of the option applies
+
+# Options every consumer-group scenario honours (click parameter names).
+COMMON = frozenset({"output", "members", "topics", "assignor", "server_assignor", "session_timeout_ms",
+                    "rebalance_timeout_ms", "heartbeat_interval_ms", "initial_rebalance_delay_ms", "sort_by",
+                    "seed", "show_events", "plot_path", "wire_heartbeats"})
+
+_ROLL = {"membership": ANY, "protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
+         "compare": ("membership", "assignor", "protocol")}
+_KIP345 = {"protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY, "compare": ("assignor", "protocol")}
+_PROTOCOL_ROLL = {"membership": ANY, "migration_policy": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
+                  "compare": ("membership", "assignor")}
+
+# scenario -> {option: the values it takes there (ANY: all)}, beside COMMON.
+SCENARIO_OPTIONS: dict[str, dict[str, tuple | None]] = {
+    "rolling-bounce": _ROLL,
+    "upgrade": _KIP345,              # dynamic -> static: sets the membership itself
+    "downgrade": _KIP345,            # static -> dynamic
+    "leader-bounce": {"membership": ANY, "protocol": ANY, "restart_ms": ANY,
+                      "order": ANY,  # a consumer group has no leader: the first member in --order
+                      "compare": ("membership", "assignor", "protocol")},
+    "crash": {**_ROLL, "count": ANY},
+    "scale-down": {"membership": ANY, "protocol": ANY, "order": ANY, "count": ANY, "remove_members": ANY,
+                   "compare": ("membership", "assignor", "protocol", "removal")},
+    "scale-up": {"membership": ANY, "protocol": ANY, "count": ANY, "compare": ("membership", "assignor", "protocol")},
+    "duplicate-instance": {"membership": ("static",), "protocol": ANY, "compare": ("assignor", "protocol")},
+    "upgrade-protocol": _PROTOCOL_ROLL,    # classic -> consumer: sets the protocol itself
+    "downgrade-protocol": _PROTOCOL_ROLL,
+}
+
+
+def inapplicable(scenario: str, given: dict, flags: dict) -> str | None:
+    """The first option in `given` (name -> value, only those the user gave) that `scenario` does
+    not take, as one line naming the option and the scenario; None when all apply. `flags` names
+    each option as typed (`remove_members` -> `--remove-members`)."""
+    row = SCENARIO_OPTIONS[scenario]
+    for name, value in given.items():
+        if name in COMMON:
+            continue
+        flag = flags.get(name, name)
+        if name not in row:
+            takers = [s for s, options in SCENARIO_OPTIONS.items() if name in options]
+            return f"{flag} does not apply to {scenario} (it applies to {', '.join(takers)})"
+        allowed = row[name]
+        if allowed is not ANY and value not in allowed:
+            return f"{flag} {value} does not apply to {scenario} (it takes {' or '.join(allowed)})"
+    return None

@@ -1,0 +1,46 @@
+"""Issue 17's rough edges held for every cluster command, not only the one a first test used: the
+usage errors past parsing exit 2 in one line, and a refused connection is said at once (except by
+`wait`, which rides out a restarting broker)."""
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from kgroup.commands.cli import cli
+
+COMMANDS = {
+    "list": [], "describe": ["g"], "remove-members": ["g", "--instance-id", "x"],
+    "reset-offsets": ["g", "--all-topics", "--to-earliest"], "delete-offsets": ["g", "--topic", "t"],
+    "delete": ["g"], "wait": ["g", "--state", "Empty"], "decode-offsets": [],
+}
+USAGE_ERRORS = [
+    ([], "no bootstrap server"),
+    (["--bootstrap-server", "nohost"], "bad bootstrap server 'nohost': expected HOST:PORT"),
+    (["--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent.properties"],
+     "/nonexistent.properties: no such file"),
+]
+
+
+def run(command, *args):
+    return CliRunner().invoke(cli, [command, *COMMANDS[command], *args], env={"KGROUP_BOOTSTRAP_SERVER": ""})
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("args, message", USAGE_ERRORS)
+def test_usage_errors_exit_2_in_one_line_everywhere(command, args, message):
+    result = run(command, *args)
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(f"kgroup {command}: "), result.stderr
+    if command == "decode-offsets" and not args:
+        message = "give PATH... (segment files, partition or log directories, - for stdin) or --bootstrap-server"
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize("command", sorted(set(COMMANDS) - {"wait"}))
+def test_a_refused_connection_is_said_at_once_everywhere(command):
+    started = time.monotonic()
+    result = run(command, "--bootstrap-server", "127.0.0.1:1", "--timeout", "30")
+    assert result.exit_code == 1
+    assert result.stderr == f"kgroup {command}: connection refused by 127.0.0.1:1: no Kafka broker listens there\n"
+    assert time.monotonic() - started < 10   # not after --timeout

@@ -1,0 +1,52 @@
+"""An interrupted `decode-offsets --engine spark` (SIGINT or SIGTERM, while the JVM starts or while the
+job runs) removes the JVM's log file and the rows' spool directory, as a finished run does."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kgroup.decode.spark.session import unavailable_reason
+from tests.test_spark_plan import write_mixed_dump
+
+REASON = unavailable_reason()
+pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]
+
+
+def ours(tmp):
+    return sorted(name for name in os.listdir(tmp) if name.startswith("kgroup-spark"))
+
+
+@pytest.mark.parametrize("sig, when, code", [(signal.SIGTERM, "kgroup-spark-", 143),
+                                             (signal.SIGINT, "kgroup-spark-rows-", 130)])
+def test_an_interrupted_spark_run_leaves_no_log_or_spool(tmp_path, sig, when, code):
+    """SIGTERM as soon as the JVM's log exists (Spark starting), SIGINT once the rows' spool exists
+    (the job running)."""
+    segment_dir = tmp_path / "__consumer_offsets-3"
+    segment_dir.mkdir()
+    write_mixed_dump(segment_dir / "00000000000000000000.log", rounds=3000)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kgroup.commands.cli import main; main()", "decode-offsets",
+         "--engine", "spark", "--master", "local[1]", "--split-size", "2000", "-o", "jsonl", str(segment_dir)],
+        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not any(name.startswith(when) for name in ours(tmp)):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "Spark did not get that far in 180 s"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err.decode()
+    assert ours(tmp) == [], err.decode()
+    assert all(line.startswith("kgroup decode-offsets: ") for line in err.decode().splitlines()), err.decode()
+    if sig == signal.SIGINT:
+        assert err.decode().endswith("kgroup decode-offsets: interrupted\n")
