@@ -19,7 +19,7 @@ COMMON = frozenset({"output", "members", "topics", "assignor", "server_assignor"
 _ROLL = {"membership": ANY, "protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
          "compare": ("membership", "assignor", "protocol")}
 _KIP345 = {"protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY, "compare": ("assignor", "protocol")}
-_PROTOCOL_ROLL = {"membership": ANY, "migration_policy": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
+_PROTOCOL_ROLL = {"membership": ANY, "migration_policy": ANY, "add_topic": ANY, "topic_regex": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
                   "compare": ("membership", "assignor")}
 
 # scenario -> {option: the values it takes there (ANY: all)}, beside COMMON.

@@ -255,9 +255,6 @@ def run_scenario(scenario: str, params: SimParams) -> SimResult:
     if scenario not in SCENARIOS:
         raise ParameterError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     params.validate()
-    if scenario not in PROTOCOL_ROLLS and (params.add_topic or params.topic_regex):
-        raise ParameterError("--add-topic and --topic-regex apply to upgrade-protocol and "
-                             "downgrade-protocol only")
     run = Run(params, scenario)
     static = params.membership == "static"
     membership = params.membership
