@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, output_option
@@ -59,7 +61,9 @@ def _ms(help_text):
 @click.option("--until-ms", type=click.IntRange(min=0), default=None,
               help="Run to this virtual time even if settled (default: stop when settled).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every step (table output).")
-def simulate_connect(case, output, show_events, **options):
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
+              help="Draw the assignment over time (needs matplotlib: pip install 'kgroup[plot]').")
+def simulate_connect(case, output, show_events, plot_path, **options):
     """Run Connect workers (ConnectGroupHeartbeat/Prepare/Install, the incremental cooperative
     assignor) against kgroup's coordinator in virtual time.
 
@@ -67,7 +71,7 @@ def simulate_connect(case, output, show_events, **options):
     assigner-selection, connector-change, or custom (no preset). Any option given replaces that
     part of the preset.
 
-    Exit codes: 0 ok, 1 the scenario cannot run, 2 usage.
+    Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """
     from kgroup.sim.connect import run
     from kgroup.sim.connect_params import UsageError, resolve
@@ -75,15 +79,33 @@ def simulate_connect(case, output, show_events, **options):
         params = resolve(case, **options)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
+    if plot_path:
+        from kgroup.sim.plot import check_target
+        with _plot_errors():
+            check_target(plot_path)
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
         raise click.ClickException(f"{case}: {exc}") from exc
+    if plot_path:
+        from kgroup.sim.connect_plot import plot_connect
+        with _plot_errors():
+            plot_connect(document, plot_path, params)
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json(document)
         return
     _print_table(document, show_events)
+
+
+@contextmanager
+def _plot_errors():
+    """--plot's failures (no matplotlib, a file type or path it cannot write) are one line, exit 1."""
+    from kgroup.sim.plot import PlotUnavailable
+    try:
+        yield
+    except PlotUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _items(item_set: dict) -> str:
