@@ -17,7 +17,7 @@ from .connect import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMEN
                       ConnectGroupPrepareAssignmentResponse, ConnectGroupSetConnectorsResponse, PreparedMember,
                       connector_items, connectors_and_tasks, items_of)
 from .connect_fencing import abandon_computation
-from .connect_group import ConnectGroup
+from .connect_group import ConnectGroup, journaled
 from .connect_selection import assignor_of, selected_assignor
 
 
@@ -25,7 +25,7 @@ def _assigner_problem(coord, request, answer):
     """Steps shared by Prepare and Install: (group, None) or (None, error reply)."""
     if not request.group_id or not request.member_id or request.member_epoch < 0:
         return None, coord.done_reply(answer(INVALID_REQUEST, "GroupId, MemberId or MemberEpoch is invalid."))
-    group = coord.get_group(request.group_id)
+    group = journaled(coord, coord.get_group(request.group_id))
     if group is None or group.group_type != ConnectGroup.group_type:
         return None, coord.done_reply(answer(GROUP_ID_NOT_FOUND, None))
     member = group.members.get(request.member_id)

@@ -102,6 +102,25 @@ class ConnectGroup:
         return connector_items(self.connectors) - assigned
 
 
+def journaled(coord, group):
+    """``group``, saved once in the open operation (copy on first write, as consumer groups do) so
+    that a host that cannot write its ``__worker_offsets`` records reverts the whole change."""
+    undo = coord.undo
+    if group is not None and group.group_type == ConnectGroup.group_type and undo.first_change(("connect", id(group))):
+        from copy import deepcopy
+        state = {name: deepcopy(getattr(group, name)) for name in _SAVED}
+        undo.push(_restore, group, state)
+    return group
+
+
+_SAVED = tuple(name for name in ConnectGroup.__slots__ if name not in ("group_id", "listener", "undo"))
+
+
+def _restore(group: ConnectGroup, state: dict) -> None:
+    for name, value in state.items():
+        setattr(group, name, value)
+
+
 def session_timer_key(group_id: str, member_id: str) -> tuple:
     return ("connect-session", group_id, member_id)
 
