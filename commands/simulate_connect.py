@@ -108,11 +108,8 @@ def _plot_errors():
         raise click.ClickException(str(exc)) from exc
 
 
-def _items(item_set: dict) -> str:
-    return ",".join(item_set["connectors"] + item_set["tasks"]) or "-"
-
-
 def _print_table(document: dict, show_events: bool) -> None:
+    from kgroup.coordinator.connect import items_text as _items
     from kgroup.writers import table
     final = document["final"]
     click.echo(f"{document['scenario']}: group epoch {document['group_epoch_start']} -> "

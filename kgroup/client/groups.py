@@ -20,11 +20,11 @@ class ListedGroup:
     state: str
     protocol_type: str
     group_type: str
-    coordinator: Coordinator
+    coordinator: Coordinator | None      # None: listed offline, from a dump
 
     def to_json(self) -> dict:
         return {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
-                "type": self.group_type, "coordinator": self.coordinator.to_json()}
+                "type": self.group_type, "coordinator": self.coordinator.to_json() if self.coordinator else None}
 
 
 def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]:

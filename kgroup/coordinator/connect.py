@@ -177,6 +177,19 @@ def item_order(item) -> tuple:
     return (1, item.connector, item.task) if isinstance(item, TaskId) else (0, item, 0)
 
 
+def item_set(items) -> dict:
+    """Items as kgroup shows them (simulate connect's and describe's JSON): {"connectors": [names],
+    "tasks": ["A-1", ...]}, each sorted (tasks by connector, then number)."""
+    ordered = sorted(items, key=item_order)
+    return {"connectors": [i for i in ordered if isinstance(i, str)],
+            "tasks": [str(i) for i in ordered if not isinstance(i, str)]}
+
+
+def items_text(shown: dict) -> str:
+    """An ``item_set`` in a table cell: "A,B,A-1,B-1", or "-" for none."""
+    return ",".join(shown["connectors"] + shown["tasks"]) or "-"
+
+
 def items_of(assignment: ConnectorsAndTasks | None) -> frozenset:
     if assignment is None:
         return frozenset()

@@ -29,7 +29,7 @@ def _items(item_set: dict) -> tuple:
 def seeded(params) -> dict:
     """What the seeded workers of ``params`` (ConnectParams) run at t=0: {W: items}. The document's
     steps start at the first event, so a seed is known only from the parameters."""
-    from kgroup.sim.connect import item_set
+    from kgroup.coordinator.connect import item_set
     from kgroup.sim.connect_params import parse_item
     if params is None or params.initial_epoch is None:
         return {}
