@@ -14,7 +14,6 @@ from helpers.connect_wire import settle_one_worker
 from helpers.offsets import commit_request
 
 from kgroup.commands.cli import cli
-from kgroup.coordinator.connect import ConnectGroupSetConnectors
 from kgroup.records.writer import encode_batch
 from kgroup.server.harness import ThreadedBroker
 from kgroup.sim.connect import run
@@ -34,8 +33,7 @@ def serve_dump(tmp_path_factory):
     logs = tmp_path_factory.mktemp("dump") / "logs"
     broker = ThreadedBroker(logs, topics=[("t", 1)])
     try:
-        broker.run(lambda: broker.broker.groups.coord.handle(ConnectGroupSetConnectors("cc", {"A": 1, "B": 2})))
-        settle_one_worker(broker)
+        settle_one_worker(broker, connectors={"A": 1, "B": 2})
         ctx = SimpleNamespace(client_id="c", client_host="/127.0.0.1")
 
         async def commit():

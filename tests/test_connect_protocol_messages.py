@@ -1,4 +1,4 @@
-"""kgroup.protocol's Connect messages (experimental API keys 1000-1002) round-trip through kafka-python."""
+"""kgroup.protocol's Connect messages (experimental API keys 1000-1003) round-trip through kafka-python."""
 
 import pytest
 
@@ -27,7 +27,8 @@ def test_heartbeat_request_and_response_round_trip():
 
 @pytest.mark.parametrize("cls, key", [
     (P.ConnectGroupHeartbeatRequest, 1000), (P.ConnectGroupPrepareAssignmentRequest, 1001),
-    (P.ConnectGroupInstallAssignmentRequest, 1002), (P.ConnectGroupInstallAssignmentResponse, 1002)])
+    (P.ConnectGroupInstallAssignmentRequest, 1002), (P.ConnectGroupInstallAssignmentResponse, 1002),
+    (P.ConnectGroupSetConnectorsRequest, 1003), (P.ConnectGroupSetConnectorsResponse, 1003)])
 def test_api_keys_are_kgroups_own(cls, key):
     assert cls.API_KEY == key
 
@@ -37,3 +38,10 @@ def test_prepare_response_carries_the_connector_set():
     _round_trip(resp, throttle_time_ms=0, error_code=0, error_message=None, group_epoch=2,
                 assignor_name="incremental-cooperative", members=[],
                 connectors=[resp.Connector(name="A", tasks=2)])
+
+
+def test_set_connectors_request_and_response_round_trip():
+    req = P.ConnectGroupSetConnectorsRequest
+    _round_trip(req, group_id="cc", connectors=[req.Connector(name="A", tasks=2), req.Connector(name="B", tasks=1)])
+    _round_trip(P.ConnectGroupSetConnectorsResponse, throttle_time_ms=0, error_code=0, error_message=None,
+                group_epoch=4)

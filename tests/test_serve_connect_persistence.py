@@ -14,14 +14,9 @@ from kgroup.records import partition_for
 from kgroup.server.harness import ThreadedBroker
 
 
-def set_connectors(broker, connectors, group="cc"):
-    broker.run(lambda: broker.broker.groups.coord.handle(ConnectGroupSetConnectors(group, connectors)))
-
-
 def test_a_worker_group_survives_a_restart(tmp_path):
     broker = ThreadedBroker(tmp_path / "logs")
     try:
-        set_connectors(broker, {"A": 1})
         epoch = settle_one_worker(broker)
     finally:
         broker.stop()
@@ -44,7 +39,6 @@ def test_the_records_sit_on_the_group_s_worker_offsets_partition(tmp_path):
     logs = tmp_path / "logs"
     broker = ThreadedBroker(logs, config={"offsets.topic.num.partitions": "3"})
     try:
-        set_connectors(broker, {"A": 1})
         settle_one_worker(broker)
     finally:
         broker.stop()

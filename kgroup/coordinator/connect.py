@@ -9,7 +9,8 @@ These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the ha
 
 Kafka never allocated API keys or the draft's two new error codes: kgroup numbers them far above
 Kafka's own (API keys 1000-1002, COMPUTE_ASSIGNMENT 1000, INVALID_ASSIGNMENT 1001) so no future
-Kafka number collides; the other errors are Kafka's codes.
+Kafka number collides; the other errors are Kafka's codes. kgroup's ConnectGroupSetConnectors
+(the connector set, which the draft carries in no API) is key 1003.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kgroup.kafka_errors import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALI
 CONNECT_GROUP_HEARTBEAT = 1000
 CONNECT_GROUP_PREPARE_ASSIGNMENT = 1001
 CONNECT_GROUP_INSTALL_ASSIGNMENT = 1002
-SET_CONNECTORS = "ConnectGroupSetConnectors"     # kgroup-only operation: no wire key
+SET_CONNECTORS = 1003          # ConnectGroupSetConnectors: kgroup's own operation (the draft has none)
 
 COMPUTE_ASSIGNMENT = 1000
 INVALID_ASSIGNMENT = 1001
@@ -154,7 +155,7 @@ class ConnectGroupInstallAssignmentResponse:
 @dataclass(frozen=True, slots=True)
 class ConnectGroupSetConnectors:
     """kgroup-only: the Connect config topic's connectors (name -> task count) for the group."""
-    API_KEY: ClassVar[str] = SET_CONNECTORS
+    API_KEY: ClassVar[int] = SET_CONNECTORS
     group_id: str
     connectors: dict
 

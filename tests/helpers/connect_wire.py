@@ -1,5 +1,5 @@
-"""Connect worker groups over the wire (kgroup's experimental keys): request builders against a
-ThreadedBroker, and a one-worker group settled through Heartbeat, Prepare and Install."""
+"""Connect worker groups over the wire (kgroup's experimental keys 1000-1003): request builders against
+a ThreadedBroker, and a one-worker group settled through SetConnectors, Heartbeat, Prepare and Install."""
 
 from __future__ import annotations
 
@@ -9,6 +9,14 @@ from kgroup.server.harness import raw_request
 
 def call(broker, request, response_class):
     return response_class.decode(raw_request(broker.address, request), version=0, header=True)
+
+
+def set_connectors(broker, connectors, group="cc"):
+    """ConnectGroupSetConnectors (key 1003); ``connectors``: [(name, tasks), ...] or {name: tasks}."""
+    req = P.ConnectGroupSetConnectorsRequest
+    pairs = connectors.items() if isinstance(connectors, dict) else connectors
+    return call(broker, req(version=0, group_id=group, connectors=[req.Connector(name=n, tasks=t) for n, t in pairs]),
+                P.ConnectGroupSetConnectorsResponse)
 
 
 def heartbeat(broker, member_id, epoch, owned=None, group="cc"):
@@ -46,9 +54,10 @@ def install(broker, member_id, epoch, group_epoch, assignment: dict, group="cc")
                 P.ConnectGroupInstallAssignmentResponse)
 
 
-def settle_one_worker(broker, group="cc"):
-    """W1 joins a group whose connector set is {A: 1}, computes, installs A and A-1 for itself and
-    runs them at epoch 1 (the connector set must already be there)."""
+def settle_one_worker(broker, group="cc", connectors=(("A", 1),)):
+    """The connector set is given, W1 joins, computes, installs A and A-1 for itself and runs them
+    at the group epoch, which it returns."""
+    assert set_connectors(broker, connectors, group).error_code == 0
     assert heartbeat(broker, "W1", 0, group=group).error_code != 0          # COMPUTE_ASSIGNMENT
     group_epoch = prepare(broker, "W1", 0, group).group_epoch
     assert install(broker, "W1", 0, group_epoch, {"W1": (["A"], [("A", 1)])}, group).error_code == 0
