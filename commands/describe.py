@@ -88,6 +88,8 @@ def _live(cluster, groups, all_groups, with_offsets):
             if view.error:
                 view.error = f"group {view.group!r}: {view.error}"
                 continue
+            if view.group_type == "connect":     # a worker group commits no offsets here
+                continue
             if with_offsets or view.state == "Dead":
                 attach_offsets(client, view)
             if not group_exists(view):
@@ -239,7 +241,7 @@ def _connect_table(view):
     click.echo(f"\nconnectors: {connectors}; unassigned: {items_text(view.unassigned)}"
                + (f"; assignment error: {view.assignment_error}" if view.assignment_error else ""))
     click.echo("")
-    table([[m.instance_id or "-", m.member_id, m.client_id, m.client_host, str(m.member_epoch), items_text(m.runs),
+    table([[m.group_instance_id or "-", m.member_id, m.client_id, m.client_host, str(m.member_epoch), items_text(m.runs),
             items_text(m.target), "RECONCILING" if view.reconciling(m) else "caught-up"] for m in view.members],
           ["INSTANCE-ID", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "RUNS", "TARGET", "STATUS"])
     if view.members:

@@ -34,11 +34,11 @@ def heartbeat(broker, member_id, epoch, owned=None):
                 P.ConnectGroupHeartbeatResponse)
 
 
-def test_api_versions_lists_the_connect_apis(broker):  # and kgroup's ConnectGroupSetConnectors
+def test_api_versions_lists_the_connect_apis(broker):  # and kgroup's SetConnectors and Describe
     from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
     raw = raw_request(broker.address, ApiVersionsRequest(version=0))
     keys = {k[0]: tuple(k[1:]) for k in ApiVersionsResponse.decode(raw, version=0, header=True).api_keys}
-    assert [keys.get(k) for k in (1000, 1001, 1002, 1003)] == [(0, 0)] * 4
+    assert [keys.get(k) for k in (1000, 1001, 1002, 1003, 1004)] == [(0, 0)] * 5
 
 
 def test_a_worker_joins_computes_installs_and_runs_its_assignment(broker):

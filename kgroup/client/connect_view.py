@@ -3,7 +3,8 @@
 A worker group assigns connectors and tasks, not partitions, so it has a view of its own beside
 ``model.GroupView``: the epochs, the connector set, the worker that computes the assignment, and
 per worker what it runs (its current assignment) and its target. Built from a coordinator holding
-the group: a replayed `__worker_offsets` dump (``from_dump``). Item sets are ``{"connectors": [...],
+the group (a replayed `__worker_offsets` dump, ``from_dump``) or, live, from kgroup serve's
+experimental ConnectGroupDescribe (``connect_describe``). Item sets are ``{"connectors": [...],
 "tasks": ["A-1", ...]}`` as in `simulate connect`'s JSON.
 """
 
@@ -17,7 +18,7 @@ CONNECT_TYPE = "connect"
 @dataclass
 class ConnectMemberView:
     member_id: str
-    instance_id: str | None
+    group_instance_id: str | None
     client_id: str
     client_host: str
     member_epoch: int
@@ -26,10 +27,10 @@ class ConnectMemberView:
 
     @property
     def static(self) -> bool:
-        return self.instance_id is not None
+        return self.group_instance_id is not None
 
     def to_json(self, offline: bool = False) -> dict:
-        return {"member_id": self.member_id, "group_instance_id": self.instance_id, "static": self.static,
+        return {"member_id": self.member_id, "group_instance_id": self.group_instance_id, "static": self.static,
                 "client_id": self.client_id, "client_host": self.client_host, "member_epoch": self.member_epoch,
                 "assignment": dict(self.runs), "target_assignment": dict(self.target)}
 
@@ -68,15 +69,14 @@ class ConnectGroupView:
 
 def connect_group_view(coord, group_id: str) -> ConnectGroupView:
     """The view of a worker group the coordinator ``coord`` holds."""
+    from kgroup.client.model import member_order
     from kgroup.coordinator.connect import item_set, items_of
 
     snap = coord.connect_group(group_id)
-    group = coord.get_group(group_id)
-    members = [ConnectMemberView(m.member_id, m.instance_id, group.members[m.member_id].client_id,
-                                 group.members[m.member_id].client_host, m.member_epoch,
+    members = [ConnectMemberView(m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,
                                  item_set(items_of(m.owned)), item_set(items_of(m.target)))
                for m in snap.members]
-    members.sort(key=lambda m: (m.instance_id is None, m.instance_id or "", m.member_id))
     return ConnectGroupView(group_id, snap.state, snap.group_epoch, snap.assignment_epoch, snap.assignor,
                             snap.assigner, snap.assignment_error, dict(snap.connectors),
-                            item_set(items_of(snap.unassigned)), members)
+                            item_set(items_of(snap.unassigned)), sorted(members, key=member_order))
+

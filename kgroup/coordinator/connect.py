@@ -10,7 +10,7 @@ These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the ha
 Kafka never allocated API keys or the draft's two new error codes: kgroup numbers them far above
 Kafka's own (API keys 1000-1002, COMPUTE_ASSIGNMENT 1000, INVALID_ASSIGNMENT 1001) so no future
 Kafka number collides; the other errors are Kafka's codes. kgroup's ConnectGroupSetConnectors
-(the connector set, which the draft carries in no API) is key 1003.
+(the connector set, which the draft carries in no API) is key 1003, its ConnectGroupDescribe 1004.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ CONNECT_GROUP_HEARTBEAT = 1000
 CONNECT_GROUP_PREPARE_ASSIGNMENT = 1001
 CONNECT_GROUP_INSTALL_ASSIGNMENT = 1002
 SET_CONNECTORS = 1003          # ConnectGroupSetConnectors: kgroup's own operation (the draft has none)
+CONNECT_GROUP_DESCRIBE = 1004  # ConnectGroupDescribe: kgroup's own (Kafka describes no worker group)
 
 COMPUTE_ASSIGNMENT = 1000
 INVALID_ASSIGNMENT = 1001
@@ -35,6 +36,7 @@ __all__ = ["TaskId", "ConnectorsAndTasks", "Assignor", "ConnectGroupHeartbeatReq
            "ConnectGroupPrepareAssignmentResponse", "PreparedMember",
            "ConnectGroupInstallAssignmentRequest", "ConnectGroupInstallAssignmentResponse",
            "InstallMember", "ConnectGroupSetConnectors", "ConnectGroupSetConnectorsResponse",
+           "ConnectGroupDescribeRequest", "ConnectGroupDescribeResponse", "DescribedConnectGroup",
            "NONE", "UNKNOWN_MEMBER_ID", "INVALID_REQUEST", "GROUP_ID_NOT_FOUND", "FENCED_MEMBER_EPOCH",
            "UNSUPPORTED_ASSIGNOR", "COMPUTE_ASSIGNMENT", "INVALID_ASSIGNMENT", "error_name",
            "items_of", "connectors_and_tasks", "item_order", "connector_items"]
@@ -165,6 +167,27 @@ class ConnectGroupSetConnectorsResponse:
     error_code: int
     error_message: str | None = None
     group_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupDescribeRequest:
+    """kgroup-only: describe worker groups (each answered with its ``coord.connect_group`` snapshot)."""
+    API_KEY: ClassVar[int] = CONNECT_GROUP_DESCRIBE
+    group_ids: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedConnectGroup:
+    group_id: str
+    error_code: int
+    error_message: str | None = None
+    snapshot: object = None          # connect_group.ConnectGroupSnapshot when error_code is NONE
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupDescribeResponse:
+    groups: tuple                    # DescribedConnectGroup, in the order asked
+    throttle_time_ms: int = 0
 
 
 def error_name(code: int) -> str:

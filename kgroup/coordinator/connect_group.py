@@ -148,6 +148,8 @@ class ConnectMemberSnapshot:
     target: object
     pending: object         # in the target, not yet given (another member still holds them)
     revoking: object        # given, no longer in the target: to stop
+    client_id: str = ""
+    client_host: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +176,8 @@ class ConnectGroupSnapshot:
             members.append(ConnectMemberSnapshot(
                 member_id, m.instance_id, m.member_epoch, m.rebalance_timeout_ms, m.assignors,
                 connectors_and_tasks(m.owned), connectors_and_tasks(target),
-                connectors_and_tasks(target - m.owned), connectors_and_tasks(m.owned - target)))
+                connectors_and_tasks(target - m.owned), connectors_and_tasks(m.owned - target),
+                m.client_id, m.client_host))
         error = group.assignment_error
         if error is None and group.target_error:
             from .connect import error_name

@@ -51,16 +51,18 @@ def _membership_handlers() -> dict:
 
 
 def _connect_handlers() -> dict:
-    """The Connect draft's three APIs (kgroup's API keys 1000-1002) and kgroup's SetConnectors."""
-    from .connect import (CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
+    """The Connect draft's three APIs (kgroup's API keys 1000-1002), kgroup's SetConnectors (1003) and
+    ConnectGroupDescribe (1004)."""
+    from .connect import (CONNECT_GROUP_DESCRIBE, CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
                           CONNECT_GROUP_PREPARE_ASSIGNMENT, SET_CONNECTORS)
-    from .connect_assignment import (handle_install_assignment, handle_prepare_assignment,
-                                     handle_set_connectors)
+    from .connect_assignment import (handle_connect_group_describe, handle_install_assignment,
+                                     handle_prepare_assignment, handle_set_connectors)
     from .connect_heartbeat import handle_connect_group_heartbeat
     return {CONNECT_GROUP_HEARTBEAT: handle_connect_group_heartbeat,
             CONNECT_GROUP_PREPARE_ASSIGNMENT: handle_prepare_assignment,
             CONNECT_GROUP_INSTALL_ASSIGNMENT: handle_install_assignment,
-            SET_CONNECTORS: handle_set_connectors}
+            SET_CONNECTORS: handle_set_connectors,
+            CONNECT_GROUP_DESCRIBE: handle_connect_group_describe}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",

@@ -25,6 +25,8 @@ __all__ = [
     "ConnectGroupInstallAssignmentResponse",
     "ConnectGroupSetConnectorsRequest",
     "ConnectGroupSetConnectorsResponse",
+    "ConnectGroupDescribeRequest",
+    "ConnectGroupDescribeResponse",
     "fast_constructor",
 ]
 
@@ -45,8 +47,8 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
     pass
 
 
-# The Connect draft's three APIs and kgroup's ConnectGroupSetConnectors: EXPERIMENTAL, under
-# kgroup's own API keys 1000-1003 (Kafka never allocated any). The coordinator's Python API for
+# The Connect draft's three APIs, kgroup's ConnectGroupSetConnectors and ConnectGroupDescribe:
+# EXPERIMENTAL, under kgroup's own API keys 1000-1004 (Kafka never allocated any). The coordinator's Python API for
 # them is kgroup.coordinator.connect.
 def _declared(name: str) -> type:
     """``class <name>(ApiMessage, load_json=schemas): pass``, for a message that adds nothing."""
@@ -62,6 +64,8 @@ ConnectGroupInstallAssignmentRequest = _declared("ConnectGroupInstallAssignmentR
 ConnectGroupInstallAssignmentResponse = _declared("ConnectGroupInstallAssignmentResponse")
 ConnectGroupSetConnectorsRequest = _declared("ConnectGroupSetConnectorsRequest")
 ConnectGroupSetConnectorsResponse = _declared("ConnectGroupSetConnectorsResponse")
+ConnectGroupDescribeRequest = _declared("ConnectGroupDescribeRequest")
+ConnectGroupDescribeResponse = _declared("ConnectGroupDescribeResponse")
 
 
 def fast_constructor(cls):

@@ -7,7 +7,8 @@ advertised. ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), which ka
 use `kgroup.protocol`'s classes, declared from Kafka's message schemas like kafka-python's own.
 The Connect draft's ConnectGroupHeartbeat, ConnectGroupPrepareAssignment and
 ConnectGroupInstallAssignment are EXPERIMENTAL, under kgroup's own keys 1000-1002 (Kafka has none),
-and so is kgroup's ConnectGroupSetConnectors (1003: the connector set, which the draft carries in no API).
+and so are kgroup's ConnectGroupSetConnectors (1003: the connector set, which the draft carries in no
+API) and ConnectGroupDescribe (1004: Kafka describes no worker group).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def build_api_table():
     from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
     from kgroup.protocol import (ConnectGroupHeartbeatRequest, ConnectGroupInstallAssignmentRequest,
-                                 ConnectGroupPrepareAssignmentRequest, ConnectGroupSetConnectorsRequest,
+                                 ConnectGroupDescribeRequest, ConnectGroupPrepareAssignmentRequest,
+                                 ConnectGroupSetConnectorsRequest,
                                  ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest)
     from kgroup.server.handlers_connect import handle_connect_request as connect
     from kgroup.server import handlers_data as data
@@ -58,5 +60,6 @@ def build_api_table():
         1001: (ConnectGroupPrepareAssignmentRequest, 0, 0, connect),
         1002: (ConnectGroupInstallAssignmentRequest, 0, 0, connect),
         1003: (ConnectGroupSetConnectorsRequest, 0, 0, connect),
+        1004: (ConnectGroupDescribeRequest, 0, 0, connect),
     }
     return table
