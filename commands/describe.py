@@ -241,8 +241,9 @@ def _connect_table(view):
     click.echo(f"\nconnectors: {connectors}; unassigned: {items_text(view.unassigned)}"
                + (f"; assignment error: {view.assignment_error}" if view.assignment_error else ""))
     click.echo("")
-    table([[m.group_instance_id or "-", m.member_id, m.client_id, m.client_host, str(m.member_epoch), items_text(m.runs),
-            items_text(m.target), "RECONCILING" if view.reconciling(m) else "caught-up"] for m in view.members],
+    table([[m.group_instance_id or "-", m.member_id, m.client_id, m.client_host, str(m.member_epoch),
+            items_text(m.runs), items_text(m.target), "RECONCILING" if view.reconciling(m) else "caught-up"]
+           for m in view.members],
           ["INSTANCE-ID", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "RUNS", "TARGET", "STATUS"])
     if view.members:
         behind = sum(1 for m in view.members if view.reconciling(m))

@@ -133,6 +133,7 @@ def handle_connect_group_describe(coord, request, client_id: str, client_host: s
     described = []
     for group_id in request.group_ids:
         snapshot = coord.connect_group(group_id)
-        described.append(DescribedConnectGroup(group_id, NONE, None, snapshot) if snapshot is not None else
-                         DescribedConnectGroup(group_id, GROUP_ID_NOT_FOUND, f"Group {group_id} is not a connect group."))
+        described.append(
+            DescribedConnectGroup(group_id, NONE, None, snapshot) if snapshot is not None
+            else DescribedConnectGroup(group_id, GROUP_ID_NOT_FOUND, f"Group {group_id} is not a connect group."))
     return coord.done_reply(ConnectGroupDescribeResponse(tuple(described)))
