@@ -140,7 +140,7 @@ def _render(views, output, with_offsets, offline):
                     row.update(group=v.group, state=v.state, protocol_type=v.protocol_type,
                                protocol=getattr(v, "protocol", v.protocol_type),
                                coordinator=str(v.coordinator) if v.coordinator else "",
-                               assignment=_assignment_text(m, v.protocol_type))
+                               assignment=_member_assignment_text(v, m))
                     writer.write(row)
         return
     first = True
@@ -154,14 +154,20 @@ def _render(views, output, with_offsets, offline):
 
 
 def _assignment_text(member, protocol_type):
-    if protocol_type == "connect":
-        from kgroup.coordinator.connect import items_text
-        return items_text(member.runs)
     if protocol_type != "consumer":
         return f"metadata {member.metadata_size} B, assignment {member.assignment_size} B"
     if member.decode_error:
         return f"(undecodable: {member.decode_error})"
     return _topic_partitions_text(member.assignment)
+
+
+def _member_assignment_text(view, member):
+    """A CSV row's assignment: what a worker of a Connect worker group (the draft's type) runs, else
+    the member's partitions (a classic group of Kafka Connect's own protocol shows sizes)."""
+    if view.group_type == "connect":
+        from kgroup.coordinator.connect import items_text
+        return items_text(member.runs)
+    return _assignment_text(member, view.protocol_type)
 
 
 def _topic_partitions_text(assignment):

@@ -59,3 +59,13 @@ def test_describe_table_and_an_unknown_group(broker):
     assert lines[1].split()[4:11] == ["Assigning", "connect", "2", "1", "incremental-cooperative", "W1", "2"]
     assert lines[-1] == "all 2 worker(s) caught up at assignment epoch 1"
     assert result.stderr.strip().startswith("kgroup describe: group 'nope' does not exist")
+
+
+def test_describe_csv(broker):
+    import csv
+    import io
+    result = describe(broker, "cc", "-o", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(r["group"], r["state"], r["protocol_type"], r["member_id"], r["assignment"]) for r in rows] == [
+        ("cc", "Assigning", "connect", "W1", "A,A-1"), ("cc", "Assigning", "connect", "W2", "-")]
