@@ -105,11 +105,11 @@ class ConnectGroup:
 def journaled(coord, group):
     """``group``, saved once in the open operation (copy on first write, as consumer groups do) so
     that a host that cannot write its ``__worker_offsets`` records reverts the whole change."""
-    undo = coord.undo
-    if group is not None and group.group_type == ConnectGroup.group_type and undo.first_change(("connect", id(group))):
+    if group is not None and group.group_type == ConnectGroup.group_type \
+            and coord.undo.first_change(("connect", id(group))):
         from copy import deepcopy
         state = {name: deepcopy(getattr(group, name)) for name in _SAVED}
-        undo.push(_restore, group, state)
+        coord.undo.push(_restore, group, state)
     return group
 
 
