@@ -108,8 +108,12 @@ def _plot_errors():
         raise click.ClickException(str(exc)) from exc
 
 
+def _items(item_set: dict) -> str:
+    from kgroup.coordinator.connect import items_text
+    return items_text(item_set)
+
+
 def _print_table(document: dict, show_events: bool) -> None:
-    from kgroup.coordinator.connect import items_text as _items
     from kgroup.writers import table
     final = document["final"]
     click.echo(f"{document['scenario']}: group epoch {document['group_epoch_start']} -> "
