@@ -17,8 +17,9 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @click.option("--static-only", is_flag=True, help="Only static members (group.instance.id set).")
 @click.option("--dynamic-only", is_flag=True, help="Only dynamic members.")
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
-              help="Describe offline from __consumer_offsets segment files, partition directories or a "
-                   "log directory (repeatable) instead of a live cluster.")
+              help="Describe offline from __consumer_offsets (or __worker_offsets: Connect worker groups) "
+                   "segment files, partition directories or a log directory (repeatable) instead of a "
+                   "live cluster.")
 @click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="With --from-dump: replay only records up to TIME (epoch ms or ISO 8601, UTC by default): "
                    "the groups as they were then.")
@@ -70,7 +71,8 @@ def _check_no_dump_paths_as_groups(groups):
 
     for group in groups:
         name = os.path.basename(os.path.normpath(group))
-        if os.path.exists(group) and (name.startswith("__consumer_offsets") or name.endswith(".log")):
+        if os.path.exists(group) and (name.startswith(("__consumer_offsets", "__worker_offsets"))
+                                      or name.endswith(".log")):
             raise click.UsageError(f"GROUP {group!r} is a dump path: give each path its own --from-dump "
                                    f"(--from-dump takes one PATH; a directory holding the partitions "
                                    f"reads them all)")
@@ -85,6 +87,8 @@ def _live(cluster, groups, all_groups, with_offsets):
         for view in views:
             if view.error:
                 view.error = f"group {view.group!r}: {view.error}"
+                continue
+            if view.group_type == "connect":     # a worker group commits no offsets here
                 continue
             if with_offsets or view.state == "Dead":
                 attach_offsets(client, view)
@@ -133,9 +137,10 @@ def _render(views, output, with_offsets, offline):
             for v in views:
                 for m in v.members:
                     row = m.to_json()
-                    row.update(group=v.group, state=v.state, protocol_type=v.protocol_type, protocol=v.protocol,
+                    row.update(group=v.group, state=v.state, protocol_type=v.protocol_type,
+                               protocol=getattr(v, "protocol", v.protocol_type),
                                coordinator=str(v.coordinator) if v.coordinator else "",
-                               assignment=_assignment_text(m, v.protocol_type))
+                               assignment=_member_assignment_text(v, m))
                     writer.write(row)
         return
     first = True
@@ -156,12 +161,24 @@ def _assignment_text(member, protocol_type):
     return _topic_partitions_text(member.assignment)
 
 
+def _member_assignment_text(view, member):
+    """A CSV row's assignment: what a worker of a Connect worker group (the draft's type) runs, else
+    the member's partitions (a classic group of Kafka Connect's own protocol shows sizes)."""
+    if view.group_type == "connect":
+        from kgroup.coordinator.connect import items_text
+        return items_text(member.runs)
+    return _assignment_text(member, view.protocol_type)
+
+
 def _topic_partitions_text(assignment):
     return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
 def _table(view, with_offsets, offline):
     from kgroup.writers import iso_ms, table
+
+    if view.group_type == "connect":
+        return _connect_table(view)
 
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
@@ -214,6 +231,32 @@ def _table(view, with_offsets, offline):
                 " ".join(mv["hosts"])] for mv in view.instance_moves],
               ["INSTANCE-ID", "MEMBER-ID-CHANGES", "MOVED-HOST", "HOSTS"],
               title="Instance ids that changed member id or host:")
+
+
+def _connect_table(view):
+    """A Connect worker group (the draft's experimental type): epochs, connectors, who runs what."""
+    from kgroup.coordinator.connect import items_text
+    from kgroup.writers import table
+
+    coordinator = str(view.coordinator) if view.coordinator else "(offline)"
+    table([[view.group, coordinator, view.state, view.group_type, str(view.group_epoch),
+            str(view.assignment_epoch), view.assignor or "-", view.assigner or "-", str(len(view.members))]],
+          ["GROUP", "COORDINATOR", "STATE", "TYPE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "ASSIGNOR", "ASSIGNER",
+           "WORKERS"])
+    connectors = " ".join(f"{name}:{tasks}" for name, tasks in sorted(view.connectors.items())) or "-"
+    click.echo(f"\nconnectors: {connectors}; unassigned: {items_text(view.unassigned)}"
+               + (f"; assignment error: {view.assignment_error}" if view.assignment_error else ""))
+    click.echo("")
+    table([[m.group_instance_id or "-", m.member_id, m.client_id, m.client_host, str(m.member_epoch),
+            items_text(m.runs), items_text(m.target), "RECONCILING" if view.reconciling(m) else "caught-up"]
+           for m in view.members],
+          ["INSTANCE-ID", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "RUNS", "TARGET", "STATUS"])
+    if view.members:
+        behind = sum(1 for m in view.members if view.reconciling(m))
+        click.echo("")
+        click.echo(f"{behind} of {len(view.members)} worker(s) still reconciling to assignment epoch "
+                   f"{view.assignment_epoch}" if behind else
+                   f"all {len(view.members)} worker(s) caught up at assignment epoch {view.assignment_epoch}")
 
 
 def _cell(value):

@@ -15,9 +15,12 @@ COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 @click.option("--type", "types", multiple=True, metavar="TYPE",
               help="Only groups of this type (classic, consumer, share, streams; repeatable). Before "
                    "ListGroups v5 the types are learnt by describing the groups.")
+@click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
+              help="List offline from __consumer_offsets (and __worker_offsets: Connect worker groups, "
+                   "type connect) segment files, partition directories or a log directory (repeatable).")
 @output_option(["table", "json", "csv"])
-def list_command(cluster, states, types, output):
-    """List consumer groups on every broker of the cluster.
+def list_command(cluster, states, types, dumps, output):
+    """List consumer groups on every broker of the cluster (or in a dump, with --from-dump).
 
     Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed.
     """
@@ -29,12 +32,16 @@ def list_command(cluster, states, types, output):
     for s in states:
         if s.lower() not in {g.lower() for g in GROUP_STATES}:
             raise click.BadParameter(f"{s!r}; choose from {', '.join(GROUP_STATES)}", param_hint="--state")
+    known_types = GROUP_TYPES + ("connect",) if dumps else GROUP_TYPES
     for t in types:
-        if t.lower() not in GROUP_TYPES:
-            raise click.BadParameter(f"{t!r}; choose from {', '.join(GROUP_TYPES)}", param_hint="--type")
+        if t.lower() not in known_types:
+            raise click.BadParameter(f"{t!r}; choose from {', '.join(known_types)}", param_hint="--type")
     try:
-        with cluster.connect() as client:
-            groups = list_groups(client, states, types)
+        if dumps:
+            groups = _offline(dumps, states, types)
+        else:
+            with cluster.connect() as client:
+                groups = list_groups(client, states, types)
     except KgroupError as exc:
         fail("list", exc)
     rows = [g.to_json() for g in groups]
@@ -44,7 +51,17 @@ def list_command(cluster, states, types, output):
         writer = CsvWriter(COLUMNS)
         for g in groups:
             writer.write({"group": g.group, "state": g.state, "protocol_type": g.protocol_type,
-                          "type": g.group_type, "coordinator": f"{g.coordinator.host}:{g.coordinator.port}"})
+                          "type": g.group_type,
+                          "coordinator": f"{g.coordinator.host}:{g.coordinator.port}" if g.coordinator else ""})
     else:
-        table([[g.group, g.state, g.protocol_type, g.group_type, str(g.coordinator)] for g in groups],
+        table([[g.group, g.state, g.protocol_type, g.group_type, str(g.coordinator or "(offline)")] for g in groups],
               ["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"])
+
+
+def _offline(dumps, states, types):
+    from kgroup.client.from_dump import listed_groups, replay_dump
+
+    def report(problem):
+        click.echo(f"kgroup list: warning: {problem}", err=True)
+
+    return listed_groups(replay_dump(dumps, report=report), states, types)

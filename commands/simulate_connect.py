@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, output_option
@@ -62,7 +64,9 @@ def _ms(help_text):
 @click.option("--compare", type=click.Choice(["protocol"]), default=None,
               help="Also run the same events under Connect's classic eager and incremental cooperative "
                    "protocols and compare (JSON: a compare object).")
-def simulate_connect(case, output, show_events, compare, **options):
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
+              help="Draw the assignment over time (needs matplotlib: pip install 'kgroup[plot]').")
+def simulate_connect(case, output, show_events, compare, plot_path, **options):
     """Run Connect workers (ConnectGroupHeartbeat/Prepare/Install, the incremental cooperative
     assignor) against kgroup's coordinator in virtual time.
 
@@ -70,7 +74,7 @@ def simulate_connect(case, output, show_events, compare, **options):
     assigner-selection, connector-change, migration (classic workers rolled to the new protocol
     and back), or custom (no preset). Any option given replaces that part of the preset.
 
-    Exit codes: 0 ok, 1 the scenario cannot run, 2 usage.
+    Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """
     from kgroup.sim.connect import run
     from kgroup.sim.connect_params import UsageError, resolve
@@ -82,10 +86,18 @@ def simulate_connect(case, output, show_events, compare, **options):
         raise click.UsageError("--compare protocol compares one protocol's runs; the migration case mixes them")
     if compare:
         from kgroup.sim.connect_compare import run_compare as run
+    if plot_path:
+        from kgroup.sim.plot import check_target
+        with _plot_errors():
+            check_target(plot_path)
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
         raise click.ClickException(f"{case}: {exc}") from exc
+    if plot_path:
+        from kgroup.sim.connect_plot import plot_connect
+        with _plot_errors():
+            plot_connect(document, plot_path, params)
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json(document)
@@ -95,8 +107,19 @@ def simulate_connect(case, output, show_events, compare, **options):
         _print_compare(document["compare"])
 
 
+@contextmanager
+def _plot_errors():
+    """--plot's failures (no matplotlib, a file type or path it cannot write) are one line, exit 1."""
+    from kgroup.sim.plot import PlotUnavailable
+    try:
+        yield
+    except PlotUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def _items(item_set: dict) -> str:
-    return ",".join(item_set["connectors"] + item_set["tasks"]) or "-"
+    from kgroup.coordinator.connect import items_text
+    return items_text(item_set)
 
 
 def _print_table(document: dict, show_events: bool) -> None:

@@ -1,4 +1,4 @@
-"""kgroup.protocol's Connect messages (experimental API keys 1000-1002) round-trip through kafka-python."""
+"""kgroup.protocol's Connect messages (experimental API keys 1000-1004) round-trip through kafka-python."""
 
 import pytest
 
@@ -27,7 +27,9 @@ def test_heartbeat_request_and_response_round_trip():
 
 @pytest.mark.parametrize("cls, key", [
     (P.ConnectGroupHeartbeatRequest, 1000), (P.ConnectGroupPrepareAssignmentRequest, 1001),
-    (P.ConnectGroupInstallAssignmentRequest, 1002), (P.ConnectGroupInstallAssignmentResponse, 1002)])
+    (P.ConnectGroupInstallAssignmentRequest, 1002), (P.ConnectGroupInstallAssignmentResponse, 1002),
+    (P.ConnectGroupSetConnectorsRequest, 1003), (P.ConnectGroupSetConnectorsResponse, 1003),
+    (P.ConnectGroupDescribeRequest, 1004), (P.ConnectGroupDescribeResponse, 1004)])
 def test_api_keys_are_kgroups_own(cls, key):
     assert cls.API_KEY == key
 
@@ -37,3 +39,27 @@ def test_prepare_response_carries_the_connector_set():
     _round_trip(resp, throttle_time_ms=0, error_code=0, error_message=None, group_epoch=2,
                 assignor_name="incremental-cooperative", members=[],
                 connectors=[resp.Connector(name="A", tasks=2)])
+
+
+def test_set_connectors_request_and_response_round_trip():
+    req = P.ConnectGroupSetConnectorsRequest
+    _round_trip(req, group_id="cc", connectors=[req.Connector(name="A", tasks=2), req.Connector(name="B", tasks=1)])
+    _round_trip(P.ConnectGroupSetConnectorsResponse, throttle_time_ms=0, error_code=0, error_message=None,
+                group_epoch=4)
+
+
+def test_describe_request_and_response_round_trip():
+    _round_trip(P.ConnectGroupDescribeRequest, group_ids=["cc", "other"])
+    G = P.ConnectGroupDescribeResponse.DescribedGroup
+    items = G.ConnectorsAndTasks(connectors=["A"], tasks=[G.ConnectorsAndTasks.ConnectorTaskId(connector="A", task=1)])
+    member_items = G.Member.ConnectorsAndTasks(connectors=["A"], tasks=[])
+    member = G.Member(member_id="W1", instance_id=None, client_id="c", client_host="/h", member_epoch=3,
+                      assignment=member_items, target_assignment=member_items)
+    message = P.ConnectGroupDescribeResponse(version=0, throttle_time_ms=0, groups=[G(
+        error_code=0, error_message=None, group_id="cc", group_state="Stable", group_epoch=3, assignment_epoch=3,
+        assignor_name="incremental-cooperative", assigner="W1", assignment_error=None,
+        connectors=[G.Connector(name="A", tasks=1)], unassigned=items, members=[member])])
+    decoded = P.ConnectGroupDescribeResponse.decode(message.encode(), version=0)
+    assert decoded.encode() == message.encode()
+    [group] = decoded.groups
+    assert (group.assigner, group.unassigned.tasks[0].task, group.members[0].assignment.connectors) == ("W1", 1, ["A"])

@@ -168,7 +168,7 @@ def test_serve_fails_a_commit_it_cannot_write_and_memory_stays_as_on_disk(tmp_pa
         answer = bridge.handle(commit_request("g", {("t", 0): offset}), ctx)
         return await answer if isinstance(answer, asyncio.Future) else answer
 
-    def full(entries):
+    def full(*_):
         raise OSError(28, "No space left on device")
 
     try:

@@ -34,11 +34,11 @@ def heartbeat(broker, member_id, epoch, owned=None):
                 P.ConnectGroupHeartbeatResponse)
 
 
-def test_api_versions_lists_the_connect_apis(broker):
+def test_api_versions_lists_the_connect_apis(broker):  # and kgroup's SetConnectors and Describe
     from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
     raw = raw_request(broker.address, ApiVersionsRequest(version=0))
     keys = {k[0]: tuple(k[1:]) for k in ApiVersionsResponse.decode(raw, version=0, header=True).api_keys}
-    assert [keys.get(k) for k in (1000, 1001, 1002)] == [(0, 0)] * 3
+    assert [keys.get(k) for k in (1000, 1001, 1002, 1003, 1004)] == [(0, 0)] * 5
 
 
 def test_a_worker_joins_computes_installs_and_runs_its_assignment(broker):
@@ -65,3 +65,22 @@ def test_a_worker_joins_computes_installs_and_runs_its_assignment(broker):
     given = beat.assignment.connectors_and_tasks
     assert (given.connectors, [(t.connector, t.task) for t in given.tasks]) == (["A"], [("A", 1)])
     assert heartbeat(broker, "W1", 1, (["A"], [("A", 1)])).error_code == 0
+
+
+def test_the_connector_set_over_the_wire(broker):
+    """ConnectGroupSetConnectors (1003): a new group at epoch 0, the same set changes nothing, a new
+    set bumps the group epoch and the joined worker is told to compute; a name twice is refused."""
+    from helpers.connect_wire import prepare, set_connectors
+    from kgroup.coordinator.connect import INVALID_REQUEST
+    assert (set_connectors(broker, {"A": 1}).error_code, set_connectors(broker, {"A": 1}).group_epoch) == (0, 0)
+    assert set_connectors(broker, {"A": 1}).group_epoch == 0
+    assert heartbeat(broker, "W1", 0).error_code == COMPUTE_ASSIGNMENT
+    changed = set_connectors(broker, {"A": 2, "B": 1})
+    assert (changed.error_code, changed.group_epoch) == (0, 2)
+    assert heartbeat(broker, "W1", 0).error_code == COMPUTE_ASSIGNMENT
+    prepared = prepare(broker, "W1", 0)
+    assert (prepared.group_epoch, [(c.name, c.tasks) for c in prepared.connectors]) == (2, [("A", 2), ("B", 1)])
+    twice = set_connectors(broker, [("A", 1), ("A", 2)])
+    assert (twice.error_code, twice.error_message, twice.group_epoch) == (
+        INVALID_REQUEST, "a connector is named more than once", -1)
+    assert broker.run(lambda: broker.broker.groups.coord.connect_group("cc").connectors) == {"A": 2, "B": 1}

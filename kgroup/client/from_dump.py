@@ -1,4 +1,5 @@
-"""`describe --from-dump`: the group view rebuilt offline by replaying `__consumer_offsets`.
+"""`describe --from-dump`: the group view rebuilt offline by replaying `__consumer_offsets`
+(and the Connect draft's `__worker_offsets`, whose worker groups get ``connect_view``'s view).
 
 The embedded coordinator (GroupCoordinator.from_records) gives the state a new coordinator would
 load. The log also knows what DescribeGroups never says: each member's session timeout, when it
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kgroup.client.connect_view import CONNECT_TYPE, connect_group_view
 from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order
 from kgroup.errors import KgroupError
 
@@ -54,18 +56,25 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     from kgroup.decode.inputs import iter_input, resolve_inputs
 
     problems = ProblemLog(report=report)
-    inputs = resolve_inputs(list(paths), "consumer", problems)
+    inputs = resolve_inputs(list(paths), None, problems)   # each path's family from its topic name
     if not inputs:
         raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths)))
     entries = []
+    worker_records = []        # __worker_offsets: Connect worker groups, a log of their own
     seen_ms: dict = {}
     instances: dict = {}
     subscriptions: dict = {}
     last_ts = 0
     for inp in inputs:
+        connect = inp.family == "connect"
+        inp.family = inp.family or "consumer"
         for _batch, rows in iter_input(inp, problems, until_time=until_time):
             for row in rows:
                 last_ts = max(last_ts, row.timestamp)
+                if connect:
+                    if row.kind == "data":
+                        worker_records.append((row.key_bytes, row.value_bytes))
+                    continue
                 if row.kind == "control":
                     entries.append(LogEntry(records=[], producer_id=row.producer_id, control=row.marker,
                                             coordinator_epoch=row.coordinator_epoch or 0,
@@ -79,13 +88,14 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
                     _note_members(row, seen_ms, instances, subscriptions)
                 elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
                     _note_consumer_member(row, instances)
-    if not entries:
+    if not entries and not worker_records:
         raise KgroupError("no records could be read from " + ", ".join(map(str, paths)))
     try:
-        coord = GroupCoordinator.from_records(entries, now_ms=last_ts)
+        coord = GroupCoordinator.from_records(entries, now_ms=last_ts, worker_records=worker_records)
     except CoordinatorReplayError as exc:
         raise KgroupError(f"cannot replay the dump: {exc}") from None
-    return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems, len(entries))
+    return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems,
+                      len(entries) + len(worker_records))
 
 
 def _note_members(row, seen_ms, instances, subscriptions) -> None:
@@ -107,6 +117,24 @@ def _note_consumer_member(row, instances) -> None:
             row.key.data["memberId"], row.value.data.get("clientHost") or "", row.offset)
 
 
+def listed_groups(replay: DumpReplay, states=(), types=()) -> list:
+    """`list --from-dump`: every replayed group as ListGroups would list it (a group known only by
+    its committed offsets is an Empty classic group, as Kafka's coordinator loads it), filtered by
+    state and type (case-insensitive), sorted by name."""
+    from kgroup.client.groups import ListedGroup
+
+    coord = replay.coordinator
+    rows = {gid: (protocol_type, state, group_type)
+            for gid, protocol_type, state, group_type in (g.listed() for g in coord.all_groups())}
+    for gid in (coord.offsets.groups() if coord.offsets is not None else ()):
+        rows.setdefault(gid, ("", "Empty", "classic"))
+    wanted_states, wanted_types = {s.lower() for s in states}, {t.lower() for t in types}
+    return [ListedGroup(gid, state, protocol_type, group_type, None)
+            for gid, (protocol_type, state, group_type) in sorted(rows.items())
+            if (not wanted_states or state.lower() in wanted_states)
+            and (not wanted_types or group_type.lower() in wanted_types)]
+
+
 def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
     """Views of the named groups (all groups when None); an unknown name gets an error entry."""
     coord = replay.coordinator
@@ -126,6 +154,8 @@ def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
 
 
 def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
+    if getattr(snap, "group_type", None) == CONNECT_TYPE:
+        return connect_group_view(replay.coordinator, gid)
     if hasattr(snap, "group_epoch"):
         view = consumer_group_view(replay.coordinator, gid)
     else:

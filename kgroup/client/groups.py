@@ -20,11 +20,11 @@ class ListedGroup:
     state: str
     protocol_type: str
     group_type: str
-    coordinator: Coordinator
+    coordinator: Coordinator | None      # None: listed offline, from a dump
 
     def to_json(self) -> dict:
         return {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
-                "type": self.group_type, "coordinator": self.coordinator.to_json()}
+                "type": self.group_type, "coordinator": self.coordinator.to_json() if self.coordinator else None}
 
 
 def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]:
@@ -82,8 +82,10 @@ def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> No
 
 
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
-    """Per coordinator: one ConsumerGroupDescribe for all its groups, then one DescribeGroups for
-    those it does not know as consumer groups; groups come back in the order asked."""
+    """Per coordinator: one ConsumerGroupDescribe for all its groups, then (kgroup serve only) one
+    ConnectGroupDescribe, then one DescribeGroups for those neither knows; groups come back in the
+    order asked."""
+    from kgroup.client.connect_describe import describe_connect_groups
     from kgroup.client.consumer_describe import describe_consumer_groups
 
     by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
@@ -92,6 +94,7 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
     views = {}
     for coordinator, groups in by_coordinator.items():
         views.update(describe_consumer_groups(client, coordinator, groups))
+        views.update(describe_connect_groups(client, coordinator, [g for g in groups if g not in views]))
         classic = [g for g in groups if g not in views]
         if classic:
             views.update(_describe_classic(client, coordinator, classic))

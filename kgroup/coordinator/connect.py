@@ -9,7 +9,8 @@ These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the ha
 
 Kafka never allocated API keys or the draft's two new error codes: kgroup numbers them far above
 Kafka's own (API keys 1000-1002, COMPUTE_ASSIGNMENT 1000, INVALID_ASSIGNMENT 1001) so no future
-Kafka number collides; the other errors are Kafka's codes.
+Kafka number collides; the other errors are Kafka's codes. kgroup's ConnectGroupSetConnectors
+(the connector set, which the draft carries in no API) is key 1003, its ConnectGroupDescribe 1004.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from kgroup.kafka_errors import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALI
 CONNECT_GROUP_HEARTBEAT = 1000
 CONNECT_GROUP_PREPARE_ASSIGNMENT = 1001
 CONNECT_GROUP_INSTALL_ASSIGNMENT = 1002
-SET_CONNECTORS = "ConnectGroupSetConnectors"     # kgroup-only operation: no wire key
+SET_CONNECTORS = 1003          # ConnectGroupSetConnectors: kgroup's own operation (the draft has none)
+CONNECT_GROUP_DESCRIBE = 1004  # ConnectGroupDescribe: kgroup's own (Kafka describes no worker group)
 
 COMPUTE_ASSIGNMENT = 1000
 INVALID_ASSIGNMENT = 1001
@@ -34,6 +36,7 @@ __all__ = ["TaskId", "ConnectorsAndTasks", "Assignor", "ConnectGroupHeartbeatReq
            "ConnectGroupPrepareAssignmentResponse", "PreparedMember",
            "ConnectGroupInstallAssignmentRequest", "ConnectGroupInstallAssignmentResponse",
            "InstallMember", "ConnectGroupSetConnectors", "ConnectGroupSetConnectorsResponse",
+           "ConnectGroupDescribeRequest", "ConnectGroupDescribeResponse", "DescribedConnectGroup",
            "NONE", "UNKNOWN_MEMBER_ID", "INVALID_REQUEST", "GROUP_ID_NOT_FOUND", "FENCED_MEMBER_EPOCH",
            "UNSUPPORTED_ASSIGNOR", "COMPUTE_ASSIGNMENT", "INVALID_ASSIGNMENT", "error_name",
            "items_of", "connectors_and_tasks", "item_order", "connector_items"]
@@ -154,7 +157,7 @@ class ConnectGroupInstallAssignmentResponse:
 @dataclass(frozen=True, slots=True)
 class ConnectGroupSetConnectors:
     """kgroup-only: the Connect config topic's connectors (name -> task count) for the group."""
-    API_KEY: ClassVar[str] = SET_CONNECTORS
+    API_KEY: ClassVar[int] = SET_CONNECTORS
     group_id: str
     connectors: dict
 
@@ -166,6 +169,27 @@ class ConnectGroupSetConnectorsResponse:
     group_epoch: int = -1
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectGroupDescribeRequest:
+    """kgroup-only: describe worker groups (each answered with its ``coord.connect_group`` snapshot)."""
+    API_KEY: ClassVar[int] = CONNECT_GROUP_DESCRIBE
+    group_ids: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedConnectGroup:
+    group_id: str
+    error_code: int
+    error_message: str | None = None
+    snapshot: object = None          # connect_group.ConnectGroupSnapshot when error_code is NONE
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectGroupDescribeResponse:
+    groups: tuple                    # DescribedConnectGroup, in the order asked
+    throttle_time_ms: int = 0
+
+
 def error_name(code: int) -> str:
     from kgroup.kafka_errors import name_of
     return ERROR_NAMES.get(code) or name_of(code)
@@ -175,6 +199,19 @@ def error_name(code: int) -> str:
 def item_order(item) -> tuple:
     """Sorted order of items: connectors by name, then tasks by connector and number."""
     return (1, item.connector, item.task) if isinstance(item, TaskId) else (0, item, 0)
+
+
+def item_set(items) -> dict:
+    """Items as kgroup shows them (simulate connect's and describe's JSON): {"connectors": [names],
+    "tasks": ["A-1", ...]}, each sorted (tasks by connector, then number)."""
+    ordered = sorted(items, key=item_order)
+    return {"connectors": [i for i in ordered if isinstance(i, str)],
+            "tasks": [str(i) for i in ordered if not isinstance(i, str)]}
+
+
+def items_text(shown: dict) -> str:
+    """An ``item_set`` in a table cell: "A,B,A-1,B-1", or "-" for none."""
+    return ",".join(shown["connectors"] + shown["tasks"]) or "-"
 
 
 def items_of(assignment: ConnectorsAndTasks | None) -> frozenset:

@@ -1,4 +1,5 @@
-"""ConnectGroupPrepareAssignment, ConnectGroupInstallAssignment and ConnectGroupSetConnectors.
+"""ConnectGroupPrepareAssignment, ConnectGroupInstallAssignment, ConnectGroupSetConnectors (and
+kgroup's ConnectGroupDescribe).
 
 The selected worker computes the target on its side: Prepare hands it the group's metadata (and
 keeps that snapshot), Install validates the result against the snapshot — no item twice, every
@@ -13,11 +14,11 @@ from __future__ import annotations
 
 from . import connect_records as rec
 from .connect import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMENT, INVALID_REQUEST, NONE,
-                      UNKNOWN_MEMBER_ID, ConnectGroupInstallAssignmentResponse,
-                      ConnectGroupPrepareAssignmentResponse, ConnectGroupSetConnectorsResponse, PreparedMember,
-                      connector_items, connectors_and_tasks, items_of)
+                      UNKNOWN_MEMBER_ID, ConnectGroupDescribeResponse, ConnectGroupInstallAssignmentResponse,
+                      ConnectGroupPrepareAssignmentResponse, ConnectGroupSetConnectorsResponse,
+                      DescribedConnectGroup, PreparedMember, connector_items, connectors_and_tasks, items_of)
 from .connect_fencing import abandon_computation
-from .connect_group import ConnectGroup
+from .connect_group import ConnectGroup, journaled
 from .connect_selection import assignor_of, selected_assignor
 
 
@@ -25,7 +26,7 @@ def _assigner_problem(coord, request, answer):
     """Steps shared by Prepare and Install: (group, None) or (None, error reply)."""
     if not request.group_id or not request.member_id or request.member_epoch < 0:
         return None, coord.done_reply(answer(INVALID_REQUEST, "GroupId, MemberId or MemberEpoch is invalid."))
-    group = coord.get_group(request.group_id)
+    group = journaled(coord, coord.get_group(request.group_id))
     if group is None or group.group_type != ConnectGroup.group_type:
         return None, coord.done_reply(answer(GROUP_ID_NOT_FOUND, None))
     member = group.members.get(request.member_id)
@@ -127,3 +128,15 @@ def handle_set_connectors(coord, request, client_id: str, client_host: str):
     rec.write(coord, [rec.connectors_record(request.group_id, epoch, connectors),
                       rec.group_epoch_record(request.group_id, epoch)])
     return coord.done_reply(ConnectGroupSetConnectorsResponse(NONE, None, epoch))
+
+
+def handle_connect_group_describe(coord, request, client_id: str, client_host: str):
+    """kgroup's ConnectGroupDescribe: each named worker group's snapshot; GROUP_ID_NOT_FOUND for an
+    unknown id or a group of another type (as ConsumerGroupDescribe answers a classic group)."""
+    described = []
+    for group_id in request.group_ids:
+        snapshot = coord.connect_group(group_id)
+        described.append(
+            DescribedConnectGroup(group_id, NONE, None, snapshot) if snapshot is not None
+            else DescribedConnectGroup(group_id, GROUP_ID_NOT_FOUND, f"Group {group_id} is not a connect group."))
+    return coord.done_reply(ConnectGroupDescribeResponse(tuple(described)))

@@ -11,7 +11,7 @@ worker is asked (kgroup's reading of the draft's "should finish within").
 from __future__ import annotations
 
 from . import connect_records as rec
-from .connect_group import ConnectGroup, assigner_timer_key, revocation_timer_key, session_timer_key
+from .connect_group import ConnectGroup, assigner_timer_key, journaled, revocation_timer_key, session_timer_key
 
 
 def remove_member(coord, group: ConnectGroup, member_id: str) -> None:
@@ -27,7 +27,7 @@ def abandon_computation(coord, group: ConnectGroup) -> None:
 
 
 def _connect_group(coord, group_id: str) -> ConnectGroup | None:
-    group = coord.get_group(group_id)
+    group = journaled(coord, coord.get_group(group_id))
     return group if group is not None and group.group_type == ConnectGroup.group_type else None
 
 

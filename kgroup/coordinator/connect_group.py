@@ -102,6 +102,25 @@ class ConnectGroup:
         return connector_items(self.connectors) - assigned
 
 
+def journaled(coord, group):
+    """``group``, saved once in the open operation (copy on first write, as consumer groups do) so
+    that a host that cannot write its ``__worker_offsets`` records reverts the whole change."""
+    if group is not None and group.group_type == ConnectGroup.group_type \
+            and coord.undo.first_change(("connect", id(group))):
+        from copy import deepcopy
+        state = {name: deepcopy(getattr(group, name)) for name in _SAVED}
+        coord.undo.push(_restore, group, state)
+    return group
+
+
+_SAVED = tuple(name for name in ConnectGroup.__slots__ if name not in ("group_id", "listener", "undo"))
+
+
+def _restore(group: ConnectGroup, state: dict) -> None:
+    for name, value in state.items():
+        setattr(group, name, value)
+
+
 def session_timer_key(group_id: str, member_id: str) -> tuple:
     return ("connect-session", group_id, member_id)
 
@@ -129,6 +148,8 @@ class ConnectMemberSnapshot:
     target: object
     pending: object         # in the target, not yet given (another member still holds them)
     revoking: object        # given, no longer in the target: to stop
+    client_id: str = ""
+    client_host: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +176,8 @@ class ConnectGroupSnapshot:
             members.append(ConnectMemberSnapshot(
                 member_id, m.instance_id, m.member_epoch, m.rebalance_timeout_ms, m.assignors,
                 connectors_and_tasks(m.owned), connectors_and_tasks(target),
-                connectors_and_tasks(target - m.owned), connectors_and_tasks(m.owned - target)))
+                connectors_and_tasks(target - m.owned), connectors_and_tasks(m.owned - target),
+                m.client_id, m.client_host))
         error = group.assignment_error
         if error is None and group.target_error:
             from .connect import error_name

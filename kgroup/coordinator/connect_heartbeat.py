@@ -17,7 +17,7 @@ from .connect import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUN
                       connectors_and_tasks, items_of)
 from .connect_fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
                               remove_member, schedule_session)
-from .connect_group import Computation, ConnectGroup, ConnectMember
+from .connect_group import Computation, ConnectGroup, ConnectMember, journaled
 from .connect_selection import assignors_problem, choose_assigner
 
 
@@ -56,7 +56,7 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
         return _error(coord, INVALID_REQUEST, problem)
     if request.server_assignor is not None:
         return _error(coord, UNSUPPORTED_ASSIGNOR, "no server-side assignor serves Connect worker groups")
-    group = coord.get_group(request.group_id)
+    group = journaled(coord, coord.get_group(request.group_id))
     if group is not None and group.group_type != ConnectGroup.group_type:
         from .connect_migration import convertible_classic, upgrade
         if request.member_epoch != 0 or not convertible_classic(group):

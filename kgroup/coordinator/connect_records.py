@@ -16,7 +16,7 @@ from __future__ import annotations
 from kgroup.records import decode_key, decode_value, encode_key, encode_value
 
 from .connect import Assignor, TaskId
-from .connect_group import ConnectGroup, ConnectMember, member_timer_keys
+from .connect_group import ConnectGroup, ConnectMember, journaled, member_timer_keys
 
 FAMILY = "connect"
 GROUP_METADATA, CONNECTORS_TASKS, MEMBER_METADATA, TARGET_ASSIGNMENT, CURRENT_ASSIGNMENT = 3, 4, 5, 6, 7
@@ -109,11 +109,12 @@ def apply(coord, key: bytes, value: bytes | None) -> None:
         return              # the configuration record (type 8): no overrides are kept yet
     data = None if value is None else decode_value(record_type, value, FAMILY).data
     group_id = decoded.data["groupId"]
-    group = coord.get_group(group_id)
+    group = journaled(coord, coord.get_group(group_id))
     if group is None:
         if data is None:
             return
         group = ConnectGroup(group_id, undo=coord.undo)
+        coord.undo.push(coord._put_group, group_id, None)
         coord._put_group(group_id, group)
     elif group.group_type != ConnectGroup.group_type:
         return              # a group of another type owns the id: the heartbeat refuses those

@@ -51,16 +51,18 @@ def _membership_handlers() -> dict:
 
 
 def _connect_handlers() -> dict:
-    """The Connect draft's three APIs (kgroup's API keys 1000-1002) and kgroup's SetConnectors."""
-    from .connect import (CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
+    """The Connect draft's three APIs (kgroup's API keys 1000-1002), kgroup's SetConnectors (1003) and
+    ConnectGroupDescribe (1004)."""
+    from .connect import (CONNECT_GROUP_DESCRIBE, CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
                           CONNECT_GROUP_PREPARE_ASSIGNMENT, SET_CONNECTORS)
-    from .connect_assignment import (handle_install_assignment, handle_prepare_assignment,
-                                     handle_set_connectors)
+    from .connect_assignment import (handle_connect_group_describe, handle_install_assignment,
+                                     handle_prepare_assignment, handle_set_connectors)
     from .connect_heartbeat import handle_connect_group_heartbeat
     return {CONNECT_GROUP_HEARTBEAT: handle_connect_group_heartbeat,
             CONNECT_GROUP_PREPARE_ASSIGNMENT: handle_prepare_assignment,
             CONNECT_GROUP_INSTALL_ASSIGNMENT: handle_install_assignment,
-            SET_CONNECTORS: handle_set_connectors}
+            SET_CONNECTORS: handle_set_connectors,
+            CONNECT_GROUP_DESCRIBE: handle_connect_group_describe}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
@@ -78,7 +80,8 @@ def _load_offset_manager():
 class GroupCoordinator(OperationLog):
     def __init__(self, config: dict | None = None, now_ms: int = 0,
                  uuid_source: Callable[[], str] | None = None, keep_log: bool = True,
-                 log_writer: Callable[[list[LogEntry]], None] | None = None):
+                 log_writer: Callable[[list[LogEntry]], None] | None = None,
+                 worker_log_writer: Callable[[list[tuple]], None] | None = None):
         """``keep_log=False`` is for long-running hosts (``kgroup serve``, large simulations): the
         log is handed over by ``take_log()`` (or ``log_writer``) and forgotten, and ``records``
         stays empty, so memory does not grow with the number of commits and rebalances.
@@ -86,7 +89,9 @@ class GroupCoordinator(OperationLog):
         ``log_writer(entries)``, if given, is called at the end of every operation that appended
         something, with that operation's entries; it makes them durable or raises, and then the
         operation is reverted (see the module docstring). Entries it took are not handed over
-        again by ``take_log()``."""
+        again by ``take_log()``. ``worker_log_writer(records)`` does the same for the operation's
+        ``__worker_offsets`` records (Connect worker groups, ``worker_records``); with
+        ``keep_log=False`` they too are forgotten once written."""
         self.config = config if isinstance(config, CoordinatorConfig) else CoordinatorConfig(config)
         self.now_ms = int(now_ms)
         self.uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
@@ -97,9 +102,7 @@ class GroupCoordinator(OperationLog):
         self._groups: dict[str, Group] = {}       # every group, whatever its type
         self._callbacks: list[Reply] = []
         self._handlers = _membership_handlers()
-        self._init_log(keep_log, log_writer)
-        # the Connect worker groups' __worker_offsets records (connect_records), a log of its own
-        self.worker_records: list[tuple[bytes, bytes | None]] = []
+        self._init_log(keep_log, log_writer, worker_log_writer)
         self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
         self.offsets = manager(self) if manager is not None else None
@@ -345,7 +348,8 @@ class GroupCoordinator(OperationLog):
                      uuid_source: Callable[[], str] | None = None,
                      keep_log: bool = True,
                      log_writer: Callable[[list[LogEntry]], None] | None = None,
-                     worker_records: Iterable = ()) -> "GroupCoordinator":
+                     worker_records: Iterable = (),
+                     worker_log_writer: Callable[[list[tuple]], None] | None = None) -> "GroupCoordinator":
         """Rebuild groups (static member maps included) and offsets from a partition's records.
 
         ``records`` is a ``coord.records`` list of (key, value) pairs or a list of LogEntry;
@@ -354,7 +358,7 @@ class GroupCoordinator(OperationLog):
         (replay applies records, it never appends any).
         """
         coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
-                    log_writer=log_writer)
+                    log_writer=log_writer, worker_log_writer=worker_log_writer)
         coord.log_end_offset = replay_log(coord, records)
         if worker_records:
             from .connect_records import replay_worker_records

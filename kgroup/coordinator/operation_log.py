@@ -16,8 +16,12 @@ from .log import LogEntry
 class OperationLog:
     """Needs ``now_ms``, ``undo`` (UndoJournal) and ``_callbacks`` (completed replies) on self."""
 
-    def _init_log(self, keep_log: bool, log_writer: Callable[[list[LogEntry]], None] | None) -> None:
+    def _init_log(self, keep_log: bool, log_writer: Callable[[list[LogEntry]], None] | None,
+                  worker_log_writer: Callable[[list[tuple]], None] | None = None) -> None:
         self.log_writer = log_writer
+        self.worker_log_writer = worker_log_writer
+        # the Connect worker groups' __worker_offsets records (connect_records), a log of its own
+        self.worker_records: list[tuple[bytes, bytes | None]] = []
         self.keep_log = keep_log
         self.log: list[LogEntry] = []
         self.records: list[tuple[bytes, bytes | None]] = []
@@ -26,39 +30,48 @@ class OperationLog:
         self._taken = 0               # how much of self.log take_log() has handed over
 
     # ---- operations --------------------------------------------------------------------
-    def _begin(self) -> tuple[int, int, int, int]:
+    def _begin(self) -> tuple[int, int, int, int, int]:
         """Open an operation: what ``_revert`` needs to drop the log entries it appends.
 
         Only a host's writer can refuse an operation: without one nothing is journaled."""
-        if self.log_writer is not None:
+        if self.log_writer is not None or self.worker_log_writer is not None:
             self.undo.begin()
-        return len(self.log), len(self.records), self.log_end_offset, self.entries_appended
+        return (len(self.log), len(self.records), self.log_end_offset, self.entries_appended,
+                len(self.worker_records))
 
-    def _abort(self, start: tuple[int, int, int, int]) -> None:
+    def _abort(self, start: tuple[int, int, int, int, int]) -> None:
         """The operation raised (a bug, a malformed request): undone if journaled, else it stands."""
         if self.undo.open:
             self._revert(start)
 
-    def _end(self, start: tuple[int, int, int, int]) -> list[LogEntry]:
-        """Hand the operation's entries to the host; commit, or revert and re-raise if it fails."""
+    def _end(self, start: tuple[int, int, int, int, int]) -> list[LogEntry]:
+        """Hand the operation's entries (and its ``__worker_offsets`` records, to
+        ``worker_log_writer``) to the host; commit, or revert and re-raise if a write fails."""
         entries = self.log[start[0]:]
-        if entries and self.log_writer is not None:
-            try:
+        worker = self.worker_records[start[4]:] if self.worker_log_writer is not None else []
+        try:
+            if entries and self.log_writer is not None:
                 self.log_writer(entries)
-            except BaseException:
-                self._revert(start)
-                raise
+            if worker:
+                self.worker_log_writer(worker)
+        except BaseException:
+            self._revert(start)
+            raise
+        if entries and self.log_writer is not None:
             if self.keep_log:
                 self._taken = len(self.log)
             else:
                 self.log = []
+        if worker and not self.keep_log:
+            self.worker_records = []
         self.undo.commit()
         return entries
 
-    def _revert(self, start: tuple[int, int, int, int]) -> None:
-        log_size, records_size, self.log_end_offset, self.entries_appended = start
+    def _revert(self, start: tuple[int, int, int, int, int]) -> None:
+        log_size, records_size, self.log_end_offset, self.entries_appended, worker_size = start
         del self.log[log_size:]
         del self.records[records_size:]
+        del self.worker_records[worker_size:]
         self.undo.revert()
         for reply in self._callbacks:        # completed by the reverted operation: parked again
             reply.reopen()

@@ -23,6 +23,10 @@ __all__ = [
     "ConnectGroupPrepareAssignmentResponse",
     "ConnectGroupInstallAssignmentRequest",
     "ConnectGroupInstallAssignmentResponse",
+    "ConnectGroupSetConnectorsRequest",
+    "ConnectGroupSetConnectorsResponse",
+    "ConnectGroupDescribeRequest",
+    "ConnectGroupDescribeResponse",
     "fast_constructor",
 ]
 
@@ -43,8 +47,9 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
     pass
 
 
-# The Connect draft's three APIs: EXPERIMENTAL, under kgroup's own API keys 1000-1002 (Kafka never
-# allocated any). The coordinator's Python API for them is kgroup.coordinator.connect.
+# The Connect draft's three APIs, kgroup's ConnectGroupSetConnectors and ConnectGroupDescribe:
+# EXPERIMENTAL, under kgroup's own API keys 1000-1004 (Kafka never allocated any). The coordinator's Python API for
+# them is kgroup.coordinator.connect.
 def _declared(name: str) -> type:
     """``class <name>(ApiMessage, load_json=schemas): pass``, for a message that adds nothing."""
     return types.new_class(name, (ApiMessage,), {"load_json": schemas},
@@ -57,6 +62,10 @@ ConnectGroupPrepareAssignmentRequest = _declared("ConnectGroupPrepareAssignmentR
 ConnectGroupPrepareAssignmentResponse = _declared("ConnectGroupPrepareAssignmentResponse")
 ConnectGroupInstallAssignmentRequest = _declared("ConnectGroupInstallAssignmentRequest")
 ConnectGroupInstallAssignmentResponse = _declared("ConnectGroupInstallAssignmentResponse")
+ConnectGroupSetConnectorsRequest = _declared("ConnectGroupSetConnectorsRequest")
+ConnectGroupSetConnectorsResponse = _declared("ConnectGroupSetConnectorsResponse")
+ConnectGroupDescribeRequest = _declared("ConnectGroupDescribeRequest")
+ConnectGroupDescribeResponse = _declared("ConnectGroupDescribeResponse")
 
 
 def fast_constructor(cls):

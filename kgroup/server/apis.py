@@ -6,7 +6,9 @@ InitProducerId serves idempotent producers only (a transactional id is refused);
 advertised. ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), which kafka-python lacks,
 use `kgroup.protocol`'s classes, declared from Kafka's message schemas like kafka-python's own.
 The Connect draft's ConnectGroupHeartbeat, ConnectGroupPrepareAssignment and
-ConnectGroupInstallAssignment are EXPERIMENTAL, under kgroup's own keys 1000-1002 (Kafka has none).
+ConnectGroupInstallAssignment are EXPERIMENTAL, under kgroup's own keys 1000-1002 (Kafka has none),
+and so are kgroup's ConnectGroupSetConnectors (1003: the connector set, which the draft carries in no
+API) and ConnectGroupDescribe (1004: Kafka describes no worker group).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ def build_api_table():
     from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
     from kgroup.protocol import (ConnectGroupHeartbeatRequest, ConnectGroupInstallAssignmentRequest,
-                                 ConnectGroupPrepareAssignmentRequest, ConsumerGroupDescribeRequest,
-                                 ConsumerGroupHeartbeatRequest)
+                                 ConnectGroupDescribeRequest, ConnectGroupPrepareAssignmentRequest,
+                                 ConnectGroupSetConnectorsRequest,
+                                 ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest)
     from kgroup.server.handlers_connect import handle_connect_request as connect
     from kgroup.server import handlers_data as data
     from kgroup.server import handlers_meta as meta
@@ -56,5 +59,7 @@ def build_api_table():
         1000: (ConnectGroupHeartbeatRequest, 0, 0, connect),       # experimental
         1001: (ConnectGroupPrepareAssignmentRequest, 0, 0, connect),
         1002: (ConnectGroupInstallAssignmentRequest, 0, 0, connect),
+        1003: (ConnectGroupSetConnectorsRequest, 0, 0, connect),
+        1004: (ConnectGroupDescribeRequest, 0, 0, connect),
     }
     return table

@@ -9,6 +9,13 @@ OffsetCommit or group change is on disk before the client hears about it. If the
 the coordinator reverts the operation (memory stays as it was on disk), the request fails, and a
 timer that fired stays due and is retried after a pause.
 On start the `__consumer_offsets` partitions are replayed with `GroupCoordinator.from_records`.
+
+Connect worker groups (the draft's experimental `connect` type) keep their records in a topic of
+their own, `__worker_offsets` (never mixed into `__consumer_offsets`, whose record types 3-8 are
+the consumer group's): the bridge is also the coordinator's ``worker_log_writer``, placing each
+record on the partition of its group id as `__consumer_offsets` does, with as many partitions
+(offsets.topic.num.partitions). The topic is created with the first Connect record, and replayed
+on start with ``from_records(..., worker_records=...)``.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import logging
 import time
 
 from kgroup.kafka_errors import UNKNOWN_TOPIC_OR_PARTITION
-from kgroup.server.storage import OFFSETS_TOPIC
+from kgroup.server.storage import OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC
 
 log = logging.getLogger("kgroup.server.groups")
 
@@ -78,16 +85,19 @@ class GroupBridge:
         from kgroup.coordinator import GroupCoordinator
 
         config = dict(self.broker.config.coordinator)
-        entries = self._load_entries()
+        entries = self._load_entries(self.partitions)
+        worker = self.broker.logdir.topics.get(WORKER_OFFSETS_TOPIC)
+        worker_records = [r for e in self._load_entries(worker.partitions) for r in e.records] if worker else []
         now = self.now_ms()
         # keep_log=False: each entry is forgotten once written, so a long-running server's memory
         # does not grow with every commit and rebalance.
-        if entries:
+        writers = dict(keep_log=False, log_writer=self._write_logged,
+                       worker_log_writer=self._write_worker_records)
+        if entries or worker_records:
             self.coord = GroupCoordinator.from_records(entries, config=config, now_ms=now,
-                                                       keep_log=False, log_writer=self._write_logged)
+                                                       worker_records=worker_records, **writers)
         else:
-            self.coord = GroupCoordinator(config=config, now_ms=now, keep_log=False,
-                                          log_writer=self._write_logged)
+            self.coord = GroupCoordinator(config=config, now_ms=now, **writers)
         self.publish_topics()
         self._timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
 
@@ -105,12 +115,13 @@ class GroupBridge:
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
-    def _load_entries(self):
+    @staticmethod
+    def _load_entries(partitions):
         from kgroup.coordinator import LogEntry
         from kgroup.records.batch import read_batches
 
         entries = []
-        for plog in self.partitions:
+        for plog in partitions:
             for index_entry, raw in plog.iter_batches():
                 where = f"{plog.directory} offset {index_entry.base_offset}"
                 for batch in read_batches(raw, path=where):
@@ -188,20 +199,30 @@ class GroupBridge:
             else:
                 future.set_result(_add_unknown_partitions(reply.response, unknown))
 
-    def _write_logged(self, entries):
+    def _write_logged(self, entries, partitions=None, topic=OFFSETS_TOPIC):
         """The coordinator's log_writer: a failure is logged here, once, and raised to it."""
         try:
-            self._write(entries)
+            self._write(entries, self.partitions if partitions is None else partitions)
         except OSError as exc:   # disk trouble: the coordinator reverts, the clients are told
-            log.error("writing %s failed: %s", OFFSETS_TOPIC, exc)
+            log.error("writing %s failed: %s", topic, exc)
             raise
 
-    def _write(self, entries):
+    def _write_worker_records(self, records):
+        """The coordinator's worker_log_writer: `__worker_offsets`, created on first use."""
+        from kgroup.coordinator import LogEntry
+
+        logdir = self.broker.logdir
+        if WORKER_OFFSETS_TOPIC not in logdir.topics:
+            logdir.create_topic(WORKER_OFFSETS_TOPIC, len(self.partitions), internal=True)
+        self._write_logged([LogEntry(records=list(records), timestamp_ms=self.coord.now_ms)],
+                           logdir.topics[WORKER_OFFSETS_TOPIC].partitions, WORKER_OFFSETS_TOPIC)
+
+    def _write(self, entries, partitions):
         from kgroup.records import group_id_of_key, partition_for
         from kgroup.records.writer import encode_batch, encode_control_batch
 
         touched = {}
-        n = len(self.partitions)
+        n = len(partitions)
         pending_markers = []
         for entry in entries:
             if entry.control is not None:
@@ -211,7 +232,7 @@ class GroupBridge:
             for key, value in entry.records:
                 by_partition.setdefault(partition_for(group_id_of_key(key), n), []).append((key, value))
             for number, records in by_partition.items():
-                plog = self.partitions[number]
+                plog = partitions[number]
                 raw = encode_batch(records, base_offset=plog.next_offset,
                                    timestamp=entry.timestamp_ms, producer_id=entry.producer_id,
                                    producer_epoch=entry.producer_epoch,
@@ -221,7 +242,7 @@ class GroupBridge:
         for entry in pending_markers:
             # A marker ends the producer's transaction on every partition it wrote to; with no
             # transaction coordinator here it can only come from coord.end_transaction.
-            for number, plog in enumerate(self.partitions):
+            for number, plog in enumerate(partitions):
                 raw = encode_control_batch(entry.control, producer_id=entry.producer_id,
                                            producer_epoch=entry.producer_epoch,
                                            coordinator_epoch=entry.coordinator_epoch,

@@ -1,10 +1,10 @@
-"""The Connect draft's three group APIs on the wire (EXPERIMENTAL, kgroup's own API keys 1000-1002).
+"""The Connect draft's three group APIs on the wire, and kgroup's ConnectGroupSetConnectors and
+ConnectGroupDescribe (EXPERIMENTAL, kgroup's own API keys 1000-1004).
 
 Each request declared in ``kgroup.protocol`` is turned into the coordinator's dataclass of
 ``kgroup.coordinator.connect``, handled by the same coordinator as every group API, and its answer
 turned back into the declared response. Connect requests are never parked, so the answer is
-immediate. The connector set has no wire API (``ConnectGroupSetConnectors`` is Python-only), and
-Connect groups' ``__worker_offsets`` records stay in the coordinator's memory (not written to disk).
+immediate (after the bridge has written the operation's ``__worker_offsets`` records).
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def _to_coordinator(request):
         return C.ConnectGroupHeartbeatRequest(
             request.group_id, request.member_id, request.member_epoch, request.instance_id,
             request.rebalance_timeout_ms, request.server_assignor, assignors, _items(request.connectors_and_tasks))
+    if request.API_KEY == C.SET_CONNECTORS:
+        return C.ConnectGroupSetConnectors(request.group_id, {c.name: c.tasks for c in request.connectors})
+    if request.API_KEY == C.CONNECT_GROUP_DESCRIBE:
+        return C.ConnectGroupDescribeRequest(tuple(request.group_ids))
     if request.API_KEY == C.CONNECT_GROUP_PREPARE_ASSIGNMENT:
         return C.ConnectGroupPrepareAssignmentRequest(request.group_id, request.member_id, request.member_epoch)
     return C.ConnectGroupInstallAssignmentRequest(
@@ -71,12 +75,48 @@ def _install_response(r, v):
     return R(version=v, throttle_time_ms=0, error_code=r.error_code, error_message=r.error_message)
 
 
+def _set_connectors_response(r, v):
+    from kgroup.protocol import ConnectGroupSetConnectorsResponse as R
+    return R(version=v, throttle_time_ms=0, error_code=r.error_code, error_message=r.error_message,
+             group_epoch=r.group_epoch)
+
+
+def _describe_response(r, v):
+    from kgroup.protocol import ConnectGroupDescribeResponse as R
+    G = R.DescribedGroup
+    items, member_items = G.ConnectorsAndTasks, G.Member.ConnectorsAndTasks
+
+    def described(entry):
+        s = entry.snapshot
+        if s is None:
+            return G(version=v, error_code=entry.error_code, error_message=entry.error_message,
+                     group_id=entry.group_id, group_state="Dead", group_epoch=-1, assignment_epoch=-1,
+                     connectors=[], unassigned=_wire_items(items, C.ConnectorsAndTasks(), v), members=[])
+        members = [G.Member(version=v, member_id=m.member_id, instance_id=m.instance_id, client_id=m.client_id,
+                            client_host=m.client_host, member_epoch=m.member_epoch,
+                            assignment=_wire_items(member_items, m.owned, v),
+                            target_assignment=_wire_items(member_items, m.target, v))
+                   for m in s.members]
+        return G(version=v, error_code=C.NONE, error_message=None, group_id=s.group_id, group_state=s.state,
+                 group_epoch=s.group_epoch, assignment_epoch=s.assignment_epoch, assignor_name=s.assignor,
+                 assigner=s.assigner, assignment_error=s.assignment_error,
+                 connectors=[G.Connector(version=v, name=n, tasks=t) for n, t in sorted(s.connectors.items())],
+                 unassigned=_wire_items(items, s.unassigned, v), members=members)
+
+    return R(version=v, throttle_time_ms=0, groups=[described(g) for g in r.groups])
+
+
 _RESPONSES = {C.CONNECT_GROUP_HEARTBEAT: _heartbeat_response,
               C.CONNECT_GROUP_PREPARE_ASSIGNMENT: _prepare_response,
-              C.CONNECT_GROUP_INSTALL_ASSIGNMENT: _install_response}
+              C.CONNECT_GROUP_INSTALL_ASSIGNMENT: _install_response,
+              C.SET_CONNECTORS: _set_connectors_response,
+              C.CONNECT_GROUP_DESCRIBE: _describe_response}
 
 
 async def handle_connect_request(broker, request, ctx):
+    if request.API_KEY == C.SET_CONNECTORS and len({c.name for c in request.connectors}) != len(request.connectors):
+        return _set_connectors_response(C.ConnectGroupSetConnectorsResponse(
+            C.INVALID_REQUEST, "a connector is named more than once"), request.version)
     answer = broker.groups.handle(_to_coordinator(request), ctx)
     if inspect.isawaitable(answer):
         answer = await answer

@@ -17,7 +17,7 @@ from kgroup.kafka_errors import (FETCH_SESSION_ID_NOT_FOUND, INVALID_RECORD, INV
                                  RECORD_LIST_TOO_LARGE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION)
 from kgroup.server.batches import BatchValidationError, rebase, split_batches
-from kgroup.server.storage import OFFSETS_TOPIC
+from kgroup.server.storage import INTERNAL_TOPICS
 
 LEADER_EPOCH = 0
 
@@ -56,9 +56,9 @@ def handle_produce(broker, request, ctx):
             elif log is None:
                 error = UNKNOWN_TOPIC_OR_PARTITION
                 message = f"unknown topic or partition {topic.name}-{pdata.index}"
-            elif topic.name == OFFSETS_TOPIC:
+            elif topic.name in INTERNAL_TOPICS:
                 error = INVALID_TOPIC_EXCEPTION
-                message = f"cannot append to internal topic {OFFSETS_TOPIC}"
+                message = f"cannot append to internal topic {topic.name}"
             elif pdata.records is None or len(pdata.records) == 0:
                 error = INVALID_RECORD
                 message = f"{where}: no records"

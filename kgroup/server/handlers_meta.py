@@ -15,7 +15,7 @@ from kafka.protocol.metadata import (
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, INVALID_CONFIG, INVALID_PARTITIONS,
                                  INVALID_REPLICATION_FACTOR, INVALID_REQUEST, NONE, UNKNOWN_TOPIC_ID,
                                  UNKNOWN_TOPIC_OR_PARTITION)
-from kgroup.server.storage import OFFSETS_TOPIC, TopicError, validate_topic_name
+from kgroup.server.storage import INTERNAL_TOPICS, TopicError, validate_topic_name
 
 # Upper bound on partitions per topic: each one is a directory and an open file.
 MAX_PARTITIONS = 10000
@@ -79,7 +79,7 @@ def handle_metadata(broker, request, ctx):
     for name in names:
         topic_obj = logdir.topics.get(name)
         error = NONE
-        if topic_obj is None and name is not None and allow_create and name != OFFSETS_TOPIC:
+        if topic_obj is None and name is not None and allow_create and name not in INTERNAL_TOPICS:
             try:
                 topic_obj = broker.create_topic(name, broker.config.num_partitions)
             except TopicError as exc:

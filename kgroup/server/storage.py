@@ -22,6 +22,8 @@ from kgroup.kafka_errors import (INVALID_PARTITIONS, INVALID_TOPIC_EXCEPTION, KA
 from kgroup.server.partition_log import PartitionLog
 
 OFFSETS_TOPIC = "__consumer_offsets"
+WORKER_OFFSETS_TOPIC = "__worker_offsets"      # the Connect draft's worker groups (experimental)
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC})   # written by the coordinator only
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 LOCK_FILE = ".lock"
 
@@ -48,10 +50,10 @@ def validate_topic_name(name: str) -> None:
 
 
 def validate_user_topic(name: str) -> None:
-    """A topic a user asks the server to create at start-up: a legal name, and not the offsets
+    """A topic a user asks the server to create at start-up: a legal name, and not an internal
     topic, which the server creates itself with offsets.topic.num.partitions."""
-    if name == OFFSETS_TOPIC:
-        raise TopicError(f"{OFFSETS_TOPIC} is created by the server; size it with "
+    if name in INTERNAL_TOPICS:
+        raise TopicError(f"{name} is created by the server; size it with "
                          f"--config offsets.topic.num.partitions=N", INVALID_TOPIC_EXCEPTION)
     validate_topic_name(name)
 
@@ -119,12 +121,12 @@ class LogDir:
                                  f"{count - 1} but is missing {missing}", INVALID_PARTITIONS)
             topic_id = self._read_topic_id(parts[0]) or uuid.uuid4()
             logs = [PartitionLog(parts[i], self._segment_bytes(topic)) for i in range(count)]
-            self.topics[topic] = Topic(topic, topic_id, logs, internal=topic == OFFSETS_TOPIC)
+            self.topics[topic] = Topic(topic, topic_id, logs, internal=topic in INTERNAL_TOPICS)
             for path in parts.values():
                 self._write_topic_id(path, topic_id)
 
     def _segment_bytes(self, topic: str) -> int:
-        return self.offsets_segment_bytes if topic == OFFSETS_TOPIC else self.segment_bytes
+        return self.offsets_segment_bytes if topic in INTERNAL_TOPICS else self.segment_bytes
 
     @staticmethod
     def _read_topic_id(path):
@@ -158,7 +160,7 @@ class LogDir:
     def create_topic(self, name: str, partitions: int, internal: bool = False) -> Topic:
         if name in self.topics:
             raise TopicError(f"topic {name} already exists", TOPIC_ALREADY_EXISTS)
-        if name != OFFSETS_TOPIC:
+        if name not in INTERNAL_TOPICS:
             validate_topic_name(name)
         if partitions < 1:
             raise TopicError(f"topic {name}: number of partitions must be at least 1, "

@@ -11,7 +11,7 @@ scripted events, runs until the group settles (or ``until_ms``), and reports wha
 from __future__ import annotations
 
 from kgroup.assignors.connect_cooperative import NAME
-from kgroup.coordinator.connect import connector_items, error_name, item_order, items_of
+from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
 from kgroup.sim.connect_cluster import Cluster
 from kgroup.sim.connect_params import ConnectParams, parse_item
 
@@ -83,12 +83,6 @@ def run_until_settled(cluster, params: ConnectParams, last: int) -> int | None:
     if params.until_ms is not None:
         cluster.run(params.until_ms)
     return settled_at
-
-
-def item_set(items) -> dict:
-    ordered = sorted(items, key=item_order)
-    return {"connectors": [i for i in ordered if isinstance(i, str)],
-            "tasks": [str(i) for i in ordered if not isinstance(i, str)]}
 
 
 def _members(group, running: dict) -> dict:

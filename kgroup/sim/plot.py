@@ -31,14 +31,7 @@ def check_target(path: str) -> None:
 
 def plot_timeline(results, path: str) -> None:
     """Write one panel per result (variants of --compare stacked) to a PNG or SVG file."""
-    check_target(path)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # found but broken
-        raise PlotUnavailable(_NO_MATPLOTLIB) from exc
-
+    plt = pyplot(path)
     results = list(results)
     rows_per = [min(len(_names(r)), MAX_ROWS) for r in results]
     height = sum(1.2 + 0.22 * n for n in rows_per)
@@ -57,6 +50,23 @@ def plot_timeline(results, path: str) -> None:
         lines += ";\nstrip under a row: its protocol (blue classic, orange consumer)"
     axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar shade: partitions held;"
                            f" {lines}; ▶ start, ■ stop, ✕ fenced", fontsize=8)
+    save(plt, fig, path)
+
+
+def pyplot(path: str):
+    """matplotlib.pyplot on the Agg backend, once ``path`` passed ``check_target``."""
+    check_target(path)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # found but broken
+        raise PlotUnavailable(_NO_MATPLOTLIB) from exc
+    return plt
+
+
+def save(plt, fig, path: str) -> None:
+    """Lay out, write and close ``fig``; a file that cannot be written is a PlotUnavailable."""
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=90)
@@ -75,10 +85,11 @@ def _names(result) -> list[str]:
         name = event.get("member")
         if name is not None and name not in names:
             names.append(name)
-    return sorted(names, key=_natural)
+    return sorted(names, key=natural_order)
 
 
-def _natural(name: str):
+def natural_order(name: str):
+    """Row order: by prefix, then by number (c2 before c10; W2 before W10)."""
     head = name.rstrip("0123456789-twin")
     digits = name[len(head):].split("-")[0]
     return (head, int(digits) if digits.isdigit() else -1, name)
