@@ -1,10 +1,14 @@
 """What each listener asks of a connection before its requests are served: TLS (SSL, SASL_SSL)
 and SASL authentication (SASL_PLAINTEXT, SASL_SSL), from the security settings of `--config`
-(`sasl.enabled.mechanisms`, `ssl.*`) and the `--user` credentials."""
+(`sasl.enabled.mechanisms`, `ssl.*`) and the `--user`/`--users` credentials.
+
+Each admitted connection gets a principal (`RequestContext.principal`, Kafka's `User:NAME` form):
+the SASL user, the client certificate's subject on an SSL listener with `ssl.client.auth`, or
+`User:ANONYMOUS`."""
 
 from __future__ import annotations
 
-from kgroup.server.listeners import ListenerError, server_ssl_context
+from kgroup.server.listeners import ListenerError, certificate_principal, server_ssl_context
 from kgroup.server.sasl import MECHANISMS, authenticate, parse_mechanisms, sasl_api_entries
 from kgroup.server.scram import CredentialStore
 
@@ -16,18 +20,21 @@ class SecuredListeners:
         self.mechanisms = parse_mechanisms(security.get("sasl.enabled.mechanisms",
                                                         ",".join(MECHANISMS)))
         self.store = CredentialStore(users)  # only salted credentials are kept
-        self._ssl = (server_ssl_context(security) if any(l.tls for l in listeners) else None)
+        self._ssl = {}  # SSL listeners verify client certificates (ssl.client.auth); SASL_SSL do not
+        for sasl in {l.sasl for l in listeners if l.tls}:
+            self._ssl[sasl] = server_ssl_context(security, client_auth=not sasl)
         if any(l.sasl for l in listeners) and not users:
             raise ListenerError("a SASL listener needs at least one --user NAME:PASSWORD")
         self._sasl_tables = {}
 
     def ssl_context(self, listener):
-        return self._ssl if listener.tls else None
+        return self._ssl[listener.sasl] if listener.tls else None
 
     async def admit(self, listener, reader, writer, peer_text, api_table):
         """(the API table this connection is served, its principal); raises FrameError to close."""
         if not listener.sasl:
-            return api_table, ANONYMOUS
+            certificate = writer.get_extra_info("peercert") if listener.tls else None
+            return api_table, certificate_principal(certificate) or ANONYMOUS
         table = self._sasl_tables.get(id(api_table))
         if table is None:
             table = self._sasl_tables[id(api_table)] = {**api_table, **sasl_api_entries()}
