@@ -24,7 +24,8 @@ class SecuredListeners:
         for sasl in {l.sasl for l in listeners if l.tls}:
             self._ssl[sasl] = server_ssl_context(security, client_auth=not sasl)
         if any(l.sasl for l in listeners) and not users:
-            raise ListenerError("a SASL listener needs at least one --user NAME:PASSWORD")
+            raise ListenerError("a SASL listener needs at least one --user NAME:PASSWORD "
+                                "(or --users FILE)")
         self._sasl_tables = {}
 
     def ssl_context(self, listener):
@@ -41,3 +42,33 @@ class SecuredListeners:
         principal = await authenticate(reader, writer, table, self.mechanisms, self.store,
                                        peer_text)
         return table, principal
+
+
+def parse_user(value: str, where: str) -> tuple[str, str]:
+    """`NAME:PASSWORD` (the password may hold colons) → (name, password); `where` leads the message."""
+    name, sep, password = value.partition(":")
+    if not sep or not name or not password:
+        raise ListenerError(f"{where}: expected NAME:PASSWORD")
+    return name, password
+
+
+def read_users_file(path: str) -> dict[str, str]:
+    """`serve --users FILE`: one `NAME:PASSWORD` a line; blank lines and `#` comments skipped;
+    surrounding whitespace stripped. A bad line or a name given twice is an error naming
+    FILE:LINE (exit 2)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ListenerError(f"--users {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    users, first_seen = {}, {}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name, password = parse_user(text, f"{path}:{number}")
+        if name in users:
+            raise ListenerError(f"{path}:{number}: user {name!r} is already defined on line "
+                                f"{first_seen[name]}")
+        users[name], first_seen[name] = password, number
+    return users
