@@ -8,19 +8,17 @@ import time
 
 import pytest
 
-from helpers.certificates import OPENSSL, Certificates
+from helpers.certificates import certificates_fixture
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
 from kgroup.server.listeners import parse_listener
 
-pytestmark = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is needed to make "
-                                                        "test certificates")
 TIMEOUT_S = 30  # what a failure must not wait for
 SASL = "sasl.username=ops\nsasl.password=s3cret\n"
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
-    return Certificates(tmp_path_factory.mktemp("certs"))
+    return certificates_fixture(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

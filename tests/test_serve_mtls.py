@@ -10,19 +10,17 @@ import subprocess
 
 import pytest
 
-from helpers.certificates import CLIENT_PRINCIPAL, OPENSSL, Certificates
+from helpers.certificates import CLIENT_PRINCIPAL, certificates_fixture
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
 from kgroup.server.listeners import ListenerError, certificate_principal, parse_listener
 
-pytestmark = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is needed to make "
-                                                        "test certificates")
 TOPIC = "events"
 METADATA = 3
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
-    return Certificates(tmp_path_factory.mktemp("mtls"))
+    return certificates_fixture(tmp_path_factory)
 
 
 def _recording_principals(b):

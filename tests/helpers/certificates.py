@@ -53,3 +53,12 @@ class Certificates:
                                          "subjectAltName=DNS:elsewhere.example\n")
         self.client = _signed(where, "client", CLIENT_SUBJECT, ca)
         self.rogue_client = _signed(where, "rogue", "/CN=rogue", other)
+
+
+def certificates_fixture(tmp_path_factory):
+    """Body of a module-scoped `certs` fixture (skips without openssl)."""
+    import pytest
+
+    if OPENSSL is None:
+        pytest.skip("the openssl command is needed to make test certificates")
+    return Certificates(tmp_path_factory.mktemp("certs"))

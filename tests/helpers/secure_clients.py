@@ -31,3 +31,23 @@ def rdkafka_static_member_consumes(broker, secure: dict, topic: str, group_id: s
         assert broker.group(group_id).state == "Stable"
     finally:
         consumer.close()
+
+
+PASSWORD = "s3cret"
+
+
+def client_settings(protocol: str, mechanism: str | None, ca: str, user: str = "ops",
+                    password: str = PASSWORD) -> tuple[str, dict]:
+    """(`--command-config` text, kafka-python keyword arguments) for one protocol and mechanism."""
+    lines = [f"security.protocol={protocol}"]
+    settings = {"security_protocol": protocol}
+    if protocol.endswith("SSL"):
+        lines.append(f"ssl.truststore.type=PEM\nssl.truststore.location={ca}")
+        settings["ssl_cafile"] = ca
+    if protocol.startswith("SASL_"):
+        lines.append(f"sasl.mechanism={mechanism}\nsasl.jaas.config=org.apache.kafka.common."
+                     f"security.scram.ScramLoginModule required username=\"{user}\" "
+                     f"password=\"{password}\";")
+        settings.update(sasl_mechanism=mechanism, sasl_plain_username=user,
+                        sasl_plain_password=password)
+    return "\n".join(lines) + "\n", settings
