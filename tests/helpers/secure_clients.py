@@ -45,9 +45,10 @@ def client_settings(protocol: str, mechanism: str | None, ca: str, user: str = "
         lines.append(f"ssl.truststore.type=PEM\nssl.truststore.location={ca}")
         settings["ssl_cafile"] = ca
     if protocol.startswith("SASL_"):
+        module = ("plain.PlainLoginModule" if mechanism == "PLAIN"
+                  else "scram.ScramLoginModule")
         lines.append(f"sasl.mechanism={mechanism}\nsasl.jaas.config=org.apache.kafka.common."
-                     f"security.scram.ScramLoginModule required username=\"{user}\" "
-                     f"password=\"{password}\";")
+                     f"security.{module} required username=\"{user}\" password=\"{password}\";")
         settings.update(sasl_mechanism=mechanism, sasl_plain_username=user,
                         sasl_plain_password=password)
     return "\n".join(lines) + "\n", settings
