@@ -23,8 +23,13 @@ def certs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory, certs):
-    """{protocol: bootstrap} of one serve with PLAIN only enabled, and `elsewhere`: an SSL listener
-    whose certificate names another host."""
+    """{protocol: bootstrap} of one serve with PLAIN only enabled, `elsewhere`: an SSL listener
+    whose certificate names another host, and `mutual`: one requiring client certificates."""
+    mutual = ThreadedBroker(tmp_path_factory.mktemp("logs"),
+                            listeners=[parse_listener("SSL://127.0.0.1:0")],
+                            config={"ssl.keystore.location": certs.server,
+                                    "ssl.client.auth": "required",
+                                    "ssl.truststore.location": certs.ca})
     main = ThreadedBroker(tmp_path_factory.mktemp("logs"),
                           listeners=[parse_listener(f"{p}://127.0.0.1:0") for p in
                                      ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")],
@@ -35,9 +40,9 @@ def brokers(tmp_path_factory, certs):
                                listeners=[parse_listener("SSL://127.0.0.1:0")],
                                config={"ssl.keystore.location": certs.wrong_host_server})
     yield {**dict(zip(("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), main.bootstraps)),
-           "elsewhere": elsewhere.bootstrap}
-    main.stop()
-    elsewhere.stop()
+           "elsewhere": elsewhere.bootstrap, "mutual": mutual.bootstrap}
+    for broker in (main, elsewhere, mutual):
+        broker.stop()
 
 
 CASES = {
@@ -55,6 +60,8 @@ CASES = {
                    "TLS: certificate verify failed: unable to get local issuer certificate"),
     "hostname mismatch": ("elsewhere", "security.protocol=SSL\nssl.ca.location={ca}\n",
                           "TLS: certificate verify failed: IP address mismatch"),
+    "no client certificate": ("mutual", "security.protocol=SSL\nssl.ca.location={ca}\n",
+                              "the listener closes TLS connections without a client certificate"),
     "TLS client, plaintext listener": ("PLAINTEXT", "security.protocol=SSL\nssl.ca.location={ca}\n",
                                        "did not answer the TLS handshake (security.protocol=SSL)"),
     "plaintext client, TLS listener": ("SSL", "security.protocol=PLAINTEXT\n",

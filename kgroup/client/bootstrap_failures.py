@@ -72,6 +72,27 @@ def speaks_tls(address: tuple[str, int], timeout_s: float) -> bool:
         return False
 
 
+def tls_closes_requests(address: tuple[str, int], timeout_s: float) -> bool:
+    """True when a TLS listener completes the handshake with a client that shows no certificate
+    (certificates unchecked) but closes the connection at its first request: with TLS 1.3 that is
+    how a listener with ssl.client.auth=required refuses it."""
+    from kafka.protocol.metadata import ApiVersionsRequest
+
+    request = ApiVersionsRequest(version=0)
+    request.with_header(correlation_id=1, client_id="kgroup")
+    try:
+        with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as raw:
+            with _unverified_tls().wrap_socket(raw, server_hostname=address[0]) as sock:
+                sock.sendall(bytes(request.encode(header=True, framed=True)))
+                return not sock.recv(4)
+    except ssl.SSLError as exc:  # TLS 1.2, or an alert before the close: "certificate required"
+        return "CERTIFICATE" in str(exc).upper()
+    except (ConnectionResetError, ConnectionAbortedError, ssl.SSLEOFError):
+        return True
+    except OSError:
+        return False
+
+
 def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> list[str] | None:
     """The mechanisms a SASL listener enables, from its answer to a SaslHandshake; None when the
     listener does not speak SASL (it closes, or answers without mechanisms)."""
@@ -149,9 +170,14 @@ class BootstrapWatch(logging.Handler):
         return f"SASL mechanism {mechanism} is not enabled on {self.bootstrap}"
 
     def _listener_mismatch(self) -> str | None:
-        """A plaintext client closed by a TLS listener, or a PLAINTEXT one by a SASL listener."""
+        """A plaintext client closed by a TLS listener, a PLAINTEXT one by a SASL listener, or a
+        TLS client without a certificate by a listener that requires one."""
         if self.protocol in ("SSL", "SASL_SSL"):
-            return None
+            if self.settings.get("ssl_certfile") or not all(
+                    tls_closes_requests(address, self.timeout_s) for address in self.addresses):
+                return None
+            return ("the listener closes TLS connections without a client certificate "
+                    "(ssl.client.auth=required): set ssl.keystore.location (PEM certificate and key)")
         if all(speaks_tls(address, self.timeout_s) for address in self.addresses):
             return (f"the listener speaks TLS (SSL or SASL_SSL) but security.protocol="
                     f"{self.protocol}: a protocol mismatch")

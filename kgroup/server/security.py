@@ -8,9 +8,13 @@ the SASL user, the client certificate's subject on an SSL listener with `ssl.cli
 
 from __future__ import annotations
 
+import logging
+
 from kgroup.server.listeners import ListenerError, certificate_principal, server_ssl_context
 from kgroup.server.sasl import MECHANISMS, authenticate, parse_mechanisms, sasl_api_entries
 from kgroup.server.scram import CredentialStore
+
+log = logging.getLogger("kgroup.server")
 
 ANONYMOUS = "User:ANONYMOUS"  # Kafka's principal of a connection without authentication
 
@@ -35,7 +39,10 @@ class SecuredListeners:
         """(the API table this connection is served, its principal); raises FrameError to close."""
         if not listener.sasl:
             certificate = writer.get_extra_info("peercert") if listener.tls else None
-            return api_table, certificate_principal(certificate) or ANONYMOUS
+            principal = certificate_principal(certificate)
+            if principal is not None:
+                log.info("%s authenticated as %s (TLS client certificate)", peer_text, principal)
+            return api_table, principal or ANONYMOUS
         table = self._sasl_tables.get(id(api_table))
         if table is None:
             table = self._sasl_tables[id(api_table)] = {**api_table, **sasl_api_entries()}
