@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from helpers.certificates import CLIENT_PRINCIPAL, certificates_fixture
+from helpers.certificates import CLIENT_PRINCIPAL, KEY_PASSWORD, certificates_fixture
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
 from kgroup.server.listeners import ListenerError, certificate_principal, parse_listener
 
@@ -105,15 +105,20 @@ def test_confluent_kafka_with_a_client_certificate(broker, certs):
     assert set(broker.principals) == {CLIENT_PRINCIPAL}
 
 
-def test_kgroup_sends_the_keystore_of_its_command_config(broker, certs, tmp_path):
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_kgroup_sends_the_keystore_of_its_command_config(broker, certs, tmp_path, encrypted):
+    keystore = certs.encrypted_client if encrypted else certs.client
+    password = f"ssl.key.password={KEY_PASSWORD}\n" if encrypted else ""
     config = tmp_path / "client.properties"
     config.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\n"
                       f"ssl.truststore.location={certs.ca}\nssl.keystore.type=PEM\n"
-                      f"ssl.keystore.location={certs.client}\n")
+                      f"ssl.keystore.location={keystore}\n{password}")
+    broker.principals.clear()
     result = subprocess.run([PYTHON, "-m", "kgroup.commands.cli", "list", "--bootstrap-server",
                              broker.bootstrap, "--command-config", str(config), "--timeout", "20"],
                             capture_output=True, text=True, cwd=str(ROOT), timeout=60)
     assert result.returncode == 0, result.stderr
+    assert set(broker.principals) == {CLIENT_PRINCIPAL}
 
 
 def test_certificate_principal_escapes_and_orders_like_x500_principal():

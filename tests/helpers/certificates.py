@@ -10,6 +10,7 @@ import subprocess
 OPENSSL = shutil.which("openssl")
 CLIENT_SUBJECT = "/O=acme/OU=platform/CN=ops"
 CLIENT_PRINCIPAL = "User:CN=ops,OU=platform,O=acme"  # Kafka's form: most specific RDN first
+KEY_PASSWORD = "kpass"
 
 
 def _openssl(*args):
@@ -41,7 +42,8 @@ def _signed(where: pathlib.Path, name: str, subject: str, ca, extensions: str = 
 class Certificates:
     """Paths: `ca` (the truststore of both sides), `server` (keystore for 127.0.0.1 and
     localhost), `client` (CLIENT_SUBJECT), `rogue_client` (signed by another CA), `other_ca`,
-    `wrong_host_server` (signed by `ca` for elsewhere.example only)."""
+    `wrong_host_server` (signed by `ca` for elsewhere.example only), `encrypted_client` (the
+    client certificate with its key encrypted by KEY_PASSWORD)."""
 
     def __init__(self, where: pathlib.Path):
         ca = _ca(where, "test-ca")
@@ -53,6 +55,12 @@ class Certificates:
                                          "subjectAltName=DNS:elsewhere.example\n")
         self.client = _signed(where, "client", CLIENT_SUBJECT, ca)
         self.rogue_client = _signed(where, "rogue", "/CN=rogue", other)
+        encrypted_key = where / "client-key-encrypted.pem"
+        _openssl("pkey", "-in", where / "client-key.pem", "-aes256", "-passout",
+                 f"pass:{KEY_PASSWORD}", "-out", encrypted_key)
+        self.encrypted_client = str(where / "client-encrypted.keystore.pem")
+        pathlib.Path(self.encrypted_client).write_text(
+            (where / "client-cert.pem").read_text() + encrypted_key.read_text())
 
 
 def certificates_fixture(tmp_path_factory):
