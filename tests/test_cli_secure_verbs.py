@@ -52,7 +52,7 @@ def test_verbs_end_to_end(broker, certs, tmp_path, protocol, mechanism):
     config = tmp_path / "client.properties"
     config.write_text(text)
     member = FleetConsumer(bootstrap, group, [TOPIC], "static-1", session_timeout_ms=30000,
-                           **settings)
+                           poll_timeout_ms=300, **settings)
     try:
         assert wait_until(lambda: len(member.assignment) == 2, 30), member.error
         assert wait_until(lambda: len(broker.committed_offsets(group)) == 2, 15)
