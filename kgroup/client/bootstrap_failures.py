@@ -105,8 +105,10 @@ def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> li
             sock = _unverified_tls().wrap_socket(raw, server_hostname=address[0]) if tls else raw
             sock.sendall(bytes(request.encode(header=True, framed=True)))
             size = int.from_bytes(_read(sock, 4), "big")
+            if size > 1 << 16:
+                return None  # not a SaslHandshake answer
             response = SaslHandshakeResponse.decode(_read(sock, size), version=1, header=True)
-    except (OSError, ValueError, EOFError, Exception):  # noqa: BLE001 - any oddity: not SASL
+    except Exception:  # noqa: BLE001 - a closed connection or any oddity: not a SASL listener
         return None
     return list(response.mechanisms) or None
 
@@ -189,9 +191,13 @@ class BootstrapWatch(logging.Handler):
         return None
 
     def __enter__(self):
+        self._level = self._logger.level
+        if self._logger.getEffectiveLevel() > logging.WARNING:  # the records the watch reads
+            self._logger.setLevel(logging.WARNING)
         self._logger.addHandler(self)
         return self
 
     def __exit__(self, *exc):
         self._logger.removeHandler(self)
+        self._logger.setLevel(self._level)
         return False
