@@ -15,10 +15,22 @@ def _listen(value):
 
 
 def _user(value):
-    name, sep, password = value.partition(":")
-    if not sep or not name or not password:
-        raise click.BadParameter(f"{value!r}: expected NAME:PASSWORD", param_hint="--user")
-    return name, password
+    from kgroup.server.listeners import ListenerError
+    from kgroup.server.security import parse_user
+
+    try:
+        return parse_user(value, repr(value))
+    except ListenerError as exc:
+        raise click.BadParameter(str(exc), param_hint="--user") from None
+
+
+def _credentials(users_file, users):
+    """--users FILE first, then each --user (a --user replaces the file's entry of that name)."""
+    from kgroup.server.security import read_users_file
+
+    credentials = read_users_file(users_file) if users_file else {}
+    credentials.update(_user(value) for value in users)
+    return credentials
 
 
 def _topic(value):
@@ -91,12 +103,15 @@ def _event(obj):
                    "bad value exits 2).")
 @click.option("--user", "users", multiple=True, metavar="NAME:PASSWORD",
               help="A SASL user (repeatable); only salted credentials are kept.")
+@click.option("--users", "users_file", default=None, metavar="FILE",
+              help="SASL users from FILE, one NAME:PASSWORD a line (# comments, blank lines "
+                   "skipped); a bad line exits 2 naming FILE:LINE.")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
-def serve(output, listens, log_dir, topics, configs, users, advertised_host, verbose):
+def serve(output, listens, log_dir, topics, configs, users, users_file, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
     The first lines on stdout are `listening on HOST:PORT`, one per listener (with -o json, one
@@ -114,7 +129,11 @@ def serve(output, listens, log_dir, topics, configs, users, advertised_host, ver
     from kgroup.server.config import ServerConfig
 
     listeners = [_listen(value) for value in listens or ("127.0.0.1:9092",)]
-    credentials = dict(_user(value) for value in users)
+    try:
+        credentials = _credentials(users_file, users)
+    except KgroupError as exc:
+        click.echo(f"kgroup serve: {exc}", err=True)
+        sys.exit(exc.exit_code)
     topic_list = [_topic(t) for t in topics]
     for listener in listeners:
         _check_bindable(listener.host, listener.port)

@@ -122,3 +122,31 @@ def test_java_admin_removes_members_from_a_consumer_group(broker, java_classpath
     finally:
         for consumer in consumers:
             consumer.close()
+
+
+def test_java_client_consumes_over_sasl_ssl_scram_sha_512(java_classpath, tmp_path_factory):
+    """The Java client as a static KIP-848 member over SASL_SSL with SCRAM-SHA-512, trusting the
+    serve certificate from a PEM truststore and checking its host name."""
+    from helpers.certificates import certificates_fixture
+    from helpers.secure_clients import PASSWORD, client_settings
+    from kgroup.server.harness import ThreadedBroker
+    from kgroup.server.listeners import parse_listener
+
+    certs = certificates_fixture(tmp_path_factory)
+    b = ThreadedBroker(tmp_path_factory.mktemp("logs"), topics=[(TOPIC, PARTITIONS)],
+                       listeners=[parse_listener("PLAINTEXT://127.0.0.1:0"),
+                                  parse_listener("SASL_SSL://127.0.0.1:0")],
+                       users={"ops": PASSWORD}, config={"ssl.keystore.location": certs.server})
+    try:
+        produce(b, 12)  # over the PLAINTEXT listener (b.bootstrap)
+        text, _ = client_settings("SASL_SSL", "SCRAM-SHA-512", certs.ca)
+        settings = tmp_path_factory.mktemp("java") / "client.properties"
+        settings.write_text(text)
+        java = subprocess.run(["java", "-cp", java_classpath, "StaticConsumer", b.bootstraps[1],
+                               "secure-java", "java-1", TOPIC, "12", "90", str(settings)],
+                              capture_output=True, text=True, timeout=150)
+        assert java.returncode == 0, java.stdout + java.stderr[-2000:]
+        assert "consumed 12\ncommitted\n" in java.stdout
+        assert {om.offset for om in b.committed_offsets("secure-java").values()} == {2}
+    finally:
+        b.stop()

@@ -14,7 +14,8 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse,
                                  SaslHandshakeRequest, SaslHandshakeResponse)
 
-from helpers.secure_clients import rdkafka_static_member_consumes
+from helpers.secure_clients import (kafka_python_static_member_consumes,
+                                    rdkafka_static_member_consumes)
 from kgroup.kafka_errors import NONE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, read_frame
 from kgroup.server.listeners import ListenerError, parse_listener
@@ -195,22 +196,10 @@ def test_confluent_kafka_static_member_consumes_over_scram_sha_512(broker):
 
 
 def test_kafka_python_static_member_consumes_over_scram_sha_512(broker):
-    from kafka import KafkaConsumer
-
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=broker.sasl, group_id="kp-secure",
-                             group_instance_id="kp-1", security_protocol="SASL_PLAINTEXT",
-                             sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="ops",
-                             sasl_plain_password="s3cret", auto_offset_reset="earliest",
-                             session_timeout_ms=6000, heartbeat_interval_ms=500)
-    try:
-        deadline = time.monotonic() + 30
-        seen = 0
-        while not seen and time.monotonic() < deadline:
-            seen += sum(len(batch) for batch in consumer.poll(500).values())
-        assert seen > 0
-        assert broker.group("kp-secure").state == "Stable"
-    finally:
-        consumer.close()
+    kafka_python_static_member_consumes(broker, {
+        "bootstrap_servers": broker.sasl, "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "ops",
+        "sasl_plain_password": "s3cret"}, TOPIC, "kp-secure")
 
 
 def test_serve_prints_one_line_per_listener_and_refuses_sasl_without_users(tmp_path):

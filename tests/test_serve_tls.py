@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from helpers.secure_clients import rdkafka_static_member_consumes
+from helpers.secure_clients import (kafka_python_static_member_consumes,
+                                    rdkafka_static_member_consumes)
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
 from kgroup.server.listeners import ListenerError, parse_listener
 
@@ -87,3 +88,11 @@ def test_confluent_kafka_static_member_consumes_over_sasl_ssl_scram_sha_512(brok
               "ssl.ca.location": ca, "sasl.mechanism": "SCRAM-SHA-512",
               "sasl.username": "ops", "sasl.password": "s3cret"}
     rdkafka_static_member_consumes(broker, secure, TOPIC, "rdk-tls", 6)
+
+
+def test_kafka_python_static_member_consumes_over_sasl_ssl_scram_sha_512(broker, pem):
+    _keystore, ca = pem
+    kafka_python_static_member_consumes(broker, {
+        "bootstrap_servers": broker.sasl_ssl, "security_protocol": "SASL_SSL", "ssl_cafile": ca,
+        "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "ops",
+        "sasl_plain_password": "s3cret"}, TOPIC, "kp-tls")

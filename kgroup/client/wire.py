@@ -38,43 +38,6 @@ def retriable_coordinator_error(code: int) -> bool:
                     codes.NOT_COORDINATOR)
 
 
-def _refuses(address: tuple[str, int], timeout_s: float) -> bool:
-    """True only when the address actively refuses a TCP connection (nothing listens there); a
-    timeout, a name that does not resolve or an accepted connection are left to kafka-python.
-    A refusal comes back at once, so the probe waits at most a second: a silent (filtered) address
-    must not add more than that before kafka-python's own attempt."""
-    import socket
-
-    try:
-        with socket.create_connection(address, timeout=min(timeout_s, 1.0)):
-            return False
-    except ConnectionRefusedError:
-        return True
-    except OSError:
-        return False
-
-
-def _tls_unanswered(address: tuple[str, int], timeout_s: float) -> bool:
-    """True when the address accepts TCP but closes or answers garbage to a TLS ClientHello (a
-    plaintext listener); certificate problems and timeouts are left to kafka-python's own report."""
-    import socket
-    import ssl
-
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    try:
-        with socket.create_connection(address, timeout=min(timeout_s, 5.0)) as sock:
-            with context.wrap_socket(sock, server_hostname=address[0]):
-                return False
-    except (ssl.SSLEOFError, ConnectionResetError, ConnectionAbortedError):
-        return True
-    except ssl.SSLError as exc:  # e.g. WRONG_VERSION_NUMBER: the reply is not TLS
-        return "WRONG_VERSION_NUMBER" in str(exc) or "record layer failure" in str(exc)
-    except OSError:
-        return False
-
-
 @dataclass(frozen=True)
 class Coordinator:
     node_id: int
@@ -87,31 +50,6 @@ class Coordinator:
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6, usable as HOST:PORT
         return f"{host}:{self.port} (id: {self.node_id})"
-
-
-class _AuthenticationFailures(logging.Handler):
-    """Notes the SASL failures kafka-python meets while bootstrapping: it only logs them and retries
-    until its bootstrap times out, so without this a wrong password looks like an unreachable broker."""
-
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.seen = False
-        self._logger = logging.getLogger("kafka")
-
-    def emit(self, record):
-        import kafka.errors as Errors
-
-        args = record.args if isinstance(record.args, tuple) else ()
-        if (any(isinstance(arg, Errors.SaslAuthenticationFailedError) for arg in args)
-                or "SaslAuthenticationFailed" in record.getMessage()):
-            self.seen = True
-
-    def __enter__(self):
-        self._logger.addHandler(self)
-
-    def __exit__(self, *exc):
-        self._logger.removeHandler(self)
-        return False
 
 
 class ClusterClient:
@@ -130,10 +68,13 @@ class ClusterClient:
             if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise KgroupUsageError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
             addresses.append((host.strip("[]"), int(port)))
-        if refused_at_once and all(_refuses(address, timeout_s) for address in addresses):
+        from kgroup.client.bootstrap_failures import (BootstrapFailure, BootstrapWatch, refuses,
+                                                      tls_unanswered)
+
+        if refused_at_once and all(refuses(address, timeout_s) for address in addresses):
             raise KgroupError(f"connection refused by {bootstrap}: no Kafka broker listens there")
         protocol = (settings or {}).get("security_protocol", "PLAINTEXT")
-        if protocol in ("SSL", "SASL_SSL") and all(_tls_unanswered(address, timeout_s) for address in addresses):
+        if protocol in ("SSL", "SASL_SSL") and all(tls_unanswered(address, timeout_s) for address in addresses):
             raise KgroupError(f"cannot connect to {bootstrap}: the broker did not answer the TLS handshake "
                               f"(security.protocol={protocol}); a likely protocol mismatch: is it a plaintext "
                               "listener?")
@@ -152,17 +93,14 @@ class ClusterClient:
         # --wait) must see a restarted broker within a second or two, not half a minute later.
         config.setdefault("reconnect_backoff_max_ms", 1000)
         config["bootstrap_timeout_ms"] = max(1, int(timeout_s * 1000))
-        watch = _AuthenticationFailures()
         try:
-            with watch:
+            with BootstrapWatch(bootstrap, addresses, config, timeout_s):
                 self._admin = KafkaAdminClient(**config)
+        except BootstrapFailure as exc:
+            raise KgroupError(f"cannot connect to {bootstrap}: {exc}") from None
         except Errors.KafkaConfigurationError as exc:
             raise KgroupError(f"invalid client configuration: {exc}") from None
         except Errors.KafkaTimeoutError:
-            if watch.seen:
-                raise KgroupError(f"cannot connect to {bootstrap}: authentication failed for user "
-                                  f"{config.get('sasl_plain_username')} "
-                                  f"({config.get('sasl_mechanism')})") from None
             raise KgroupError(f"cannot reach a Kafka broker at {bootstrap} within {timeout_s:g}s") from None
         except Exception as exc:  # noqa: BLE001 - any connection failure is reported as one line
             raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None

@@ -55,7 +55,8 @@ _BROKER_KEYS = {
 
 # Listener security settings, read by kgroup.server.security when the broker is built.
 _SECURITY_KEYS = {"sasl.enabled.mechanisms", "ssl.keystore.type", "ssl.keystore.location",
-                  "ssl.key.password"}
+                  "ssl.key.password", "ssl.client.auth", "ssl.truststore.type",
+                  "ssl.truststore.location"}
 
 # Prefixes passed through to the coordinator (which refuses the names it does not know).
 _COORDINATOR_PREFIXES = ("group.", "offsets.")

@@ -59,8 +59,9 @@ class CredentialStore:
         for name, password in (users or {}).items():
             self.add(name, password)
 
-    def add(self, name: str, password: str):
-        self._users[name] = {h: salted_credential(h, password) for h in HASHES.values()}
+    def add(self, name: str, password: str, salt: bytes | None = None):
+        """`salt`: a fixed one (known-answer tests); by default a random one per hash."""
+        self._users[name] = {h: salted_credential(h, password, salt) for h in HASHES.values()}
 
     def __contains__(self, name):
         return name in self._users
@@ -93,8 +94,10 @@ def _saslname(text: str) -> str:
 class ScramServer:
     """One SCRAM exchange: client-first → server-first, client-final → server-final (or ScramError)."""
 
-    def __init__(self, mechanism: str, store: CredentialStore):
+    def __init__(self, mechanism: str, store: CredentialStore, server_nonce: str | None = None):
+        """`server_nonce`: a fixed nonce part (known-answer tests); by default 18 random bytes."""
         self.mechanism = mechanism
+        self._server_nonce = server_nonce
         self.hash_name = HASHES[mechanism]
         self.store = store
         self.username = None
@@ -118,7 +121,8 @@ class ScramServer:
             raise ScramError("SCRAM client-first message needs n= and r=")
         self.username = _saslname(attrs["n"])
         self._credential, self._known = self.store.lookup(self.username, self.hash_name)
-        self._nonce = attrs["r"] + base64.b64encode(os.urandom(18)).decode("ascii")
+        self._nonce = attrs["r"] + (self._server_nonce
+                                    or base64.b64encode(os.urandom(18)).decode("ascii"))
         salt = base64.b64encode(self._credential.salt).decode("ascii")
         self._server_first = f"r={self._nonce},s={salt},i={self._credential.iterations}"
         return self._server_first.encode("utf-8")
