@@ -21,6 +21,15 @@ def _user(value):
     return name, password
 
 
+def _acl(value):
+    from kgroup.server.acl import AclError, parse_acl
+
+    try:
+        return parse_acl(value)
+    except AclError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--acl "), param_hint="--acl") from None
+
+
 def _topic(value):
     from kgroup.server.handlers_meta import MAX_PARTITIONS
     from kgroup.server.storage import TopicError, validate_user_topic
@@ -91,12 +100,18 @@ def _event(obj):
                    "bad value exits 2).")
 @click.option("--user", "users", multiple=True, metavar="NAME:PASSWORD",
               help="A SASL user (repeatable); only salted credentials are kept.")
+@click.option("--acl", "acls", multiple=True, metavar="PRINCIPAL:OPERATION:RESOURCE_TYPE:NAME",
+              help="Allow PRINCIPAL (User:NAME, User:ANONYMOUS without SASL, User:*) OPERATION "
+                   "(Read, Write, Create, Delete, Alter, Describe, IdempotentWrite, All, ...) on "
+                   "RESOURCE_TYPE (Topic, Group, Cluster, TransactionalId) NAME (* any, a trailing * "
+                   "a prefix); repeatable. With none, everything is allowed; with any, what no "
+                   "--acl allows is denied.")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
-def serve(output, listens, log_dir, topics, configs, users, advertised_host, verbose):
+def serve(output, listens, log_dir, topics, configs, users, acls, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
     The first lines on stdout are `listening on HOST:PORT`, one per listener (with -o json, one
@@ -115,6 +130,7 @@ def serve(output, listens, log_dir, topics, configs, users, advertised_host, ver
 
     listeners = [_listen(value) for value in listens or ("127.0.0.1:9092",)]
     credentials = dict(_user(value) for value in users)
+    rules = [_acl(value) for value in acls]
     topic_list = [_topic(t) for t in topics]
     for listener in listeners:
         _check_bindable(listener.host, listener.port)
@@ -125,7 +141,7 @@ def serve(output, listens, log_dir, topics, configs, users, advertised_host, ver
     try:
         config = ServerConfig.from_pairs(configs)
         broker = Broker(log_dir, config, topics=topic_list, advertised_host=advertised_host,
-                        listeners=listeners, users=credentials)
+                        listeners=listeners, users=credentials, acls=rules)
         del credentials
 
         def ready(_first):
