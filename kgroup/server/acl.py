@@ -119,15 +119,16 @@ class Authorizer:
                    and acl.grants(principal, operation, acl.resource_type, acl.name.rstrip(ANY))
                    for acl in self.acls)
 
-    def authorized_operations(self, principal: str, resource_type: str, name: str) -> int:
-        """Kafka's AuthorizedOperations bit field: the supported operations the principal may do."""
-        return operations_field(op for op in SUPPORTED_OPERATIONS[resource_type]
-                                if self.allows(principal, op, resource_type, name))
+    def authorized_operations(self, principal: str, resource_type: str, name: str) -> set[int]:
+        """Kafka's AuthorizedOperations: the codes of the supported operations the principal may do
+        (kafka-python's bit-field fields take the set; `operations_field` makes Kafka's int)."""
+        return {OPERATIONS[op] for op in SUPPORTED_OPERATIONS[resource_type]
+                if self.allows(principal, op, resource_type, name)}
 
 
-def operations_field(operations) -> int:
+def operations_field(codes) -> int:
     """Kafka's Utils.to32BitField of operation codes."""
     field = 0
-    for op in operations:
-        field |= 1 << OPERATIONS[op]
+    for code in codes:
+        field |= 1 << code
     return field

@@ -44,7 +44,7 @@ class Access:
     def transactional_id(self, operation, name) -> bool:
         return self.authorizer.allows(self.principal, operation, "TransactionalId", name)
 
-    def operations(self, resource_type, name) -> int:
+    def operations(self, resource_type, name) -> set[int]:
         return self.authorizer.authorized_operations(self.principal, resource_type, name or "")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kgroup.coordinator.offsets_wire import commit_response, delete_response, fetch_response
 from kgroup.kafka_errors import GROUP_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
+from kgroup.server.acl import operations_field
 from kgroup.server.authorization import answer, merged, split
 
 DENIED_OFFSET = (-1, -1, "")   # offset, leader epoch, metadata of a partition not authorized
@@ -167,7 +168,7 @@ def check_consumer_group_describe(access, handler, broker, request, ctx):
                 entry = Described(version=v, group_id=entry.group_id,
                                   error_code=GROUP_AUTHORIZATION_FAILED)
             elif request.include_authorized_operations:
-                entry.authorized_operations = access.operations("Group", entry.group_id)
+                entry.authorized_operations = operations_field(access.operations("Group", entry.group_id))
             groups.append(entry)
         response.groups = groups
         return response
