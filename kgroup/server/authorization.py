@@ -78,7 +78,7 @@ def split(items, allowed):
     return kept, denied
 
 
-def merged(handler, broker, request, ctx, field, extra, combine=list.extend):
+def merged(handler, broker, request, ctx, field, extra):
     """The handler's response with `extra` entries added to its list `field` (awaited if need be)."""
     if not extra:
         return handler(broker, request, ctx)
@@ -86,12 +86,23 @@ def merged(handler, broker, request, ctx, field, extra, combine=list.extend):
     async def with_extra():
         response = await answer(handler, broker, request, ctx)
         if response is not None:
-            combine(getattr(response, field), extra)
+            getattr(response, field).extend(extra)
         return response
     return with_extra()
 
 
 # -- Produce, Fetch, ListOffsets, OffsetForLeaderEpoch -----------------------------------------
+
+def refuse_topics(handler, broker, request, ctx, field, allowed, refusal, response_field):
+    """Hand the handler the topics of `request.<field>` that are `allowed`; each other one is
+    answered `refusal(topic)` in the response's list `response_field`."""
+    kept, denied = split(getattr(request, field), allowed)
+    if not denied:
+        return handler(broker, request, ctx)
+    extra = [refusal(t) for t in denied]
+    setattr(request, field, kept)
+    return merged(handler, broker, request, ctx, response_field, extra)
+
 
 def check_produce(access, handler, broker, request, ctx):
     from kafka.protocol.producer import ProduceResponse
@@ -99,23 +110,23 @@ def check_produce(access, handler, broker, request, ctx):
     T = ProduceResponse.TopicProduceResponse
     txn = request.transactional_id
     txn_denied = txn is not None and not access.transactional_id("Write", txn)
-    kept, denied = split(request.topic_data,
-                         lambda t: not txn_denied and access.topic("Write", t.name))
-    if denied and request.acks == 0:
-        from kgroup.server.wire import FrameError
-
-        raise FrameError(f"Produce with acks=0 to {denied[0].name} not authorized; closing the "
-                         f"connection as Kafka does")
     code = TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else TOPIC_AUTHORIZATION_FAILED
     v = request.version
-    extra = [T(version=v, name=t.name, partition_responses=[
-        T.PartitionProduceResponse(version=v, index=p.index, error_code=code, base_offset=-1,
-                                   log_append_time_ms=-1, log_start_offset=-1, record_errors=[],
-                                   error_message=None)
-        for p in t.partition_data]) for t in denied]
-    if denied:
-        request.topic_data = kept
-    return merged(handler, broker, request, ctx, "responses", extra)
+
+    def refusal(t):
+        if request.acks == 0:
+            from kgroup.server.wire import FrameError
+
+            raise FrameError(f"Produce with acks=0 to {t.name} not authorized; closing the "
+                             f"connection as Kafka does")
+        return T(version=v, name=t.name, partition_responses=[
+            T.PartitionProduceResponse(version=v, index=p.index, error_code=code, base_offset=-1,
+                                       log_append_time_ms=-1, log_start_offset=-1,
+                                       record_errors=[], error_message=None)
+            for p in t.partition_data])
+    return refuse_topics(handler, broker, request, ctx, "topic_data",
+                         lambda t: not txn_denied and access.topic("Write", t.name), refusal,
+                         "responses")
 
 
 def check_fetch(access, handler, broker, request, ctx):
@@ -145,32 +156,28 @@ def check_list_offsets(access, handler, broker, request, ctx):
     from kafka.protocol.consumer import ListOffsetsResponse
 
     T = ListOffsetsResponse.ListOffsetsTopicResponse
-    kept, denied = split(request.topics, lambda t: access.topic("Describe", t.name))
     v = request.version
-    extra = [T(version=v, name=t.name, partitions=[
-        T.ListOffsetsPartitionResponse(version=v, partition_index=p.partition_index,
-                                       error_code=TOPIC_AUTHORIZATION_FAILED, timestamp=-1,
-                                       offset=-1, leader_epoch=-1)
-        for p in t.partitions]) for t in denied]
-    if denied:
-        request.topics = kept
-    return merged(handler, broker, request, ctx, "topics", extra)
+    return refuse_topics(
+        handler, broker, request, ctx, "topics", lambda t: access.topic("Describe", t.name),
+        lambda t: T(version=v, name=t.name, partitions=[
+            T.ListOffsetsPartitionResponse(version=v, partition_index=p.partition_index,
+                                           error_code=TOPIC_AUTHORIZATION_FAILED, timestamp=-1,
+                                           offset=-1, leader_epoch=-1)
+            for p in t.partitions]), "topics")
 
 
 def check_offset_for_leader_epoch(access, handler, broker, request, ctx):
     from kafka.protocol.consumer import OffsetForLeaderEpochResponse as Resp
 
     T = Resp.OffsetForLeaderTopicResult
-    follower = request.version >= 3 and request.replica_id >= 0
-    kept, denied = split(request.topics, lambda t: access.cluster("ClusterAction") if follower
-                         else access.topic("Describe", t.topic))
     v = request.version
-    extra = [T(version=v, topic=t.topic, partitions=[
-        T.EpochEndOffset(version=v, error_code=TOPIC_AUTHORIZATION_FAILED, partition=p.partition,
-                         leader_epoch=-1, end_offset=-1) for p in t.partitions]) for t in denied]
-    if denied:
-        request.topics = kept
-    return merged(handler, broker, request, ctx, "topics", extra)
+    follower = v >= 3 and request.replica_id >= 0
+    return refuse_topics(
+        handler, broker, request, ctx, "topics",
+        lambda t: access.cluster("ClusterAction") if follower else access.topic("Describe", t.topic),
+        lambda t: T(version=v, topic=t.topic, partitions=[
+            T.EpochEndOffset(version=v, error_code=TOPIC_AUTHORIZATION_FAILED, partition=p.partition,
+                             leader_epoch=-1, end_offset=-1) for p in t.partitions]), "topics")
 
 
 # -- Metadata, FindCoordinator, CreateTopics, InitProducerId -------------------------------------
@@ -247,14 +254,11 @@ def check_create_topics(access, handler, broker, request, ctx):
 
     R = CreateTopicsResponse.CreatableTopicResult
     on_cluster = access.cluster("Create")
-    kept, denied = split(request.topics, lambda t: on_cluster or access.topic("Create", t.name))
-    v = request.version
-    extra = [R(version=v, name=t.name, topic_id=uuid.UUID(int=0),
-               error_code=TOPIC_AUTHORIZATION_FAILED, error_message=None, num_partitions=-1,
-               replication_factor=-1, configs=None) for t in denied]
-    if denied:
-        request.topics = kept
-    return merged(handler, broker, request, ctx, "topics", extra)
+    return refuse_topics(
+        handler, broker, request, ctx, "topics", lambda t: on_cluster or access.topic("Create", t.name),
+        lambda t: R(version=request.version, name=t.name, topic_id=uuid.UUID(int=0),
+                    error_code=TOPIC_AUTHORIZATION_FAILED, error_message=None, num_partitions=-1,
+                    replication_factor=-1, configs=None), "topics")
 
 
 def check_init_producer_id(access, handler, broker, request, ctx):
