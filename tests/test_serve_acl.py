@@ -369,3 +369,37 @@ def test_serve_refuses_a_bad_acl_with_usage_status(tmp_path):
                             cwd=str(ROOT), timeout=60)
     assert result.returncode == 2
     assert "unknown operation 'Reed'" in result.stderr and not list(tmp_path.iterdir())
+
+
+# -- every version of the answers that carry a refusal ---------------------------------------------
+
+def test_refusals_encode_at_every_served_version(broker):
+    T = OffsetFetchRequest.OffsetFetchRequestTopic
+    with _client(broker, "alice") as alice:
+        for v in range(1, 10):
+            if v <= 7:
+                response = alice.send(OffsetFetchRequest(version=v, group_id="orders-b", topics=[
+                    T(name="events", partition_indexes=[0])]))
+                codes = {response.error_code if v >= 2 else response.topics[0].partitions[0].error_code}
+            else:
+                G = OffsetFetchRequest.OffsetFetchRequestGroup
+                response = alice.send(OffsetFetchRequest(version=v, groups=[G(group_id="orders-b", topics=None)]))
+                codes = {g.error_code for g in response.groups}
+            assert codes == {GROUP_AUTHORIZATION_FAILED}, v
+        for v in range(0, 6):
+            groups = alice.send(DescribeGroupsRequest(version=v, groups=["orders-b"])).groups
+            assert groups[0].error_code == GROUP_AUTHORIZATION_FAILED, v
+        for v in range(0, 4):
+            assert alice.send(FindCoordinatorRequest(version=v, key="orders-b")).error_code \
+                == GROUP_AUTHORIZATION_FAILED, v
+    with _client(broker, "ops") as ops:
+        M = MetadataRequest.MetadataRequestTopic
+        for v in range(1, 13):
+            fields = {"allow_auto_topic_creation": False} if v >= 4 else {}
+            if v >= 8:
+                fields["include_topic_authorized_operations"] = True
+            if 8 <= v <= 10:
+                fields["include_cluster_authorized_operations"] = True
+            named = ops.send(MetadataRequest(version=v, topics=[M(name="events"), M(name="secret")], **fields))
+            assert {t.name: t.error_code for t in named.topics} == {
+                "events": NONE, "secret": TOPIC_AUTHORIZATION_FAILED}, v

@@ -84,9 +84,8 @@ def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> No
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
     """Per coordinator: one ConsumerGroupDescribe for all its groups, then one DescribeGroups for
     those it does not know as consumer groups; groups come back in the order asked."""
-    from kgroup.client.consumer_describe import describe_consumer_groups
-
     from kgroup.client.authorization import NotAuthorized, denial
+    from kgroup.client.consumer_describe import describe_consumer_groups
 
     by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
     views = {}
