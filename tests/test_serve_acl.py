@@ -14,6 +14,7 @@ from kafka.protocol.producer import InitProducerIdRequest
 from helpers.acl_broker import GROUP_OPS, acl_broker as broker, client_of, commit, fetch_offsets, join  # noqa: F401
 from kgroup.kafka_errors import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED,
                                  GROUP_ID_NOT_FOUND, NONE, TOPIC_AUTHORIZATION_FAILED)
+from kgroup.client.wire import ClusterClient
 from kgroup.protocol import (ConnectGroupHeartbeatRequest, ConsumerGroupDescribeRequest,
                              ConsumerGroupHeartbeatRequest)
 from kgroup.server.acl import OPERATIONS, operations_field
@@ -215,3 +216,29 @@ def test_refusals_encode_at_every_served_version(broker):
             named = ops.send(MetadataRequest(version=v, topics=[M(name="events"), M(name="secret")], **fields))
             assert {t.name: t.error_code for t in named.topics} == {
                 "events": NONE, "secret": TOPIC_AUTHORIZATION_FAILED}, v
+
+
+def test_without_acls_every_supported_operation_is_reported_when_asked(tmp_path):
+    from kgroup.server.acl import SUPPORTED_OPERATIONS
+    from kgroup.server.harness import ThreadedBroker
+
+    b = ThreadedBroker(tmp_path, topics=[("events", 1)])
+    try:
+        every = {kind: {OPERATIONS[op] for op in ops} for kind, ops in SUPPORTED_OPERATIONS.items()}
+        with ClusterClient(b.bootstrap, timeout_s=10) as client:
+            asked = client.send(DescribeGroupsRequest(version=5, groups=["g"], include_authorized_operations=True))
+            assert asked.groups[0].authorized_operations == every["Group"]
+            unasked = client.send(DescribeGroupsRequest(version=5, groups=["g"]))
+            assert unasked.groups[0].authorized_operations is None   # not requested
+            described = client.send(ConsumerGroupDescribeRequest(version=0, group_ids=["g"],
+                                                                 include_authorized_operations=True))
+            assert described.groups[0].authorized_operations == -2 ** 31  # an error: none reported
+            M = MetadataRequest.MetadataRequestTopic
+            topics = client.send(MetadataRequest(version=9, topics=[M(name="events")],
+                                                 allow_auto_topic_creation=False,
+                                                 include_topic_authorized_operations=True,
+                                                 include_cluster_authorized_operations=True))
+            assert topics.topics[0].authorized_operations == every["Topic"]
+            assert topics.authorized_operations == every["Cluster"]
+    finally:
+        b.stop()

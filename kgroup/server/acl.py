@@ -126,6 +126,22 @@ class Authorizer:
                 if self.allows(principal, op, resource_type, name)}
 
 
+class AllowEverything:
+    """No authorizer (no --acl): every operation allowed, as Kafka without authorizer.class.name,
+    which reports every supported operation as authorized."""
+
+    acls = ()
+
+    def allows(self, principal, operation, resource_type, name) -> bool:
+        return True
+
+    def allows_any(self, principal, operation, resource_type) -> bool:
+        return True
+
+    def authorized_operations(self, principal, resource_type, name) -> set[int]:
+        return {OPERATIONS[op] for op in SUPPORTED_OPERATIONS[resource_type]}
+
+
 def operations_field(codes) -> int:
     """Kafka's Utils.to32BitField of operation codes."""
     field = 0

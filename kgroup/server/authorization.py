@@ -1,7 +1,8 @@
 """Authorization of every served API with `--acl`, where Kafka's `KafkaApis.handle*Request` checks it.
 
-`guarded_api_table` wraps each handler of the API table in its check; without `--acl` the table is
-not wrapped at all (Kafka without an authorizer: everything allowed, nothing checked). A check
+`guarded_api_table` wraps each handler of the API table in its check. Without `--acl` nothing is
+checked (Kafka without an authorizer): only Metadata, DescribeGroups and ConsumerGroupDescribe are
+wrapped, to report every supported operation when a client asks for AuthorizedOperations. A check
 answers a denied request (or the denied part of it) with Kafka's error — GROUP_AUTHORIZATION_FAILED,
 TOPIC_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED
 — and hands the allowed part to the handler, merging the two answers. The principal is whatever
@@ -18,8 +19,9 @@ import uuid
 from kgroup.kafka_errors import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, NONE,
                                  TOPIC_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  UNKNOWN_TOPIC_ID)
-from kgroup.server.acl import CLUSTER_NAME
+from kgroup.server.acl import CLUSTER_NAME, AllowEverything
 
+EVERYTHING = AllowEverything()
 UNCHECKED = frozenset({18})  # ApiVersions: answered before and without authentication, as Kafka
 
 
@@ -49,16 +51,38 @@ class Access:
 
 
 def guarded_api_table(api_table, authorizer):
-    """The API table with every handler behind its authorization check."""
+    """The API table with every handler behind its authorization check; without an authorizer
+    (no --acl) only the answers that report AuthorizedOperations are wrapped, and they act only
+    when a client asks for the operations."""
     from kgroup.server.authorization_groups import GROUP_CHECKS
 
     checks = {**TOPIC_CHECKS, **GROUP_CHECKS}
+    if authorizer is None:
+        return {key: (cls, lo, hi, handler if key not in ASKS_OPERATIONS
+                      else functools.partial(_reporting, checks[key], ASKS_OPERATIONS[key], handler))
+                for key, (cls, lo, hi, handler) in api_table.items()}
     missing = set(api_table) - set(checks) - UNCHECKED
     if missing:  # a new API must say what it checks before it is served with --acl
         raise RuntimeError(f"no authorization check for API keys {sorted(missing)}")
     return {key: (cls, lo, hi, handler if key in UNCHECKED
                   else functools.partial(_checked, checks[key], handler, authorizer))
             for key, (cls, lo, hi, handler) in api_table.items()}
+
+
+# Whether a request asks for AuthorizedOperations: Metadata v8+ (topics; the cluster up to v10),
+# DescribeGroups v3+, ConsumerGroupDescribe.
+ASKS_OPERATIONS = {
+    3: lambda r: r.version >= 8 and (r.include_topic_authorized_operations or (
+        r.version <= 10 and r.include_cluster_authorized_operations)),
+    15: lambda r: r.version >= 3 and r.include_authorized_operations,
+    69: lambda r: r.include_authorized_operations,
+}
+
+
+def _reporting(check, asks, handler, broker, request, ctx):
+    if not asks(request):
+        return handler(broker, request, ctx)
+    return check(Access(EVERYTHING, ctx.principal), handler, broker, request, ctx)
 
 
 def _checked(check, handler, authorizer, broker, request, ctx):

@@ -167,7 +167,7 @@ def check_consumer_group_describe(access, handler, broker, request, ctx):
             if not access.group("Describe", entry.group_id):
                 entry = Described(version=v, group_id=entry.group_id,
                                   error_code=GROUP_AUTHORIZATION_FAILED)
-            elif request.include_authorized_operations:
+            elif request.include_authorized_operations and entry.error_code == NONE:
                 entry.authorized_operations = operations_field(access.operations("Group", entry.group_id))
             groups.append(entry)
         response.groups = groups

@@ -84,6 +84,7 @@ class Broker:
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self):
         from kgroup.server.apis import build_api_table
+        from kgroup.server.authorization import guarded_api_table
         from kgroup.server.group_bridge import GroupBridge
 
         self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes,
@@ -100,11 +101,7 @@ class Broker:
         self.producer_ids = ProducerIdBlocks(self.log_dir)
         self.groups = GroupBridge(self)
         self.groups.start()
-        self.api_table = build_api_table()
-        if self.authorizer is not None:
-            from kgroup.server.authorization import guarded_api_table
-
-            self.api_table = guarded_api_table(self.api_table, self.authorizer)
+        self.api_table = guarded_api_table(build_api_table(), self.authorizer)
         for listener in self.listeners:
             server = await asyncio.start_server(
                 functools.partial(self._on_connect, listener), listener.host, listener.port,
