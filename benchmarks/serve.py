@@ -6,7 +6,10 @@ every frame with a canned response of the right correlation id is driven by the 
 figures are the ceiling for this design (one Python process, asyncio streams, one request in
 flight per connection), so the ratio shows what decoding + the coordinator + encoding cost.
 
-    .venv/bin/python benchmarks/serve.py [--members 1000] [--seconds 5]
+    .venv/bin/python benchmarks/serve.py [--members 1000] [--seconds 5] [--acl RULE ...]
+
+`--acl` passes serve's rules (the benchmark connects as User:ANONYMOUS, e.g.
+`--acl User:ANONYMOUS:Read:Group:bench`), to see what authorization costs per request.
 """
 
 from __future__ import annotations
@@ -174,11 +177,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--acl", action="append", default=[], help="serve --acl RULE (repeatable)")
     opts = parser.parse_args()
     log_dir = tempfile.mkdtemp(prefix="kgroup-bench-")
     server, port = start([sys.executable, "-m", "kgroup.commands.cli", "serve", "--listen",
                           "127.0.0.1:0", "--log-dir", log_dir,
-                          "--config", "group.initial.rebalance.delay.ms=1000"])
+                          "--config", "group.initial.rebalance.delay.ms=1000",
+                          *(arg for rule in opts.acl for arg in ("--acl", rule))])
     try:
         storm, gens, rate, lat, errors = asyncio.run(
             bench_kgroup(port, opts.members, opts.seconds))

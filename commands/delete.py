@@ -19,6 +19,7 @@ def delete(groups, dry_run, cluster, output):
 
     Exit status: 0 all deleted (dry run: all deletable), 3 some failed, 1 none, 2 usage error.
     """
+    from kgroup.client.authorization import denial
     from kgroup.client.offsets_admin import delete_groups
     from kgroup.commands.output import render_rows
     from kgroup.errors import KgroupError
@@ -33,5 +34,6 @@ def delete(groups, dry_run, cluster, output):
     render_rows(rows, ["group", "state", "deleted", "error"], output)
     for row in rows:
         if row["error"]:
-            click.echo(f"kgroup delete: {row['group']}: {row['error']}", err=True)
+            message = denial(row["error"], "Delete", row["group"]) or f"{row['group']}: {row['error']}"
+            click.echo(f"kgroup delete: {message}", err=True)
     exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))

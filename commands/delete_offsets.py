@@ -20,6 +20,7 @@ def delete_offsets(group, topics, cluster, output):
 
     Exit status: 0 all deleted, 3 some partitions failed, 1 nothing deleted, 2 usage error.
     """
+    from kgroup.client.authorization import partition_failure_lines
     from kgroup.client.offsets_admin import delete_offsets as delete
     from kgroup.commands.output import render_rows
     from kgroup.errors import KgroupError
@@ -30,9 +31,9 @@ def delete_offsets(group, topics, cluster, output):
     except KgroupError as exc:
         fail("delete-offsets", exc)
     render_rows(rows, ["topic", "partition", "error"], output)
-    for row in rows:
-        if row["error"]:
-            where = row["topic"] if row["partition"] is None else f"{row['topic']}:{row['partition']}"
-            click.echo(f"kgroup delete-offsets: {where}: {row['error']}", err=True)
+    failures = [(r["topic"] if r["partition"] is None else f"{r['topic']}:{r['partition']}", r["error"],
+                 r["topic"], "Read") for r in rows]  # OffsetDelete: Read on each topic
+    for line in partition_failure_lines(failures, group):
+        click.echo(f"kgroup delete-offsets: {line}", err=True)
     exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))
 

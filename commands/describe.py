@@ -79,6 +79,7 @@ def _check_no_dump_paths_as_groups(groups):
 
 
 def _live(cluster, groups, all_groups, with_offsets):
+    from kgroup.client.authorization import NotAuthorized, is_denial
     from kgroup.client.groups import attach_offsets, describe_groups, group_exists, list_groups
 
     with cluster.connect() as client:
@@ -86,12 +87,17 @@ def _live(cluster, groups, all_groups, with_offsets):
         views = describe_groups(client, names) if names else []
         for view in views:
             if view.error:
-                view.error = f"group {view.group!r}: {view.error}"
+                if not is_denial(view.error):  # a denial names its group already
+                    view.error = f"group {view.group!r}: {view.error}"
                 continue
             if view.group_type == "connect":     # a worker group commits no offsets here
                 continue
             if with_offsets or view.state == "Dead":
-                attach_offsets(client, view)
+                try:
+                    attach_offsets(client, view)
+                except NotAuthorized as exc:  # this group's offsets only
+                    view.error = str(exc)
+                    continue
             if not group_exists(view):
                 view.error = f"group {view.group!r} does not exist (coordinator {view.coordinator})"
             if not with_offsets:

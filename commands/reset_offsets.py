@@ -48,6 +48,7 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
     every partition failed), 2 usage error.
     """
+    from kgroup.client.authorization import partition_failure_lines
     from kgroup.client.removal import split_ids
     from kgroup.errors import KgroupError
 
@@ -68,10 +69,11 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     except KgroupError as exc:
         fail("reset-offsets", exc)
     _render(report, output, export)
-    for row in report.offsets:
-        if row.error:
-            where = row.topic if row.partition < 0 else f"{row.topic}:{row.partition}"
-            click.echo(f"kgroup reset-offsets: {where}: {row.error}", err=True)
+    # a topic's Metadata (partition -1) needs Describe on it, its OffsetCommit Read
+    rows = [(row.topic if row.partition < 0 else f"{row.topic}:{row.partition}", row.error, row.topic,
+             "Describe" if row.partition < 0 else "Read") for row in report.offsets]
+    for line in partition_failure_lines(rows, group):
+        click.echo(f"kgroup reset-offsets: {line}", err=True)
     exit_for_failures(report.failed, len(report.offsets))
 
 

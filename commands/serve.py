@@ -33,6 +33,15 @@ def _credentials(users_file, users):
     return credentials
 
 
+def _acl(value):
+    from kgroup.server.acl import AclError, parse_acl
+
+    try:
+        return parse_acl(value)
+    except AclError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--acl "), param_hint="--acl") from None
+
+
 def _topic(value):
     from kgroup.server.handlers_meta import MAX_PARTITIONS
     from kgroup.server.storage import TopicError, validate_user_topic
@@ -106,12 +115,18 @@ def _event(obj):
 @click.option("--users", "users_file", default=None, metavar="FILE",
               help="SASL users from FILE, one NAME:PASSWORD a line (# comments, blank lines "
                    "skipped); a bad line exits 2 naming FILE:LINE.")
+@click.option("--acl", "acls", multiple=True, metavar="PRINCIPAL:OPERATION:RESOURCE_TYPE:NAME",
+              help="Allow PRINCIPAL (User:NAME, User:ANONYMOUS without SASL, User:*) OPERATION "
+                   "(Read, Write, Create, Delete, Alter, Describe, IdempotentWrite, All, ...) on "
+                   "RESOURCE_TYPE (Topic, Group, Cluster, TransactionalId) NAME (* any, a trailing * "
+                   "a prefix); repeatable. With none, everything is allowed; with any, what no "
+                   "--acl allows is denied.")
 @click.option("--advertised-host", default=None, metavar="HOST",
               help="Host name clients are told to connect to (default: the bound address).")
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
-def serve(output, listens, log_dir, topics, configs, users, users_file, advertised_host, verbose):
+def serve(output, listens, log_dir, topics, configs, users, users_file, acls, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
     The first lines on stdout are `listening on HOST:PORT`, one per listener (with -o json, one
@@ -134,6 +149,7 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, advertis
     except KgroupError as exc:
         click.echo(f"kgroup serve: {exc}", err=True)
         sys.exit(exc.exit_code)
+    rules = [_acl(value) for value in acls]
     topic_list = [_topic(t) for t in topics]
     for listener in listeners:
         _check_bindable(listener.host, listener.port)
@@ -144,7 +160,7 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, advertis
     try:
         config = ServerConfig.from_pairs(configs)
         broker = Broker(log_dir, config, topics=topic_list, advertised_host=advertised_host,
-                        listeners=listeners, users=credentials)
+                        listeners=listeners, users=credentials, acls=rules)
         del credentials
 
         def ready(_first):

@@ -201,8 +201,14 @@ def test_batch_uses_v5_reason_and_v3_without():
 
 
 def test_top_level_error_means_nothing_removed():
+    client = FakeClient(4, [leave_response(4, [], 24)])
+    with pytest.raises(KgroupError, match="LeaveGroup failed: INVALID_GROUP_ID; no member was removed"):
+        send_leave(client, "g", [Target("i-1")])
+
+
+def test_an_authorization_failure_names_the_operation_and_the_group():
     client = FakeClient(4, [leave_response(4, [], 30)])
-    with pytest.raises(KgroupError, match="LeaveGroup failed: GROUP_AUTHORIZATION_FAILED; no member was removed"):
+    with pytest.raises(KgroupError, match="^not authorized to Read group g$"):
         send_leave(client, "g", [Target("i-1")])
 
 

@@ -85,13 +85,17 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
     """Per coordinator: one ConsumerGroupDescribe for all its groups, then (kgroup serve only) one
     ConnectGroupDescribe, then one DescribeGroups for those neither knows; groups come back in the
     order asked."""
+    from kgroup.client.authorization import NotAuthorized, denial
     from kgroup.client.connect_describe import describe_connect_groups
     from kgroup.client.consumer_describe import describe_consumer_groups
 
     by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
-    for group in group_ids:
-        by_coordinator[client.find_coordinator(group)].append(group)
     views = {}
+    for group in group_ids:
+        try:
+            by_coordinator[client.find_coordinator(group)].append(group)
+        except NotAuthorized as exc:  # this group only: the others are still described
+            views[group] = GroupView(group, "", "", "", None, error=str(exc))
     for coordinator, groups in by_coordinator.items():
         views.update(describe_consumer_groups(client, coordinator, groups))
         views.update(describe_connect_groups(client, coordinator, [g for g in groups if g not in views]))
@@ -103,6 +107,7 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
         view = views.get(group)
         if view is None:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
+        view.error = denial(view.error, "Describe", group) or view.error
         result.append(view)
     return result
 
@@ -138,6 +143,9 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
     response = client.send(request, node_id=coordinator.node_id, what=f"OffsetFetch for group {group!r}")
     code = getattr(response, "error_code", 0) or 0
     if code:
+        from kgroup.client.authorization import check
+
+        check(error_name(code), "Describe", group)
         raise KgroupError(f"group {group!r}: OffsetFetch failed: {error_name(code)}")
     result = {}
     for topic in response.topics:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from kgroup.client.authorization import NotAuthorized, check, failure
 from kgroup.client.groups import committed_offsets, describe_groups, group_exists, log_end_offsets
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
@@ -58,7 +59,7 @@ def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str
 def describe_one(client: ClusterClient, group: str) -> GroupView:
     view = describe_groups(client, [group])[0]
     if view.error and not view.error.startswith("GROUP_ID_NOT_FOUND"):
-        raise KgroupError(f"group {group!r}: describe failed: {view.error}")
+        raise failure(view.error, f"group {group!r}: describe failed: {view.error}")
     if view.coordinator is None:
         view.coordinator = client.find_coordinator(group)
     return view
@@ -185,6 +186,7 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
     if request.topics:
         response = client.send(request, node_id=coordinator.node_id, what=f"OffsetDelete for group {group!r}")
         if response.error_code:
+            check(error_name(response.error_code), "Delete", group)
             raise KgroupError(f"group {group!r}: OffsetDelete failed: {error_name(response.error_code)}")
         for topic in response.topics:
             for part in topic.partitions:
@@ -214,7 +216,10 @@ def delete_groups(client: ClusterClient, groups, dry_run: bool = False) -> list[
         raise KgroupError("the broker does not support DeleteGroups (Kafka 1.1+)")
     by_coordinator = defaultdict(list)
     for group in dict.fromkeys(groups):
-        by_coordinator[client.find_coordinator(group)].append(group)
+        try:
+            by_coordinator[client.find_coordinator(group)].append(group)
+        except NotAuthorized:  # no Describe, so no Delete (Delete implies Describe): this group only
+            rows[group] = {"group": group, "state": None, "error": "GROUP_AUTHORIZATION_FAILED"}
     for coordinator, names in by_coordinator.items():
         response = client.send(DeleteGroupsRequest(version=version, groups_names=names),
                                node_id=coordinator.node_id, what=f"DeleteGroups on {coordinator}")

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
+from kgroup.client.authorization import check, failure
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
 from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
@@ -136,7 +137,7 @@ def targets_for_all(view: GroupView) -> list[Target]:
 def describe_existing(client: ClusterClient, group: str) -> GroupView:
     view = describe_groups(client, [group])[0]
     if view.error:
-        raise KgroupError(f"group {group!r}: DescribeGroups failed: {view.error}")
+        raise failure(view.error, f"group {group!r}: DescribeGroups failed: {view.error}")
     if not group_exists(view):
         raise KgroupError(f"group {group!r} does not exist (coordinator {view.coordinator})")
     return view
@@ -205,6 +206,7 @@ def _leave_with_retry(client, group, build):
         if retriable_coordinator_error(code) and time.monotonic() < deadline:
             time.sleep(0.2)
             continue
+        check(error_name(code) if code else None, "Read", group)
         if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
             raise KgroupError(f"group {group!r}: LeaveGroup failed: {error_name(code)}; no member was removed")
         return response

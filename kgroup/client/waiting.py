@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from kgroup.client.authorization import failure
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
 from kgroup.client.wire import ClusterClient, TransportError
@@ -43,7 +44,7 @@ def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_wha
             on_poll(None if unanswered is not None else last, clock() - start)
         if unanswered is None:
             if last.error and not last.error.startswith("COORDINATOR"):
-                raise KgroupError(f"group {group!r}: DescribeGroups failed: {last.error}")
+                raise failure(last.error, f"group {group!r}: DescribeGroups failed: {last.error}")
             if not last.error and done(last):
                 return last
         if clock() >= deadline:

@@ -203,4 +203,7 @@ class ClusterClient:
             if retriable_coordinator_error(code) and time.monotonic() < deadline:
                 time.sleep(0.1)
                 continue
+            from kgroup.client.authorization import check
+
+            check(error_name(code), "Describe", group)
             raise KgroupError(f"group {group!r}: FindCoordinator failed: {error_name(code)}")

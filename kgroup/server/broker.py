@@ -49,7 +49,7 @@ class Broker:
 
     def __init__(self, log_dir: str, config: ServerConfig | None = None,
                  host: str = "127.0.0.1", port: int = 0, topics=(), advertised_host=None,
-                 listeners=None, users=None):
+                 listeners=None, users=None, acls=()):
         from kgroup.server.listeners import Listener
         from kgroup.server.security import SecuredListeners
 
@@ -58,6 +58,12 @@ class Broker:
         # validated (TLS files loaded, passwords salted and dropped) before anything is on disk
         self.security = SecuredListeners(self.config.security, users or {}, self.listeners)
         self.bound = []  # (listener, advertised (host, port)) per listener, in order
+        # --acl rules; none: no authorizer, nothing checked (Kafka without authorizer.class.name)
+        self.authorizer = None
+        if acls:
+            from kgroup.server.acl import Authorizer
+
+            self.authorizer = Authorizer(acls)
         self.node_id = self.config.node_id
         self.host = host
         self.port = port
@@ -78,6 +84,7 @@ class Broker:
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self):
         from kgroup.server.apis import build_api_table
+        from kgroup.server.authorization import guarded_api_table
         from kgroup.server.group_bridge import GroupBridge
 
         self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes,
@@ -94,7 +101,7 @@ class Broker:
         self.producer_ids = ProducerIdBlocks(self.log_dir)
         self.groups = GroupBridge(self)
         self.groups.start()
-        self.api_table = build_api_table()
+        self.api_table = guarded_api_table(build_api_table(), self.authorizer)
         for listener in self.listeners:
             server = await asyncio.start_server(
                 functools.partial(self._on_connect, listener), listener.host, listener.port,

@@ -81,6 +81,15 @@ def _set_connectors_response(r, v):
              group_epoch=r.group_epoch)
 
 
+def described_connect_error(v, group_id, error_code, error_message=None):
+    """A ConnectGroupDescribe entry for a group that is not described (unknown, refused)."""
+    from kgroup.protocol import ConnectGroupDescribeResponse as R
+    G = R.DescribedGroup
+    return G(version=v, error_code=error_code, error_message=error_message, group_id=group_id,
+             group_state="Dead", group_epoch=-1, assignment_epoch=-1, connectors=[],
+             unassigned=_wire_items(G.ConnectorsAndTasks, C.ConnectorsAndTasks(), v), members=[])
+
+
 def _describe_response(r, v):
     from kgroup.protocol import ConnectGroupDescribeResponse as R
     G = R.DescribedGroup
@@ -89,9 +98,7 @@ def _describe_response(r, v):
     def described(entry):
         s = entry.snapshot
         if s is None:
-            return G(version=v, error_code=entry.error_code, error_message=entry.error_message,
-                     group_id=entry.group_id, group_state="Dead", group_epoch=-1, assignment_epoch=-1,
-                     connectors=[], unassigned=_wire_items(items, C.ConnectorsAndTasks(), v), members=[])
+            return described_connect_error(v, entry.group_id, entry.error_code, entry.error_message)
         members = [G.Member(version=v, member_id=m.member_id, instance_id=m.instance_id, client_id=m.client_id,
                             client_host=m.client_host, member_epoch=m.member_epoch,
                             assignment=_wire_items(member_items, m.owned, v),

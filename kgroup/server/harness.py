@@ -25,7 +25,8 @@ FAST_GROUPS = {
 class ThreadedBroker:
     """A Broker running on a private event loop in a daemon thread."""
 
-    def __init__(self, log_dir, topics=(), config=None, port=0, listeners=None, users=None):
+    def __init__(self, log_dir, topics=(), config=None, port=0, listeners=None, users=None,
+                 acls=()):
         from kgroup.server.broker import Broker
         from kgroup.server.config import ServerConfig
 
@@ -33,7 +34,7 @@ class ThreadedBroker:
         pairs.update(config or {})
         self.broker = Broker(str(log_dir), ServerConfig.from_pairs(pairs.items()),
                              host="127.0.0.1", port=port, topics=topics, listeners=listeners,
-                             users=users)
+                             users=users, acls=acls)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
