@@ -80,11 +80,12 @@ def test_unknown_user_and_wrong_password_cost_the_same():
             _Exchange("PLAIN", store).step(b"\0" + user.encode() + b"\0wrong")
         return time.perf_counter() - started
     unknown, wrong = [], []
-    for _ in range(15):  # interleaved, so load on the machine hits both alike
+    for _ in range(25):  # interleaved, so load on the machine hits both alike
         unknown.append(plain_failure_seconds("nobody"))
         wrong.append(plain_failure_seconds("ops"))
-    ratio = statistics.median(unknown) / statistics.median(wrong)
-    assert 0.5 < ratio < 2.0, ratio
+    # the fastest of each: the work itself, without the time other processes took the core away
+    ratio = min(unknown) / min(wrong)
+    assert 0.5 < ratio < 2.0, (ratio, statistics.median(unknown), statistics.median(wrong))
 
 
 def test_plaintext_requests_before_authentication_close_the_connection(broker):
