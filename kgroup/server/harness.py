@@ -71,22 +71,30 @@ class ThreadedBroker:
 class SubprocessBroker:
     """`kgroup serve` in a child process (for SIGKILL and signal tests)."""
 
-    def __init__(self, log_dir, topics=(), config=None):
+    def __init__(self, log_dir, topics=(), config=None, listens=("127.0.0.1:0",), users=None,
+                 stderr=subprocess.PIPE):
         pairs = dict(FAST_GROUPS)
         pairs.update(config or {})
-        args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--listen", "127.0.0.1:0",
-                "--log-dir", str(log_dir)]
+        args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--log-dir", str(log_dir)]
+        for listen in listens:
+            args += ["--listen", listen]
+        for name, password in (users or {}).items():
+            args += ["--user", f"{name}:{password}"]
         for name, count in topics:
             args += ["--topic", f"{name}:{count}"]
         for key, value in pairs.items():
             args += ["--config", f"{key}={value}"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,
                                      text=True, cwd=str(ROOT))
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening on "):
-            self.proc.kill()
-            raise RuntimeError(f"kgroup serve did not start: {line!r} {self.proc.stderr.read()}")
-        self.bootstrap = line.split()[-1]
+        self.bootstraps = []  # per listener
+        for _listen in listens:
+            line = self.proc.stdout.readline()
+            if not line.startswith("listening on "):
+                self.proc.kill()
+                detail = self.proc.stderr.read() if self.proc.stderr else ""
+                raise RuntimeError(f"kgroup serve did not start: {line!r} {detail}")
+            self.bootstraps.append(line.split()[-1])
+        self.bootstrap = self.bootstraps[0]
         host, port = self.bootstrap.rsplit(":", 1)
         self.address = (host.strip("[]"), int(port))
 
