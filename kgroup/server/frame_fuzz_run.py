@@ -317,7 +317,6 @@ class FuzzTarget:
     def problems(self) -> list[str]:
         alive = self.server.proc.poll() is None if self.alive_at_end is None else self.alive_at_end
         out = [] if alive else [f"kgroup serve died (exit {self.server.proc.returncode})"]
-        self._stderr.flush()
         lines = self.stderr_path.read_text(errors="replace").splitlines()
         i = 0
         while i < len(lines):
