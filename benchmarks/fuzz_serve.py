@@ -15,7 +15,8 @@ import argparse
 import sys
 import tempfile
 
-from kgroup.server.frame_fuzz_run import FuzzTarget, run_fuzz
+from kgroup.server.frame_fuzz_run import run_fuzz
+from kgroup.server.harness import FuzzTarget
 
 
 def main():

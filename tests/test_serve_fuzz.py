@@ -13,8 +13,8 @@ from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from kgroup.server.apis import build_api_table
 from kgroup.server.frame_fuzz import FUZZ_GROUP, Send, mutate, seeds
-from kgroup.server.frame_fuzz_run import FuzzTarget, run_fuzz
-from kgroup.server.harness import raw_request, read_frame
+from kgroup.server.frame_fuzz_run import run_fuzz
+from kgroup.server.harness import FuzzTarget, raw_request, read_frame
 from kgroup.server.sasl import sasl_api_entries
 
 FRAMES, SEED = 20_000, 20261125

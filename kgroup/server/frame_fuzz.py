@@ -6,7 +6,7 @@ The valid requests are filled in from the request classes' own schemas (kafka-py
 server answers (a fuzz group and topic, no long-poll waits, one element per array). The
 mutations work on the encoded frame, so they reach the framing and the decoders as well as the
 handlers. Used by tests/test_serve_fuzz.py and benchmarks/fuzz_serve.py (`frame_fuzz_run` drives
-the connections); not part of the CLI.
+the connections, `harness.FuzzTarget` runs the server); not part of the CLI.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 FUZZ_GROUP = "fuzz-g"
 FUZZ_TOPIC = "fuzz-t"
 FUZZ_USER, FUZZ_PASSWORD = "fuzz", "fuzz-pw"
+PLAIN_TOKEN = f"\0{FUZZ_USER}\0{FUZZ_PASSWORD}".encode()  # SASL/PLAIN: authzid, user, password
 PARKING_APIS = {1, 11, 14}  # Fetch, JoinGroup, SyncGroup: may hold an answer for a client's timeout
 _SIZE = struct.Struct(">i")
 
@@ -61,8 +62,7 @@ def _value(f, version, parent, records):
     if type_str == "records":
         return records
     if type_str == "bytes":
-        return (b"\0" + FUZZ_USER.encode() + b"\0" + FUZZ_PASSWORD.encode()
-                if name == "auth_bytes" else b"")
+        return PLAIN_TOKEN if name == "auth_bytes" else b""
     if type_str.startswith("int"):
         return _INTS.get(name, 0)
     return None  # bool, uuid, float: the schema's default

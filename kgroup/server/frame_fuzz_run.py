@@ -2,36 +2,33 @@
 that every connection is answered or closed within a bound.
 
 Each session is one connection on the PLAINTEXT or the SASL_PLAINTEXT listener: plain requests;
-frames before authentication; a SASL exchange (SaslHandshake v0 or v1, PLAIN or SCRAM) with
-mutated tokens; or requests after a valid PLAIN authentication. After each batch of fuzz frames
+frames before authentication; a SASL exchange (SaslHandshake v0 or v1, PLAIN or SCRAM) with a
+mutated handshake or token; or requests after a valid PLAIN authentication. Each session's
+frames name a group of their own, so JoinGroups do not wait for other sessions' members. After each batch of fuzz frames
 (one, or several pipelined) a valid ApiVersions v0 probe follows: requests are served in order,
 so its answer, or the server closing the connection, shows the batch was dealt with. Without
 either within the bound, the client half-closes: a server still reading sees the end and must
 close; only a server parked in a long-poll (Fetch, JoinGroup, SyncGroup, whose mutated timeouts
 may be long) may stay silent. Anything else is a problem, reported with the frame that caused it.
+The seed fixes every frame sent; which connection sends which depends on timing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import os
-import pathlib
 import random
 import struct
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kgroup.server.frame_fuzz import (FUZZ_PASSWORD, FUZZ_TOPIC, FUZZ_USER, Seed, encode_frame,
-                                      mutate, seeds)
+from kgroup.server.frame_fuzz import FUZZ_USER, PLAIN_TOKEN, Seed, encode_frame, mutate, seeds
+from kgroup.server.sasl import SASL_AUTHENTICATE, SASL_HANDSHAKE
 
 PROBE_ID = 0x5EEDF00D  # a correlation id no fuzz seed uses
 _PROBE_ID_BYTES = struct.pack(">i", PROBE_ID)
-SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 _SIZE = struct.Struct(">i")
-_PLAIN_TOKEN = f"\0{FUZZ_USER}\0{FUZZ_PASSWORD}".encode()
 
 
 @dataclass
@@ -42,7 +39,7 @@ class Report:
     closed_by_server: int = 0
     waited: int = 0  # batches the server waited on for more bytes until the half-close
     parked: int = 0  # batches left unanswered in a long-poll (allowed)
-    per_api: Counter = field(default_factory=Counter)
+    per_api: Counter = field(default_factory=Counter)  # by the seed's API name
     per_mutation: Counter = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -53,8 +50,9 @@ class Report:
                f"{self.seconds:.1f} s ({rate:.0f} frames/s)",
                f"connections closed by the server: {self.closed_by_server}; waited for bytes: "
                f"{self.waited}; parked in a long-poll: {self.parked}",
-               "per API key: " + ", ".join(f"{k}={n}" for k, n in sorted(self.per_api.items())),
-               "per mutation: " + ", ".join(f"{k}={n}" for k, n in sorted(self.per_mutation.items())),
+               "per API: " + ", ".join(f"{k}={n}" for k, n in sorted(self.per_api.items())),
+               "per mutation: " + ", ".join(f"{k}={n}"
+                                            for k, n in sorted(self.per_mutation.items())),
                f"problems found: {len(self.problems)}"]
         return out + [f"  {p}" for p in self.problems]
 
@@ -132,6 +130,8 @@ class FrameFuzzer:
         self.plain_seeds = seeds(api_table)
         self.sasl_seeds = seeds(sasl_table)
         self.api_keys = set(sasl_table)
+        self.api_names = {key: entry[0].__name__.removesuffix("Request")
+                          for key, entry in sasl_table.items()}
         self.rng = random.Random(seed)
         self.bound = bound
         self.report = Report()
@@ -144,14 +144,18 @@ class FrameFuzzer:
 
         async def worker():
             while remaining[0] > 0:
-                await self._session(next(session_rngs), remaining)
+                try:
+                    await self._session(next(session_rngs), remaining)
+                except Exception as exc:  # a fuzzer bug is reported, not lost in the gather
+                    self.report.problems.append(f"fuzzer error: {type(exc).__name__}: {exc}")
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         self.report.seconds = time.monotonic() - started
         return self.report
 
     async def _session(self, rng: random.Random, remaining):
         # a PLAIN authentication costs the server a 4096-round PBKDF2: SASL sessions are rarer
-        kind = rng.choices(("plain", "sasl_before", "sasl_exchange", "sasl_after"), (12, 3, 2, 1))[0]
+        kind = rng.choices(("plain", "sasl_before", "sasl_exchange", "sasl_after"),
+                           (12, 3, 2, 1))[0]
         address = self.plain if kind == "plain" else self.sasl
         try:
             async with asyncio.timeout(self.bound):
@@ -185,7 +189,7 @@ class FrameFuzzer:
         remaining[0] -= len(sends)
         for send in sends:
             self.report.frames += 1
-            self.report.per_api[send.seed.api_key] += 1
+            self.report.per_api[self.api_names[send.seed.api_key]] += 1
             self.report.per_mutation[send.mutation] += 1
         size_lie = any(send.size_lie for send in sends)
         try:
@@ -212,7 +216,10 @@ class FrameFuzzer:
     # -- SASL ------------------------------------------------------------------------------
     async def _request(self, conn, frame: bytes) -> bytes | None:
         """Send one valid frame; its answer, or None (closed, or nothing within the bound)."""
-        await conn.send([frame])
+        try:
+            await conn.send([frame])
+        except ConnectionError:
+            return None
         payload = await conn.frame_within_bound()
         if payload is not None:
             self.report.answers += 1
@@ -223,11 +230,11 @@ class FrameFuzzer:
         from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse,
                                          SaslHandshakeRequest)
 
-        if await self._request(conn, encode_frame(SaslHandshakeRequest(version=1,
-                                                                        mechanism="PLAIN"), 1)) is None:
+        handshake = SaslHandshakeRequest(version=1, mechanism="PLAIN")
+        if await self._request(conn, encode_frame(handshake, 1)) is None:
             self.report.problems.append("a valid SaslHandshake was not answered")
             return False
-        request = SaslAuthenticateRequest(version=rng.randint(0, 2), auth_bytes=_PLAIN_TOKEN)
+        request = SaslAuthenticateRequest(version=rng.randint(0, 2), auth_bytes=PLAIN_TOKEN)
         reply = await self._request(conn, encode_frame(request, 2))
         if reply is None or SaslAuthenticateResponse.decode(
                 reply, version=request.version, header=True).error_code != 0:
@@ -236,15 +243,21 @@ class FrameFuzzer:
         return True
 
     async def _sasl_exchange(self, conn, rng, remaining):
-        """A valid SaslHandshake, then the mechanism's tokens with the last one mutated (SCRAM's
-        client-final built on the server's real nonce, with a wrong proof)."""
+        """A mutated SaslHandshake, or a valid one and then the mechanism's tokens with the last
+        one mutated (SCRAM's client-final built on the server's real nonce, with a wrong proof)."""
         from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse,
                                          SaslHandshakeRequest)
 
         mechanism = rng.choice(("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"))
         handshake_version = rng.randint(0, 1)
-        handshake = SaslHandshakeRequest(version=handshake_version, mechanism=mechanism)
-        if await self._request(conn, encode_frame(handshake, 1)) is None:
+        handshake = encode_frame(SaslHandshakeRequest(version=handshake_version,
+                                                      mechanism=mechanism), 1)
+        if rng.random() < 0.3:  # the handshake itself mutated
+            handshake_seed = Seed(SASL_HANDSHAKE, handshake_version, handshake)
+            await self._batch(conn, "sasl_exchange", [mutate(handshake_seed, rng, self.api_keys)],
+                              remaining)
+            return
+        if await self._request(conn, handshake) is None:
             self.report.problems.append(f"a valid SaslHandshake v{handshake_version} "
                                         f"{mechanism} was not answered")
             return
@@ -257,7 +270,7 @@ class FrameFuzzer:
                 SaslAuthenticateRequest(version=version, auth_bytes=token), 3))
 
         if mechanism == "PLAIN":
-            token = _PLAIN_TOKEN
+            token = PLAIN_TOKEN
         else:
             nonce = base64.b64encode(rng.randbytes(18)).decode()
             first = f"n,,n={FUZZ_USER},r={nonce}".encode()
@@ -266,7 +279,8 @@ class FrameFuzzer:
             else:
                 reply = await self._request(conn, wrap(first).frame)
                 if reply is None:
-                    self.report.problems.append(f"a valid {mechanism} client-first was not answered")
+                    self.report.problems.append(f"a valid {mechanism} client-first message "
+                                                f"was not answered")
                     return
                 if handshake_version == 1:
                     reply = SaslAuthenticateResponse.decode(reply, version=version,
@@ -277,55 +291,6 @@ class FrameFuzzer:
                 token = f"c=biws,r={server_nonce},p={proof}".encode()
         await self._batch(conn, "sasl_exchange", [mutate(wrap(token), rng, self.api_keys)],
                           remaining)
-
-
-class FuzzTarget:
-    """`kgroup serve` in a child process with a PLAINTEXT and a SASL_PLAINTEXT listener (user
-    FUZZ_USER) and topic FUZZ_TOPIC, its log directory in memory when /dev/shm exists (the fuzz
-    is about frames, not fsync latency), its stderr in `workdir`. `problems()` lists a dead server
-    and any traceback or ERROR line in its stderr."""
-
-    def __init__(self, workdir, topics=()):
-        self.workdir = pathlib.Path(workdir)
-        self.topics = [(FUZZ_TOPIC, 2), *topics]
-        self.alive_at_end = None
-
-    def __enter__(self):
-        from kgroup.server.harness import SubprocessBroker
-
-        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self._logs = tempfile.TemporaryDirectory(prefix="kgroup-fuzz-", dir=shm)
-        self.stderr_path = self.workdir / "serve-stderr.txt"
-        self._stderr = open(self.stderr_path, "w")
-        self.server = SubprocessBroker(
-            self._logs.name, topics=self.topics, users={FUZZ_USER: FUZZ_PASSWORD},
-            listens=("PLAINTEXT://127.0.0.1:0", "SASL_PLAINTEXT://127.0.0.1:0"),
-            stderr=self._stderr)
-        self.bootstraps = self.server.bootstraps
-        self.plain, self.sasl = ((host.strip("[]"), int(port)) for host, port in
-                                 (b.rsplit(":", 1) for b in self.bootstraps))
-        return self
-
-    def __exit__(self, *exc):
-        self.alive_at_end = self.server.proc.poll() is None
-        try:
-            self.server.terminate()
-        finally:
-            self._stderr.close()
-            self._logs.cleanup()
-
-    def problems(self) -> list[str]:
-        alive = self.server.proc.poll() is None if self.alive_at_end is None else self.alive_at_end
-        out = [] if alive else [f"kgroup serve died (exit {self.server.proc.returncode})"]
-        lines = self.stderr_path.read_text(errors="replace").splitlines()
-        i = 0
-        while i < len(lines):
-            if any(mark in lines[i] for mark in ("Traceback", "Task exception", " ERROR ")):
-                out.append("serve stderr: " + " | ".join(lines[i:i + 30]))
-                i += 30
-            else:
-                i += 1
-        return out
 
 
 def run_fuzz(plain_address, sasl_address, frames: int, seed: int, bound: float = 5.0,
