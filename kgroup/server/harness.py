@@ -73,7 +73,9 @@ class ThreadedBroker:
 
 
 class SubprocessBroker:
-    """`kgroup serve` in a child process (for SIGKILL and signal tests)."""
+    """`kgroup serve` in a child process (for SIGKILL and signal tests, and the frame fuzzer's
+    target): one `--listen` per entry of `listens`, `--user` per entry of `users`, its stderr
+    piped unless a file is given (a long run's warnings would fill an unread pipe)."""
 
     def __init__(self, log_dir, topics=(), config=None, listens=("127.0.0.1:0",), users=None,
                  stderr=subprocess.PIPE):
