@@ -12,7 +12,7 @@ import time
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from kgroup.server.apis import build_api_table
-from kgroup.server.frame_fuzz import FUZZ_GROUP, Send, mutate, seeds
+from kgroup.server.frame_fuzz import FUZZ_GROUP, Send, extreme_seeds, mutate, seeds
 from kgroup.server.frame_fuzz_run import run_fuzz
 from kgroup.server.harness import FuzzTarget, raw_request, read_frame
 from kgroup.server.sasl import sasl_api_entries
@@ -53,6 +53,16 @@ def test_mutations_are_deterministic_and_cover_every_kind():
     assert any(len(s.chunks) > 1 for s in first)  # frames split across writes
     assert all(FUZZ_GROUP.encode() not in s.seed.in_group("fz0001").frame for s in first[:50])
     assert Send(pool[0], "valid", [pool[0].frame]).may_park() is (pool[0].api_key in (1, 11, 14))
+
+
+def test_extreme_value_frames_are_well_formed():
+    """They must decode, or they would test the framing again instead of the handlers."""
+    api_table = build_api_table()
+    frames = extreme_seeds(api_table)
+    assert len(frames) > 1000
+    for seed in frames:
+        request_class = api_table[seed.api_key][0]
+        request_class.decode(seed.frame[4:], version=seed.version, header=True)
 
 
 def _steady_consumer(bootstrap, stop: threading.Event):

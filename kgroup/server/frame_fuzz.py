@@ -5,7 +5,8 @@ The valid requests are filled in from the request classes' own schemas (kafka-py
 `kgroup.protocol`'s), with field values chosen by name so that an unmutated frame is one the
 server answers (a fuzz group and topic, no long-poll waits, one element per array). The
 mutations work on the encoded frame, so they reach the framing and the decoders as well as the
-handlers. Used by tests/test_serve_fuzz.py and benchmarks/fuzz_serve.py (`frame_fuzz_run` drives
+handlers; `extreme_seeds` are well-formed frames with one field at the edge of its type, which
+decode and so reach the handlers and the coordinator. Used by tests/test_serve_fuzz.py and benchmarks/fuzz_serve.py (`frame_fuzz_run` drives
 the connections, `harness.FuzzTarget` runs the server); not part of the CLI.
 """
 
@@ -47,12 +48,14 @@ def _string_for(name: str, parent: str) -> str:
     return "fuzz"
 
 
-def _value(f, version, parent, records):
+def _value(f, version, parent, records, extreme=None):
     name, type_str = f.name, f.type_str
+    if extreme is not None and name == extreme[0]:
+        return extreme[1]
     if f.is_struct_array():
-        return [_fill(f, f.data_class, version, name, records)]
+        return [_fill(f, f.data_class, version, name, records, extreme)]
     if f.is_struct():
-        return _fill(f, f.data_class, version, name, records)
+        return _fill(f, f.data_class, version, name, records, extreme)
     if f.is_array():
         if "string" in type_str:
             return [_string_for(name, parent)]
@@ -68,24 +71,24 @@ def _value(f, version, parent, records):
     return None  # bool, uuid, float: the schema's default
 
 
-def _fill(struct_field, make, version, parent, records):
+def _fill(struct_field, make, version, parent, records, extreme=None):
     values = {}
     for f in struct_field.fields.values():
         if not f.for_version_q(version):
             continue
-        value = _value(f, version, parent, records)
+        value = _value(f, version, parent, records, extreme)
         if value is not None:
             values[f.name] = value
     return make(**values) if make is not None else values
 
 
-def valid_request(request_class, version: int):
+def valid_request(request_class, version: int, extreme=None):
     """A request of `request_class` at `version` the server answers: fields by name, one element
-    in each array."""
+    in each array; `extreme` (field name, value) sets every field of that name instead."""
     from kgroup.records.writer import encode_batch
 
     records = encode_batch([(b"k", b"v", 1000)], compression="none")
-    values = _fill(request_class._struct, None, version, "", records)
+    values = _fill(request_class._struct, None, version, "", records, extreme)
     return request_class(version=version, **values)
 
 
@@ -117,6 +120,39 @@ def seeds(api_table) -> list[Seed]:
             out.append(Seed(api_key, version, encode_frame(valid_request(request_class, version),
                                                            correlation_id=7)))
     return out
+
+
+_INT_EXTREMES = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(1 << 31), (1 << 31) - 1),
+                 "int64": (-(1 << 63), (1 << 63) - 1)}
+_STRING_EXTREMES = ("", "x" * 300, "\u00fc\u20ac\U0001f600 .. /")
+
+
+def extreme_seeds(api_table) -> list[Seed]:
+    """Well-formed frames with one field (by name, at every depth) set to an edge of its type:
+    the smallest and largest integer, -1 and 0; an empty, a long and a non-ASCII string. They
+    decode, so they reach the handlers and the coordinator."""
+    out = []
+    for api_key, (request_class, lo, hi, _handler) in sorted(api_table.items()):
+        for version in range(lo, hi + 1):
+            for name, type_str in sorted(_scalar_fields(request_class._struct, version)):
+                values = (_STRING_EXTREMES if type_str == "string"
+                          else (*_INT_EXTREMES[type_str], -1, 0))
+                for value in values:
+                    request = valid_request(request_class, version, (name, value))
+                    out.append(Seed(api_key, version, encode_frame(request, correlation_id=7)))
+    return out
+
+
+def _scalar_fields(struct_field, version) -> set[tuple[str, str]]:
+    found = set()
+    for f in struct_field.fields.values():
+        if not f.for_version_q(version):
+            continue
+        if f.is_struct_array() or f.is_struct():
+            found |= _scalar_fields(f, version)
+        elif not f.is_array() and (f.type_str == "string" or f.type_str in _INT_EXTREMES):
+            found.add((f.name, f.type_str))
+    return found
 
 
 @dataclass

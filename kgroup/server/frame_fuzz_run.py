@@ -23,7 +23,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kgroup.server.frame_fuzz import FUZZ_USER, PLAIN_TOKEN, Seed, encode_frame, mutate, seeds
+from kgroup.server.frame_fuzz import (FUZZ_USER, PLAIN_TOKEN, Seed, Send, encode_frame,
+                                      extreme_seeds, mutate, seeds)
 from kgroup.server.sasl import SASL_AUTHENTICATE, SASL_HANDSHAKE
 
 PROBE_ID = 0x5EEDF00D  # a correlation id no fuzz seed uses
@@ -128,6 +129,7 @@ class FrameFuzzer:
                  bound: float = 5.0):
         self.plain, self.sasl = plain_address, sasl_address
         self.plain_seeds = seeds(api_table)
+        self.extreme_seeds = extreme_seeds(api_table)
         self.sasl_seeds = seeds(sasl_table)
         self.api_keys = set(sasl_table)
         self.api_names = {key: entry[0].__name__.removesuffix("Request")
@@ -178,12 +180,19 @@ class FrameFuzzer:
                 if remaining[0] <= 0:
                     return
                 count = rng.randint(2, 8) if rng.random() < 0.15 else 1
-                sends = [mutate(rng.choice(pool).in_group(group), rng, self.api_keys)
-                         for _ in range(count)]
+                sends = [self._fuzz_frame(rng, pool, group, kind) for _ in range(count)]
                 if await self._batch(conn, kind, sends, remaining) != "answered":
                     return
         finally:
             writer.close()
+
+    def _fuzz_frame(self, rng, pool, group, kind) -> Send:
+        """A mutated seed, or (a fifth of the time, after authentication) a well-formed frame with
+        a field at the edge of its type."""
+        if kind != "sasl_before" and rng.random() < 0.2:
+            seed = rng.choice(self.extreme_seeds).in_group(group)
+            return Send(seed, "extreme_value", [seed.frame])
+        return mutate(rng.choice(pool).in_group(group), rng, self.api_keys)
 
     async def _batch(self, conn, kind, sends, remaining) -> str:
         remaining[0] -= len(sends)
