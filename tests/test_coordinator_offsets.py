@@ -135,6 +135,16 @@ def test_explicit_retention_writes_value_v1_with_expire_timestamp(version):
         "expireTimestamp": 61_000})]
 
 
+def test_a_retention_past_the_end_of_time_wraps_like_javas_long_instead_of_crashing():
+    """Found by the frame fuzzer: now + retention overflowed the record's int64 expireTimestamp."""
+    coord = make_coord()
+    coord.advance(1000)
+    call(coord, commit_request("g", {("t", 0): (5, "x")}, version=2, retention=(1 << 63) - 1))
+    expire = 1000 + (1 << 63) - 1 - (1 << 64)
+    assert coord.committed_offsets("g") == {("t", 0): oam(5, 1000, "x", expire=expire)}
+    assert offset_records(coord)[0][4]["expireTimestamp"] == expire
+
+
 def test_metadata_too_large_is_per_partition():
     coord = make_coord(**{"offset.metadata.max.bytes": 4})
     resp = call(coord, commit_request("g", {("t", 0): (1, "abcd"), ("t", 1): (2, "abcde"),

@@ -7,13 +7,15 @@ import random
 import socket
 import struct
 
-from kafka.protocol.admin import CreateTopicsRequest
+import pytest
+from kafka.protocol.admin import CreateTopicsRequest, ListGroupsRequest
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                      ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest)
 from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse,
                                      FindCoordinatorRequest, MetadataRequest)
 from kafka.protocol.producer import ProduceRequest
 
+from kgroup.protocol import ConnectGroupInstallAssignmentRequest
 from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
 
 
@@ -129,5 +131,27 @@ def test_a_stalled_client_does_not_block_others(tmp_path):
         assert ApiVersionsResponse.decode(raw, version=0, header=True).error_code == 0
         stalled.close()
         hog.close()
+    finally:
+        b.stop()
+
+
+@pytest.mark.parametrize("request_", [
+    # found by the frame fuzzer: a null string inside an array of strings reached the handler
+    ListGroupsRequest(version=4, states_filter=[None]),
+    # ... and a null non-nullable bytes field (the Connect draft's assignor metadata)
+    ConnectGroupInstallAssignmentRequest(
+        version=0, group_id="g", member_id="m", member_epoch=1, group_epoch=1, error=0,
+        members=[ConnectGroupInstallAssignmentRequest.Member(
+            member_id="m", connectors_and_tasks=None, metadata_version=0, metadata=None)]),
+], ids=["null-string-in-array", "null-bytes"])
+def test_a_null_where_kafkas_readers_refuse_one_closes_the_connection(tmp_path, caplog, request_):
+    b = ThreadedBroker(tmp_path / "logs")
+    try:
+        with caplog.at_level(logging.WARNING, logger="kgroup"):
+            assert raw_request(b.address, request_) is None
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+        assert any("null" in r.getMessage() for r in caplog.records)
+        raw = raw_request(b.address, ApiVersionsRequest(version=0))
+        assert ApiVersionsResponse.decode(raw, version=0, header=True).error_code == 0
     finally:
         b.stop()

@@ -52,6 +52,12 @@ def _java_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _java_long(value: int) -> int:
+    """`value` wrapped to a signed 64-bit integer, as Java's long arithmetic does (Kafka's
+    OffsetMetadataManager adds the commit's retention time to the current time unchecked)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 class OffsetManager:
     """Offsets of every group on this coordinator; see the module docstring for the rules."""
 
@@ -204,7 +210,7 @@ class OffsetManager:
             elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, False)
         now = self._coord.now_ms
-        expire = None if retention == wire.DEFAULT_RETENTION else now + retention
+        expire = None if retention == wire.DEFAULT_RETENTION else _java_long(now + retention)
         results, items = [], []
         for ident, parts in topics:
             out = []

@@ -1,16 +1,20 @@
 """Running kgroup serve from Python: an in-process broker on its own loop thread, a subprocess one,
-and a raw one-request client. Used by the tests and benchmarks/serve.py."""
+a raw one-request client, and the frame fuzzer's target. Used by the tests and benchmarks."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import pathlib
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
+
+from kgroup.server.frame_fuzz import FUZZ_PASSWORD, FUZZ_TOPIC, FUZZ_USER
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 PYTHON = sys.executable
@@ -70,24 +74,34 @@ class ThreadedBroker:
 
 
 class SubprocessBroker:
-    """`kgroup serve` in a child process (for SIGKILL and signal tests)."""
+    """`kgroup serve` in a child process (for SIGKILL and signal tests, and the frame fuzzer's
+    target): one `--listen` per entry of `listens`, `--user` per entry of `users`, its stderr
+    piped unless a file is given (a long run's warnings would fill an unread pipe)."""
 
-    def __init__(self, log_dir, topics=(), config=None):
+    def __init__(self, log_dir, topics=(), config=None, listens=("127.0.0.1:0",), users=None,
+                 stderr=subprocess.PIPE):
         pairs = dict(FAST_GROUPS)
         pairs.update(config or {})
-        args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--listen", "127.0.0.1:0",
-                "--log-dir", str(log_dir)]
+        args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--log-dir", str(log_dir)]
+        for listen in listens:
+            args += ["--listen", listen]
+        for name, password in (users or {}).items():
+            args += ["--user", f"{name}:{password}"]
         for name, count in topics:
             args += ["--topic", f"{name}:{count}"]
         for key, value in pairs.items():
             args += ["--config", f"{key}={value}"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,
                                      text=True, cwd=str(ROOT))
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening on "):
-            self.proc.kill()
-            raise RuntimeError(f"kgroup serve did not start: {line!r} {self.proc.stderr.read()}")
-        self.bootstrap = line.split()[-1]
+        self.bootstraps = []  # per listener
+        for _listen in listens:
+            line = self.proc.stdout.readline()
+            if not line.startswith("listening on "):
+                self.proc.kill()
+                detail = self.proc.stderr.read() if self.proc.stderr else ""
+                raise RuntimeError(f"kgroup serve did not start: {line!r} {detail}")
+            self.bootstraps.append(line.split()[-1])
+        self.bootstrap = self.bootstraps[0]
         host, port = self.bootstrap.rsplit(":", 1)
         self.address = (host.strip("[]"), int(port))
 
@@ -129,3 +143,50 @@ def recv_exact(sock, n):
         chunks.append(chunk)
         n -= len(chunk)
     return b"".join(chunks)
+
+
+class FuzzTarget:
+    """`kgroup serve` in a child process with a PLAINTEXT and a SASL_PLAINTEXT listener (user
+    FUZZ_USER) and topic FUZZ_TOPIC, its log directory in memory when /dev/shm exists (the fuzz
+    is about frames, not fsync latency), its stderr in `workdir`. `problems()` lists a dead server
+    and any traceback or ERROR line in its stderr."""
+
+    def __init__(self, workdir, topics=()):
+        self.workdir = pathlib.Path(workdir)
+        self.topics = [(FUZZ_TOPIC, 2), *topics]
+        self.alive_at_end = None
+
+    def __enter__(self):
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self._logs = tempfile.TemporaryDirectory(prefix="kgroup-fuzz-", dir=shm)
+        self.stderr_path = self.workdir / "serve-stderr.txt"
+        self._stderr = open(self.stderr_path, "w")
+        self.server = SubprocessBroker(
+            self._logs.name, topics=self.topics, users={FUZZ_USER: FUZZ_PASSWORD},
+            listens=("PLAINTEXT://127.0.0.1:0", "SASL_PLAINTEXT://127.0.0.1:0"),
+            stderr=self._stderr)
+        self.bootstraps = self.server.bootstraps
+        self.plain, self.sasl = ((host.strip("[]"), int(port)) for host, port in
+                                 (b.rsplit(":", 1) for b in self.bootstraps))
+        return self
+
+    def __exit__(self, *exc):
+        self.alive_at_end = self.server.proc.poll() is None
+        try:
+            self.server.terminate()
+        finally:
+            self._stderr.close()
+            self._logs.cleanup()
+
+    def problems(self) -> list[str]:
+        alive = self.server.proc.poll() is None if self.alive_at_end is None else self.alive_at_end
+        out = [] if alive else [f"kgroup serve died (exit {self.server.proc.returncode})"]
+        lines = self.stderr_path.read_text(errors="replace").splitlines()
+        i = 0
+        while i < len(lines):
+            if any(mark in lines[i] for mark in ("Traceback", "Task exception", " ERROR ")):
+                out.append("serve stderr: " + " | ".join(lines[i:i + 30]))
+                i += 30
+            else:
+                i += 1
+        return out

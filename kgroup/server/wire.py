@@ -54,9 +54,10 @@ def encode_response(response, version: int, correlation_id: int) -> bytes:
 
 
 def check_required_fields(request) -> None:
-    """Refuse null where the schema does not allow it (an array or string sent as null).
+    """Refuse null where the schema does not allow it (an array, string or bytes sent as null,
+    or a null string inside an array of strings).
 
-    kafka-python decodes a null array or string whatever the schema says; Kafka's generated
+    kafka-python decodes a null array, string or bytes whatever the schema says; Kafka's generated
     readers reject it ("non-nullable field ... was serialized as null"), so the request is invalid.
     """
     version = request.version
@@ -69,11 +70,13 @@ def _check_struct(obj, struct, version, path):
             continue
         value = getattr(obj, field.name)
         if value is None:
-            if field.is_struct() or field.type_str in ("records", "bytes", "uuid"):
+            if field.is_struct() or field.type_str in ("records", "uuid"):
                 continue
             if not field.nullable_for_version_q(version):
                 raise FrameError(f"malformed {path}: non-nullable field {field.name} is null")
             continue
+        if field.is_array() and not field.is_struct_array() and None in value:
+            raise FrameError(f"malformed {path}: field {field.name} has a null element")
         if field.is_struct_array():
             for item in value:
                 _check_struct(item, field, version, f"{path}.{field.name}")
