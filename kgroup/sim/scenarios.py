@@ -62,6 +62,7 @@ class Run:
         self._names = itertools.count()
         self.roll = ProtocolRoll(self, scenario) if self.mixed else None
         self.retired = self.roll.retired if self.mixed else []
+        self._holdout: SimConsumer | None = None      # see settled()
 
     def config(self, protocol: str | None = None, **overrides) -> ConsumerConfig:
         p = self.params
@@ -100,15 +101,27 @@ class Run:
     def live(self) -> list[SimConsumer]:
         return [c for c in self.consumers if c.running]
 
+    def any_live(self) -> bool:
+        return any(c.running for c in self.consumers)
+
     def settled(self) -> bool:
+        """Checked after every step. A live process that held the group back last time and still
+        does answers False at once, where a scan of every process would reach it anyway."""
         group = self.engine.group()
-        if group is not None and group.group_type == "consumer":
-            return consumer_group.settled(group, self.live(), self.ledger)
-        if group is None or group.state != "Stable":
+        if group is None:
+            return False
+        holdout = self._holdout
+        if holdout is not None and holdout.running and _holds_back(holdout, group):
+            return False
+        consumer_protocol = group.group_type == "consumer"
+        if not consumer_protocol and group.state != "Stable":
             return False
         live = self.live()
-        if any(c.state != "stable" or c.generation != group.generation_id for c in live):
+        self._holdout = next((c for c in live if _holds_back(c, group)), None)
+        if self._holdout is not None:
             return False
+        if consumer_protocol:
+            return consumer_group.settled(group, live, self.ledger)
         if set(group.members) != {c.member_id for c in live}:
             return False
         return not live or len(self.ledger.owner) == len(self.ledger.partitions)
@@ -137,7 +150,7 @@ class Run:
         for consumer in self.consumers:
             consumer.start()
         limit = self.engine.now + self.cap_ms()
-        if not self.engine.run_until(limit, lambda: self.settled() or not self.live()):
+        if not self.engine.run_until(limit, lambda: self.settled() or not self.any_live()):
             raise ScenarioError(self._stuck("the group did not form", limit))
         if not self.live():
             errors = [c.error for c in self.consumers if c.error]
@@ -239,6 +252,13 @@ class Run:
             events=ledger.events, intervals=ledger.intervals,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
             remove_members=self.params.remove_members, **epochs)
+
+
+def _holds_back(consumer, group) -> bool:
+    """This live process alone keeps ``group`` from having settled."""
+    if group.group_type == "consumer":
+        return consumer_group.holds_back(consumer, group)
+    return consumer.state != "stable" or consumer.generation != group.generation_id
 
 
 # ---- scenarios ------------------------------------------------------------------------------
