@@ -15,6 +15,7 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
                                            SyncGroupRequest)
 
 from kgroup.assignors import MemberInfo, get_assignor
+from kgroup.protocol import fast_constructor
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
@@ -26,9 +27,14 @@ RECONCILED = 0              # a consumer-group member at its target (Kafka's Mem
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
 
-Protocol = JoinGroupRequest.JoinGroupRequestProtocol
-Assignment = SyncGroupRequest.SyncGroupRequestAssignment
 Identity = LeaveGroupRequest.MemberIdentity
+# A dynamic member sends these once per rebalance, and every rebalance of a dynamic group is one
+# of each from every member: built without kafka-python's walk of the schema.
+_join_request = fast_constructor(JoinGroupRequest)
+_protocol = fast_constructor(JoinGroupRequest.JoinGroupRequestProtocol)
+_sync_request = fast_constructor(SyncGroupRequest)
+_assignment = fast_constructor(SyncGroupRequest.SyncGroupRequestAssignment)
+_heartbeat_request = fast_constructor(HeartbeatRequest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +146,10 @@ class SimConsumer(SimProcess):
             self.ledger.consuming(self.engine.now, self.name, False)
         self.state = "joining"
         config = self.config
-        request = JoinGroupRequest(
-            version=9, group_id=self.group_id, session_timeout_ms=config.session_timeout_ms,
-            rebalance_timeout_ms=config.rebalance_timeout_ms, member_id=self.member_id,
-            group_instance_id=self.instance_id, protocol_type="consumer",
-            protocols=[Protocol(name=self.assignor.name, metadata=self._metadata())], reason=None)
+        request = _join_request(
+            9, self.group_id, config.session_timeout_ms, config.rebalance_timeout_ms,
+            self.member_id, self.instance_id, "consumer",
+            [_protocol(None, self.assignor.name, self._metadata())], None)
         incarnation = self.incarnation
         self.engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
 
@@ -170,10 +175,8 @@ class SimConsumer(SimProcess):
         if leader and not response.skip_assignment:
             assignments = self._run_assignor(response.members)
         self.state = "syncing"
-        request = SyncGroupRequest(
-            version=5, group_id=self.group_id, generation_id=self.generation,
-            member_id=self.member_id, group_instance_id=self.instance_id, protocol_type="consumer",
-            protocol_name=response.protocol_name, assignments=assignments)
+        request = _sync_request(5, self.group_id, self.generation, self.member_id,
+                                self.instance_id, "consumer", response.protocol_name, assignments)
         self.engine.handle(request, self.name, lambda r: self._on_sync(incarnation, r))
 
     def _rejoin_or_fail(self, code: int, incarnation: int, api: str) -> bool:
@@ -208,7 +211,7 @@ class SimConsumer(SimProcess):
                 by_topic.setdefault(topic, []).append(partition)
             data = {"assignedPartitions": [{"topic": t, "partitions": ps}
                                            for t, ps in sorted(by_topic.items())], "userData": None}
-            result.append(Assignment(member_id=member_id, assignment=encode_assignment(data, 3)))
+            result.append(_assignment(None, member_id, encode_assignment(data, 3)))
         return result
 
     # ---- sync ---------------------------------------------------------------------------
@@ -273,9 +276,8 @@ class SimConsumer(SimProcess):
             self.engine.coordinator.refresh_session(group, self.member_id)
 
     def _send_heartbeat(self) -> None:
-        request = HeartbeatRequest(version=4, group_id=self.group_id,
-                                   generation_id=self.generation, member_id=self.member_id,
-                                   group_instance_id=self.instance_id)
+        request = _heartbeat_request(4, self.group_id, self.generation, self.member_id,
+                                     self.instance_id)
         incarnation, token = self.incarnation, self._heartbeat_token
         self.engine.handle(request, self.name, lambda r: self._on_heartbeat(incarnation, token, r))
 
