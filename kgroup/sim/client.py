@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
-from kgroup.assignors import MemberInfo, get_assignor
+from kgroup.assignors import get_assignor
 from kgroup.protocol import fast_constructor
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
@@ -122,18 +122,12 @@ class SimConsumer(SimProcess):
 
     # ---- join ---------------------------------------------------------------------------
     def _metadata(self) -> bytes:
-        from kgroup.records import encode_subscription
-
-        owned = {}
         # Cooperative members report what they hold; eager ones have revoked everything, and
         # sticky remembers the last assignment (Java keeps it in the user data; here it rides
         # in ownedPartitions, which the other assignors ignore).
-        for topic, partition in (self.owned if self.assignor.cooperative else self.previous):
-            owned.setdefault(topic, []).append(partition)
-        return encode_subscription({
-            "topics": list(self.config.topics), "userData": None,
-            "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in sorted(owned.items())],
-            "generationId": self.generation, "rackId": None}, 3)
+        return self.engine.wire_memo.encode_subscription(
+            self.member_id, self.config.topics,
+            self.owned if self.assignor.cooperative else self.previous, self.generation)
 
     def _join(self) -> None:
         """onJoinPrepare, then JoinGroup: eager protocols give up every partition first."""
@@ -199,20 +193,11 @@ class SimConsumer(SimProcess):
         return again
 
     def _run_assignor(self, members) -> list:
-        from kgroup.records import encode_assignment
-
-        infos = [MemberInfo.from_bytes(m.member_id, m.group_instance_id, m.metadata)
-                 for m in members]
+        memo = self.engine.wire_memo
+        infos = [memo.member_info(m.member_id, m.group_instance_id, m.metadata) for m in members]
         plan = self.assignor.assign(infos, dict(self.config.partitions_per_topic))
-        result = []
-        for member_id, parts in plan.items():
-            by_topic = {}
-            for topic, partition in parts:
-                by_topic.setdefault(topic, []).append(partition)
-            data = {"assignedPartitions": [{"topic": t, "partitions": ps}
-                                           for t, ps in sorted(by_topic.items())], "userData": None}
-            result.append(_assignment(None, member_id, encode_assignment(data, 3)))
-        return result
+        return [_assignment(None, member_id, memo.encode_assignment(member_id, parts))
+                for member_id, parts in plan.items()]
 
     # ---- sync ---------------------------------------------------------------------------
     def _on_sync(self, incarnation: int, response) -> None:
@@ -224,12 +209,9 @@ class SimConsumer(SimProcess):
             return
         if self._rejoin_or_fail(code, incarnation, "SyncGroup"):
             return
-        from kgroup.records import decode_assignment
-
         assigned = []
         if response.assignment:
-            for tp in decode_assignment(response.assignment)["assignedPartitions"] or ():
-                assigned.extend((tp["topic"], p) for p in tp["partitions"])
+            assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.now
         new = set(assigned)
         revoked = [tp for tp in self.owned if tp not in new]
