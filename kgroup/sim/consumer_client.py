@@ -56,6 +56,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self.starts = 0
         self._unacknowledged = False         # owned changed since the last heartbeat said so
         self._spread = False                 # the first beat after a join: a random phase
+        self._owned_listing = None           # (owned, its heartbeat listing): _owned_partitions
         self._init_slots()
 
     @property
@@ -124,12 +125,17 @@ class ConsumerProtocolConsumer(SimProcess):
             config.assignor if joining else None, owned)
 
     def _owned_partitions(self) -> list:
-        ids = {name: topic_id for topic_id, name in self.topic_names.items()}
-        by_topic: dict = {}
-        for topic, partition in self.owned:
-            by_topic.setdefault(ids[topic], []).append(partition)
-        return [_topic_partitions(None, t, sorted(ps))
-                for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)]
+        """Fresh objects each time, from a listing made once per ``owned`` (a new set on change)."""
+        owned = self.owned
+        listing = self._owned_listing
+        if listing is None or listing[0] is not owned:
+            ids = {name: topic_id for topic_id, name in self.topic_names.items()}
+            by_topic: dict = {}
+            for topic, partition in owned:
+                by_topic.setdefault(ids[topic], []).append(partition)
+            listing = self._owned_listing = (owned, [
+                (t, sorted(ps)) for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)])
+        return [_topic_partitions(None, t, list(ps)) for t, ps in listing[1]]
 
     def _join(self) -> None:
         self._heartbeat_token += 1
