@@ -79,3 +79,30 @@ def _always_decoded_member_info(self, member_id, instance_id, metadata):
 def _always_decoded_assignment(self, member_id, assignment):
     from kgroup.sim.wire_memo import _decoded_assignment
     return _decoded_assignment(assignment)
+
+
+@pytest.mark.parametrize("scenario,overrides", [
+    ("upgrade-protocol", dict(membership="dynamic")),
+    ("upgrade-protocol", dict(membership="static", order="reverse")),
+    ("downgrade-protocol", dict(membership="dynamic")),
+])
+def test_classic_protocol_counts_answer_as_a_walk_over_the_members(monkeypatch, scenario, overrides):
+    """A classic JoinGroup into a consumer group: the group's counts of the protocols its classic
+    members offer give Kafka's supportsClassicProtocols answer that a walk over them gives."""
+    from kgroup.coordinator import classic_in_consumer
+    counted = classic_in_consumer._supports
+    answers = []
+
+    def both(group, protocol_type, names):
+        classic = [m.classic.protocol_names() for m in group.members.values() if m.classic is not None]
+        walked = protocol_type == "consumer" and (
+            bool(names) if not group.members
+            else any(all(name in offered for offered in classic) for name in names))
+        answers.append(counted(group, protocol_type, names))
+        assert answers[-1] == walked
+        assert group.classic_members == len(classic)
+        return answers[-1]
+
+    monkeypatch.setattr(classic_in_consumer, "_supports", both)
+    run_scenario(scenario, _params(**overrides))
+    assert answers

@@ -88,8 +88,8 @@ def _supports(group: ConsumerGroup, protocol_type: str, names: list) -> bool:
         return False
     if not group.members:
         return bool(names)
-    classic = [m.classic.protocol_names() for m in group.members.values() if m.classic is not None]
-    return any(all(name in offered for offered in classic) for name in names)
+    everyone = group.classic_members
+    return any(group.classic_protocols.get(name, 0) == everyone for name in names)
 
 
 def _subscription(protocols: list) -> dict:
