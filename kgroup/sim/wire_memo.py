@@ -7,7 +7,9 @@ decoder live in this process, so the encoder notes, under the member id the byte
 bytes and the value it encoded; the decoder takes that value when the coordinator handed over
 equal bytes (equal bytes decode to the same value) and decodes them otherwise (e.g. a static
 member's metadata the coordinator kept from an earlier process). The bytes on the wire, and so
-every outcome, are the same either way; ``check`` decodes anyway and compares (the tests set it).
+every outcome, are the same either way. A leader assigning a member the very partitions it did
+last time hands over the bytes it encoded then. ``check`` encodes and decodes anyway and compares
+(the tests set it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ SUBSCRIPTION_VERSION = ASSIGNMENT_VERSION = 3
 
 
 class WireMemo:
-    check = False      # True: decode every time and assert the remembered value is the decoded one
+    check = False      # True: assert every remembered value is what encoding or decoding gives
 
     def __init__(self):
         self._subscriptions: dict = {}    # member id -> (bytes, topics, owned, generation)
@@ -29,10 +31,7 @@ class WireMemo:
     def encode_subscription(self, member_id: str, topics: tuple, owned: list,
                             generation: int) -> bytes:
         """``owned``: (topic, partition) pairs; the bytes list them by topic, each topic once."""
-        by_topic: dict = {}
-        for topic, partition in owned:
-            by_topic.setdefault(topic, []).append(partition)
-        listed = sorted(by_topic.items())
+        listed = _by_topic(owned)
         data = encode_subscription({
             "topics": list(topics), "userData": None,
             "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in listed],
@@ -54,26 +53,42 @@ class WireMemo:
 
     # ---- assignments (leader -> member) ----------------------------------------------------
     def encode_assignment(self, member_id: str, parts: list) -> bytes:
-        """``parts``: the member's (topic, partition) pairs, sorted."""
-        by_topic: dict = {}
-        for topic, partition in parts:
-            by_topic.setdefault(topic, []).append(partition)
-        listed = sorted(by_topic.items())
-        data = encode_assignment({"assignedPartitions": [{"topic": t, "partitions": ps}
-                                                         for t, ps in listed], "userData": None},
-                                 ASSIGNMENT_VERSION)
-        self._assignments[member_id] = (data, [(t, p) for t, ps in listed for p in ps])
+        """``parts``: the member's (topic, partition) pairs, sorted. The same parts as last time for
+        this member (most of them, with a sticky assignor): the same bytes as last time."""
+        sent = self._assignments.get(member_id)
+        if sent is not None and sent[1] == parts:
+            if self.check:
+                assert sent[0] == _encoded_assignment(parts)[0], sent
+            return sent[0]
+        data, listed = _encoded_assignment(parts)
+        self._assignments[member_id] = (data, listed)
         return data
 
     def assigned(self, member_id: str, assignment: bytes) -> list:
         """The (topic, partition) pairs of a SyncGroup answer's non-empty assignment, in order."""
         sent = self._assignments.get(member_id)
         if sent is not None and sent[0] == assignment:
-            if not self.check:
-                return list(sent[1])
-            assert sent[1] == _decoded_assignment(assignment), sent
+            if self.check:
+                assert sent[1] == _decoded_assignment(assignment), sent
             return list(sent[1])
         return _decoded_assignment(assignment)
+
+
+def _by_topic(pairs) -> list:
+    """(topic, [partition, ...]) per topic, topics sorted, partitions in the order given."""
+    by_topic: dict = {}
+    for topic, partition in pairs:
+        by_topic.setdefault(topic, []).append(partition)
+    return sorted(by_topic.items())
+
+
+def _encoded_assignment(parts: list) -> tuple[bytes, list]:
+    """(the bytes, the pairs in the order they list them)."""
+    listed = _by_topic(parts)
+    data = encode_assignment({"assignedPartitions": [{"topic": t, "partitions": ps} for t, ps in listed],
+                              "userData": None}, ASSIGNMENT_VERSION)
+    return data, [(t, p) for t, ps in listed for p in ps]
+
 
 def _decoded_assignment(assignment: bytes) -> list:
     assigned = []
