@@ -95,6 +95,8 @@ class Run:
                                    instance_id=instance_id, group_id=GROUP, rng=self.random)
         if replacing is not None:
             self.consumers[self.consumers.index(replacing)] = consumer
+            if self._holdout is replacing:
+                self._holdout = None         # settled() asks only processes of this run
         else:
             self.consumers.append(consumer)
         return consumer
