@@ -19,9 +19,17 @@ By default quiet heartbeats are coalesced (a member of a Stable group refreshes 
 once per session timeout until something changes; see kgroup/sim/engine.py), which gives the
 same run as sending every heartbeat; --wire-heartbeats sends each one as a request.
 
+--suite dynamic runs the dynamic-membership cases one after the other, each with its own
+baseline: classic bounces with range (eager) and cooperative-sticky, a consumer-protocol bounce
+and an upgrade-protocol roll. Their cost grows with the square of the members whatever the
+simulation does: every classic rebalance takes a JoinGroup, a SyncGroup and the heartbeat that
+finds it from each member, a dynamic bounce is two rebalances (three with cooperative-sticky),
+and a consumer group's epoch bump takes a heartbeat from every member to reach its epoch.
+
     .venv/bin/python benchmarks/simulate.py [--members 1000] [--partitions 3000]
         [--restart-ms 5000] [--concurrency 1] [--membership static] [--wire-heartbeats]
         [--protocol classic|consumer] [--scenario rolling-bounce|upgrade-protocol]
+        [--suite dynamic]
 """
 
 from __future__ import annotations
@@ -122,6 +130,15 @@ def requests_only(calls, recorded):
     return spent
 
 
+# --suite dynamic (see the module docstring)
+DYNAMIC_SUITE = (
+    dict(scenario="rolling-bounce", protocol="classic", assignor="range"),
+    dict(scenario="rolling-bounce", protocol="classic", assignor="cooperative-sticky"),
+    dict(scenario="rolling-bounce", protocol="consumer", assignor="range"),
+    dict(scenario="upgrade-protocol", protocol="classic", assignor="range"),
+)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=1000)
@@ -134,8 +151,22 @@ def main():
     parser.add_argument("--protocol", choices=["classic", "consumer"], default="classic")
     parser.add_argument("--scenario", choices=["rolling-bounce", "upgrade-protocol"],
                         default="rolling-bounce")
+    parser.add_argument("--suite", choices=["dynamic"],
+                        help="run the dynamic-membership cases one after the other: classic "
+                             "range and cooperative-sticky bounces, a consumer-protocol bounce, "
+                             "an upgrade-protocol roll (--membership, --protocol, --assignor "
+                             "and --scenario are theirs)")
     args = parser.parse_args()
+    if args.suite is None:
+        bench(args)
+        return
+    for case in DYNAMIC_SUITE:
+        bench(argparse.Namespace(**{**vars(args), "membership": "dynamic", **case}))
+        print()
 
+
+def bench(args):
+    """One case: the simulation end to end, then the coordinator alone on its recorded calls."""
     params = SimParams(members=args.members, topics=(("t", args.partitions),),
                        membership=args.membership, assignor=args.assignor,
                        restart_ms=args.restart_ms, concurrency=args.concurrency,

@@ -15,8 +15,6 @@ and the sync after a join are timed by its rebalance timeout, and missing either
 
 from __future__ import annotations
 
-from kafka.protocol.consumer.group import HeartbeatResponse
-
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ILLEGAL_GENERATION,
                                  INCONSISTENT_GROUP_PROTOCOL, MEMBER_ID_REQUIRED, NONE,
                                  REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, UNKNOWN_SERVER_ERROR)
@@ -29,7 +27,7 @@ from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_an
                               subscriber_counts)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
-from .responses import join_error, join_response, sync_response
+from .responses import heartbeat_response, join_error, join_response, sync_response
 
 
 class _Refused(Exception):
@@ -92,8 +90,8 @@ def _supports(group: ConsumerGroup, protocol_type: str, names: list) -> bool:
         return False
     if not group.members:
         return bool(names)
-    classic = [m.classic.protocol_names() for m in group.members.values() if m.classic is not None]
-    return any(all(name in offered for offered in classic) for name in names)
+    everyone = group.classic_members
+    return any(group.classic_protocols.get(name, 0) == everyone for name in names)
 
 
 def _subscription(protocols: list) -> dict:
@@ -212,7 +210,7 @@ def heartbeat(coord, group: ConsumerGroup, request, version: int):
 
 
 def _heartbeat_response(coord, version: int, error: int):
-    return coord.done_reply(HeartbeatResponse(version=version, throttle_time_ms=0, error_code=error))
+    return coord.done_reply(heartbeat_response(version, error))
 
 
 def _waiting_on_unreleased(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:

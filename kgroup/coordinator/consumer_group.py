@@ -120,6 +120,10 @@ class ConsumerGroup:
         self.partition_epochs: dict[object, dict] = {}    # topic id -> partition -> owner's epoch
         self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
+        # Kafka's classicProtocolMembersSupportedProtocols and numClassicProtocolMembers: a classic
+        # JoinGroup's protocol check without a walk over every member
+        self.classic_protocols: dict[str, int] = {}       # protocol name -> classic members offering it
+        self.classic_members = 0
         self.resolved_regexes: dict[str, frozenset] = {}  # regex -> topic names (record 16)
         self.metadata_version = -1    # the coordinator's image version subscribed_topics was read at
         self.regex_version = -1       # the image version resolved_regexes were last resolved at
@@ -188,8 +192,11 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             if old.subscribed_topic_names != member.subscribed_topic_names:
-                self._count(old.subscribed_topic_names, -1)
-                self._count(member.subscribed_topic_names, +1)
+                self._count(self.subscriber_counts, old.subscribed_topic_names, -1)
+                self._count(self.subscriber_counts, member.subscribed_topic_names, +1)
+            if old.classic is not member.classic and _classic_protocols(old) != _classic_protocols(member):
+                self._count_classic(old, -1)
+                self._count_classic(member, +1)
             if old.assigned != member.assigned or old.pending_revocation != member.pending_revocation:
                 self._own(old, remove=True)
                 self._own(member, remove=False)
@@ -197,7 +204,8 @@ class ConsumerGroup:
                   or old.previous_member_epoch != member.previous_member_epoch):
                 self._own(member, remove=False)     # the same partitions: re-owning them is enough
         else:
-            self._count(member.subscribed_topic_names, +1)
+            self._count(self.subscriber_counts, member.subscribed_topic_names, +1)
+            self._count_classic(member, +1)
             self._own(member, remove=False)
         undo.dict_put(self.members, member.member_id, member)
         if member.instance_id is not None and self.static_members.get(member.instance_id) != member.member_id:
@@ -207,7 +215,8 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is None:
             return
-        self._count(member.subscribed_topic_names, -1)
+        self._count(self.subscriber_counts, member.subscribed_topic_names, -1)
+        self._count_classic(member, -1)
         self._own(member, remove=True)
         undo = self.undo
         if undo.first_change((self, "members")):
@@ -232,8 +241,14 @@ class ConsumerGroup:
         else:
             self.undo.dict_put(mapping, key, value)
 
-    def _count(self, names, delta: int) -> None:
-        counts, undo = self.subscriber_counts, self.undo
+    def _count_classic(self, member: ConsumerGroupMember, delta: int) -> None:
+        names = _classic_protocols(member)
+        if names is not None:
+            self.set_field("classic_members", self.classic_members + delta)
+            self._count(self.classic_protocols, names, delta)
+
+    def _count(self, counts: dict, names, delta: int) -> None:
+        undo = self.undo
         for name in names:
             value = counts.get(name, 0) + delta
             if value:
@@ -256,6 +271,11 @@ class ConsumerGroup:
                     owners = {}
                     undo.dict_put(epochs, topic_id, owners)
                 undo.dict_put_many(owners, parts, member.member_epoch)
+
+
+def _classic_protocols(member: ConsumerGroupMember) -> frozenset | None:
+    """The protocol names a classic-protocol member offers (None: it speaks the consumer protocol)."""
+    return None if member.classic is None else frozenset(member.classic.protocol_names())
 
 
 def _restore_map(target: dict, saved: dict) -> None:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from kafka.protocol.consumer.group import JoinGroupResponse, SyncGroupResponse
+from kafka.protocol.consumer.group import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
 
-_JoinMember = JoinGroupResponse.JoinGroupResponseMember
+from kgroup.protocol import fast_constructor
+
+# A classic group answers every JoinGroup, SyncGroup and Heartbeat with one of these (a large
+# dynamic group's rolling bounce, millions): built without kafka-python's walk of the schema.
+_join = fast_constructor(JoinGroupResponse)
+_join_member = fast_constructor(JoinGroupResponse.JoinGroupResponseMember)
+_sync = fast_constructor(SyncGroupResponse)
+_heartbeat = fast_constructor(HeartbeatResponse)
 
 
 def wire_bytes(raw, field: str) -> bytes:
@@ -28,11 +35,8 @@ def join_response(version: int, error: int, member_id: str, generation: int = -1
     """ProtocolName is nullable only from v7: older versions send "" for null."""
     if protocol_name is None and version < 7:
         protocol_name = ""
-    return JoinGroupResponse(
-        version=version, throttle_time_ms=0, error_code=error, generation_id=generation,
-        protocol_type=protocol_type, protocol_name=protocol_name,
-        leader=leader or "", skip_assignment=skip_assignment, member_id=member_id,
-        members=members if members is not None else [])
+    return _join(version, 0, error, generation, protocol_type, protocol_name, leader or "",
+                 skip_assignment, member_id, members if members is not None else [])
 
 
 def join_error(version: int, error: int, member_id: str = "") -> JoinGroupResponse:
@@ -42,14 +46,15 @@ def join_error(version: int, error: int, member_id: str = "") -> JoinGroupRespon
 def member_list(group) -> list:
     """The leader's view: every member (absent static ones too) with its selected-protocol metadata."""
     protocol = group.protocol_name
-    return [_JoinMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
-                        metadata=m.metadata(protocol))
+    return [_join_member(None, m.member_id, m.group_instance_id, m.metadata(protocol))
             for m in group.members.values()]
 
 
 def sync_response(version: int, error: int, assignment: bytes = b"",
                   protocol_type: str | None = None, protocol_name: str | None = None
                   ) -> SyncGroupResponse:
-    return SyncGroupResponse(version=version, throttle_time_ms=0, error_code=error,
-                             protocol_type=protocol_type, protocol_name=protocol_name,
-                             assignment=assignment)
+    return _sync(version, 0, error, protocol_type, protocol_name, assignment)
+
+
+def heartbeat_response(version: int, error: int) -> HeartbeatResponse:
+    return _heartbeat(version, 0, error)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from kafka.protocol.consumer.group import HeartbeatResponse
-
 from . import codes
 from .group import DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .persistence import group_metadata_record
 from .rebalance import propagate_assignment, remove_pending_sync, reschedule_member
-from .responses import sync_response, wire_bytes
+from .responses import heartbeat_response, sync_response, wire_bytes
 
 
 def handle_sync_group(coord, request, client_id: str, client_host: str):
@@ -78,8 +76,7 @@ def handle_heartbeat(coord, request, client_id: str, client_host: str):
     version = request.API_VERSION
 
     def answer(error: int):
-        return coord.done_reply(HeartbeatResponse(version=version, throttle_time_ms=0,
-                                                  error_code=error))
+        return coord.done_reply(heartbeat_response(version, error))
 
     group_id = request.group_id or ""
     if not group_id:

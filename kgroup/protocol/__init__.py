@@ -6,6 +6,7 @@ metaclass reads ``<ClassName>.json`` through ``load_json``). The classes here po
 (``Request[v].encode()``, ``Response.decode(data, version=v)``) and serve can treat them alike.
 """
 
+import keyword
 import types
 
 from kafka.protocol.api_message import ApiMessage
@@ -76,17 +77,6 @@ def fast_constructor(cls):
     kafka-python ever lays its objects out differently."""
     names = tuple(field.name for field in cls._struct._fields)
     extra = ("_header", "_min_version", "_max_version") if issubclass(cls, ApiMessage) else ()
-    new = object.__new__
-
-    def make(version, *values):
-        message = new(cls)
-        for name in extra:
-            setattr(message, name, None)
-        message._version = version
-        message.tags = message.unknown_tags = None
-        for name, value in zip(names, values):
-            setattr(message, name, value)
-        return message
 
     def slow(version, *values):
         return cls(version=version, **dict(zip(names, values)))
@@ -94,9 +84,23 @@ def fast_constructor(cls):
     sample = [f"v{k}" for k in range(len(names))]
     version = cls._struct.max_version if extra else None
     if any(field._tag is not None for field in cls._struct._fields) or \
-            _slots(make(version, *sample)) != _slots(slow(version, *sample)):
+            not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
         return slow
-    return make
+    make = _compiled_make(cls, names, extra)
+    return make if _slots(make(version, *sample)) == _slots(slow(version, *sample)) else slow
+
+
+def _compiled_make(cls, names: tuple, extra: tuple):
+    """``make`` as straight-line code (one attribute store per slot, no loop over the names)."""
+    params = [f"v{k}" for k in range(len(names))]
+    body = [f"    message.{name} = None" for name in extra]
+    body += ["    message._version = version", "    message.tags = message.unknown_tags = None"]
+    body += [f"    message.{name} = {param}" for name, param in zip(names, params)]
+    source = (f"def make(version, {', '.join(params)}):\n    message = new(cls)\n"
+              + "\n".join(body) + "\n    return message\n")
+    namespace = {"new": object.__new__, "cls": cls}
+    exec(compile(source, f"<fast constructor {cls.__name__}>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _slots(message) -> dict:

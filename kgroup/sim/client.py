@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
-from kgroup.assignors import MemberInfo, get_assignor
+from kgroup.assignors import get_assignor
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
+from kgroup.protocol import fast_constructor
 
 from .process import SimProcess
 
@@ -26,9 +27,14 @@ RECONCILED = 0              # a consumer-group member at its target (Kafka's Mem
 RETRIABLE = (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 RETRY_BACKOFF_MS = 100
 
-Protocol = JoinGroupRequest.JoinGroupRequestProtocol
-Assignment = SyncGroupRequest.SyncGroupRequestAssignment
 Identity = LeaveGroupRequest.MemberIdentity
+# A dynamic member sends these once per rebalance, and every rebalance of a dynamic group is one
+# of each from every member: built without kafka-python's walk of the schema.
+_join_request = fast_constructor(JoinGroupRequest)
+_protocol = fast_constructor(JoinGroupRequest.JoinGroupRequestProtocol)
+_sync_request = fast_constructor(SyncGroupRequest)
+_assignment = fast_constructor(SyncGroupRequest.SyncGroupRequestAssignment)
+_heartbeat_request = fast_constructor(HeartbeatRequest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,18 +123,12 @@ class SimConsumer(SimProcess):
 
     # ---- join ---------------------------------------------------------------------------
     def _metadata(self) -> bytes:
-        from kgroup.records import encode_subscription
-
-        owned = {}
         # Cooperative members report what they hold; eager ones have revoked everything, and
         # sticky remembers the last assignment (Java keeps it in the user data; here it rides
         # in ownedPartitions, which the other assignors ignore).
-        for topic, partition in (self.owned if self.assignor.cooperative else self.previous):
-            owned.setdefault(topic, []).append(partition)
-        return encode_subscription({
-            "topics": list(self.config.topics), "userData": None,
-            "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in sorted(owned.items())],
-            "generationId": self.generation, "rackId": None}, 3)
+        return self.engine.wire_memo.encode_subscription(
+            self.member_id, self.config.topics,
+            self.owned if self.assignor.cooperative else self.previous, self.generation)
 
     def _join(self) -> None:
         """onJoinPrepare, then JoinGroup: eager protocols give up every partition first."""
@@ -141,11 +141,10 @@ class SimConsumer(SimProcess):
             self.ledger.consuming(self.engine.now, self.name, False)
         self.state = "joining"
         config = self.config
-        request = JoinGroupRequest(
-            version=9, group_id=self.group_id, session_timeout_ms=config.session_timeout_ms,
-            rebalance_timeout_ms=config.rebalance_timeout_ms, member_id=self.member_id,
-            group_instance_id=self.instance_id, protocol_type="consumer",
-            protocols=[Protocol(name=self.assignor.name, metadata=self._metadata())], reason=None)
+        request = _join_request(
+            9, self.group_id, config.session_timeout_ms, config.rebalance_timeout_ms,
+            self.member_id, self.instance_id, "consumer",
+            [_protocol(None, self.assignor.name, self._metadata())], None)
         incarnation = self.incarnation
         self.engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
 
@@ -171,10 +170,8 @@ class SimConsumer(SimProcess):
         if leader and not response.skip_assignment:
             assignments = self._run_assignor(response.members)
         self.state = "syncing"
-        request = SyncGroupRequest(
-            version=5, group_id=self.group_id, generation_id=self.generation,
-            member_id=self.member_id, group_instance_id=self.instance_id, protocol_type="consumer",
-            protocol_name=response.protocol_name, assignments=assignments)
+        request = _sync_request(5, self.group_id, self.generation, self.member_id,
+                                self.instance_id, "consumer", response.protocol_name, assignments)
         self.engine.handle(request, self.name, lambda r: self._on_sync(incarnation, r))
 
     def _rejoin_or_fail(self, code: int, incarnation: int, api: str) -> bool:
@@ -197,20 +194,11 @@ class SimConsumer(SimProcess):
         return again
 
     def _run_assignor(self, members) -> list:
-        from kgroup.records import encode_assignment
-
-        infos = [MemberInfo.from_bytes(m.member_id, m.group_instance_id, m.metadata)
-                 for m in members]
+        memo = self.engine.wire_memo
+        infos = [memo.member_info(m.member_id, m.group_instance_id, m.metadata) for m in members]
         plan = self.assignor.assign(infos, dict(self.config.partitions_per_topic))
-        result = []
-        for member_id, parts in plan.items():
-            by_topic = {}
-            for topic, partition in parts:
-                by_topic.setdefault(topic, []).append(partition)
-            data = {"assignedPartitions": [{"topic": t, "partitions": ps}
-                                           for t, ps in sorted(by_topic.items())], "userData": None}
-            result.append(Assignment(member_id=member_id, assignment=encode_assignment(data, 3)))
-        return result
+        return [_assignment(None, member_id, memo.encode_assignment(member_id, parts))
+                for member_id, parts in plan.items()]
 
     # ---- sync ---------------------------------------------------------------------------
     def _on_sync(self, incarnation: int, response) -> None:
@@ -222,12 +210,9 @@ class SimConsumer(SimProcess):
             return
         if self._rejoin_or_fail(code, incarnation, "SyncGroup"):
             return
-        from kgroup.records import decode_assignment
-
         assigned = []
         if response.assignment:
-            for tp in decode_assignment(response.assignment)["assignedPartitions"] or ():
-                assigned.extend((tp["topic"], p) for p in tp["partitions"])
+            assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.now
         new = set(assigned)
         revoked = [tp for tp in self.owned if tp not in new]
@@ -274,9 +259,8 @@ class SimConsumer(SimProcess):
             self.engine.coordinator.refresh_session(group, self.member_id)
 
     def _send_heartbeat(self) -> None:
-        request = HeartbeatRequest(version=4, group_id=self.group_id,
-                                   generation_id=self.generation, member_id=self.member_id,
-                                   group_instance_id=self.instance_id)
+        request = _heartbeat_request(4, self.group_id, self.generation, self.member_id,
+                                     self.instance_id)
         incarnation, token = self.incarnation, self._heartbeat_token
         self.engine.handle(request, self.name, lambda r: self._on_heartbeat(incarnation, token, r))
 

@@ -15,13 +15,15 @@ in the Java client. Revocation and assignment take no virtual time, as in the cl
 from __future__ import annotations
 
 from kgroup.kafka_errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID, name_of
-from kgroup.protocol import ConsumerGroupHeartbeatRequest
+from kgroup.protocol import ConsumerGroupHeartbeatRequest, fast_constructor
 
 from .client import RECONCILED, RETRIABLE, RETRY_BACKOFF_MS
 from .process import SimProcess
 
-Heartbeat = ConsumerGroupHeartbeatRequest[1]
-TopicPartitions = ConsumerGroupHeartbeatRequest.TopicPartitions
+HEARTBEAT_VERSION = 1
+# Built without kafka-python's walk of the schema: a dynamic group's roll sends millions.
+_heartbeat = fast_constructor(ConsumerGroupHeartbeatRequest)
+_topic_partitions = fast_constructor(ConsumerGroupHeartbeatRequest.TopicPartitions)
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 
 
@@ -54,6 +56,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self.starts = 0
         self._unacknowledged = False         # owned changed since the last heartbeat said so
         self._spread = False                 # the first beat after a join: a random phase
+        self._owned_listing = None           # (owned, its heartbeat listing): _owned_partitions
         self._init_slots()
 
     @property
@@ -106,7 +109,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self._heartbeat_token += 1
 
     # ---- requests -----------------------------------------------------------------------
-    def _request(self, epoch: int) -> Heartbeat:
+    def _request(self, epoch: int) -> ConsumerGroupHeartbeatRequest:
         """A join (epoch 0) carries the subscription; later heartbeats what the member owns."""
         joining = epoch == 0
         config = self.config
@@ -115,22 +118,25 @@ class ConsumerProtocolConsumer(SimProcess):
             owned = []
         elif epoch > 0:
             owned = self._owned_partitions()
-        return Heartbeat(
-            group_id=self.group_id, member_id=self.member_id, member_epoch=epoch,
-            instance_id=self.instance_id, rack_id=None,
-            rebalance_timeout_ms=config.rebalance_timeout_ms if joining else -1,
-            subscribed_topic_names=list(config.topics) if joining and not config.topic_regex else None,
-            subscribed_topic_regex=config.topic_regex if joining else None,
-            server_assignor=config.assignor if joining else None,
-            topic_partitions=owned)
+        return _heartbeat(
+            HEARTBEAT_VERSION, self.group_id, self.member_id, epoch, self.instance_id, None,
+            config.rebalance_timeout_ms if joining else -1,
+            list(config.topics) if joining and not config.topic_regex else None,
+            config.topic_regex if joining else None,
+            config.assignor if joining else None, owned)
 
     def _owned_partitions(self) -> list:
-        ids = {name: topic_id for topic_id, name in self.topic_names.items()}
-        by_topic: dict = {}
-        for topic, partition in self.owned:
-            by_topic.setdefault(ids[topic], []).append(partition)
-        return [TopicPartitions(topic_id=t, partitions=sorted(ps))
-                for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)]
+        """Fresh objects each time, from a listing made once per ``owned`` (a new set on change)."""
+        owned = self.owned
+        listing = self._owned_listing
+        if listing is None or listing[0] is not owned:
+            ids = {name: topic_id for topic_id, name in self.topic_names.items()}
+            by_topic: dict = {}
+            for topic, partition in owned:
+                by_topic.setdefault(ids[topic], []).append(partition)
+            listing = self._owned_listing = (owned, [
+                (t, sorted(ps)) for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)])
+        return [_topic_partitions(None, t, list(ps)) for t, ps in listing[1]]
 
     def _join(self) -> None:
         self._heartbeat_token += 1

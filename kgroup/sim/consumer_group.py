@@ -37,11 +37,14 @@ def settled(group, live, ledger) -> bool:
         return False                      # the cheapest test first: it fails most often
     if group is None or len(group.members) != len(live) or group.group_epoch != group.assignment_epoch:
         return False
-    members, epoch = group.members, group.group_epoch
-    for consumer in live:
-        member = members.get(consumer.member_id)
-        if (member is None or consumer.state != "stable" or consumer.generation != epoch
-                or member.state != RECONCILED or member.member_epoch != epoch
-                or not getattr(consumer, "acknowledged", True)):
-            return False
-    return True
+    return not any(holds_back(consumer, group) for consumer in live)
+
+
+def holds_back(consumer, group) -> bool:
+    """This live process alone keeps the consumer group from having settled: not a member at the
+    group epoch owning its target, or it has not acknowledged what it owns."""
+    member = group.members.get(consumer.member_id)
+    epoch = group.group_epoch
+    return (member is None or consumer.state != "stable" or consumer.generation != epoch
+            or member.state != RECONCILED or member.member_epoch != epoch
+            or not getattr(consumer, "acknowledged", True))

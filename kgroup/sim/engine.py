@@ -27,6 +27,8 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
+from .wire_memo import WireMemo
+
 
 class Engine:
     def __init__(self, coordinator, group_id: str, observer: Callable | None = None,
@@ -57,6 +59,7 @@ class Engine:
         self._sleeping_instances: dict = {}  # group.instance.id -> sleeping consumer
         self._sleep_generation = None
         self._born = 0                       # when the running event was scheduled
+        self.wire_memo = WireMemo()          # the classic consumers' encodings, for their decoders
 
     @property
     def now(self) -> int:
