@@ -317,3 +317,14 @@ def test_a_worker_restarting_with_epoch_zero_runs_nothing_and_gets_its_target_ba
     # items the worker reports but was never given are ignored
     odd = heartbeat(coord, "W2", 1, ConnectorsAndTasks(("A",), ()))
     assert odd.error_code == NONE and coord.connect_group("cc").members[1].owned == ConnectorsAndTasks()
+
+
+@pytest.mark.parametrize("connectors, problem", [
+    ({"A": -1}, "a task count is negative"),
+    ({"A": 2_147_483_647}, "more than 100000 tasks"),          # found by serve's frame fuzzing: it built them all
+    ({"A": 60_000, "B": 40_001}, "more than 100000 tasks")])
+def test_a_connector_set_too_large_or_negative_is_refused_before_anything_is_built(connectors, problem):
+    coord = coordinator()
+    response = coord.handle(ConnectGroupSetConnectors("cc", connectors)).response
+    assert response.error_code == INVALID_REQUEST and problem in response.error_message
+    assert coord.connect_group("cc").connectors == {"A": 2, "B": 1}

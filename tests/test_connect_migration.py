@@ -3,13 +3,13 @@ protocol type "connect" converts when the first new-protocol worker joins (group
 an empty worker group converts back on a classic JoinGroup (generation = group epoch), the other
 protocol is refused while the group has members, and both logs replay to the migrated group."""
 
-from kafka.protocol.consumer.group import JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
+from kafka.protocol.consumer.group import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
 
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import (
     COMPUTE_ASSIGNMENT, GROUP_ID_NOT_FOUND, NONE, Assignor, ConnectGroupHeartbeatRequest, ConnectGroupSetConnectors,
     ConnectorsAndTasks)
-from kgroup.kafka_errors import MEMBER_ID_REQUIRED
+from kgroup.kafka_errors import MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID
 from kgroup.records import decode_key
 
 CONFIG = {"group.connect.session.timeout.ms": 10000, "group.connect.heartbeat.interval.ms": 3000,
@@ -91,6 +91,13 @@ def test_the_other_protocol_is_refused_while_the_group_has_members():
     classic_leave(coord, member_id)
     assert worker_join(coord).error_code == COMPUTE_ASSIGNMENT
     assert classic_join(coord).response.error_code == GROUP_ID_NOT_FOUND      # N1 is a member now
+    # a classic worker's SyncGroup and Heartbeat find no classic member there (found by serve's frame fuzzing:
+    # they reached the classic group's code with a worker group)
+    assert coord.handle(SyncGroupRequest(
+        version=5, group_id="cc", generation_id=1, member_id=member_id, group_instance_id=None,
+        protocol_type="connect", protocol_name="sessioned", assignments=[])).response.error_code == UNKNOWN_MEMBER_ID
+    assert coord.handle(HeartbeatRequest(version=4, group_id="cc", generation_id=1, member_id=member_id,
+                                         group_instance_id=None)).response.error_code == UNKNOWN_MEMBER_ID
 
 
 def test_a_classic_consumer_group_is_not_converted():

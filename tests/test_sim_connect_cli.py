@@ -143,7 +143,8 @@ def test_table_output_shows_final_assignment_and_steps():
     ["sideways"], ["custom", "--connectors", "A"], ["custom", "--event", "5:fly:W1"],
     ["custom", "--event", "5:leave:W9"], ["custom", "--assignor-versions", "W1=3-1"],
     ["custom", "--initial-assignment", "W1=A"], ["worker-leaves", "--initial-assigner", "W9"],
-    ["custom", "--initial-epoch", "3"], ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A-7"]])
+    ["custom", "--initial-epoch", "3"], ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A-7"],
+    ["custom", "--connectors", "A:2147483647"]])
 def test_usage_errors_exit_2_with_one_error_line(args):
     result = CliRunner().invoke(cli, ["simulate", "connect", *args])
     assert result.exit_code == 2, result.output

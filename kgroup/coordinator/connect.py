@@ -227,6 +227,20 @@ def connectors_and_tasks(items: Iterable) -> ConnectorsAndTasks:
                               tasks=tuple(i for i in ordered if isinstance(i, TaskId)))
 
 
+# kgroup's limit on the tasks of one connector set: the coordinator holds every task id in memory
+# and in its records, so a set of billions (a typo, a fuzzed request) must be refused, not built.
+MAX_CONNECTOR_SET_TASKS = 100_000
+
+
+def connector_set_problem(connectors: dict) -> str | None:
+    """Why a connector set (name -> task count) cannot be taken, or None."""
+    if any(count < 0 for count in connectors.values()):
+        return "a task count is negative"
+    if sum(connectors.values()) > MAX_CONNECTOR_SET_TASKS:
+        return f"more than {MAX_CONNECTOR_SET_TASKS} tasks in the connector set"
+    return None
+
+
 def connector_items(connectors: dict) -> frozenset:
     """Every item of a connector set: each connector and its tasks 1..n."""
     return frozenset(connectors) | frozenset(

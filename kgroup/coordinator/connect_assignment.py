@@ -16,7 +16,8 @@ from . import connect_records as rec
 from .connect import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMENT, INVALID_REQUEST, NONE,
                       UNKNOWN_MEMBER_ID, ConnectGroupDescribeResponse, ConnectGroupInstallAssignmentResponse,
                       ConnectGroupPrepareAssignmentResponse, ConnectGroupSetConnectorsResponse,
-                      DescribedConnectGroup, PreparedMember, connector_items, connectors_and_tasks, items_of)
+                      DescribedConnectGroup, PreparedMember, connector_items, connector_set_problem,
+                      connectors_and_tasks, items_of)
 from .connect_fencing import abandon_computation
 from .connect_group import ConnectGroup, journaled
 from .connect_selection import assignor_of, selected_assignor
@@ -114,8 +115,9 @@ def handle_install_assignment(coord, request, client_id: str, client_host: str):
 
 def handle_set_connectors(coord, request, client_id: str, client_host: str):
     connectors = {str(name): int(count) for name, count in request.connectors.items()}
-    if not request.group_id or any(count < 0 for count in connectors.values()):
-        return coord.done_reply(ConnectGroupSetConnectorsResponse(INVALID_REQUEST, "invalid connector set"))
+    problem = "no group id" if not request.group_id else connector_set_problem(connectors)
+    if problem:
+        return coord.done_reply(ConnectGroupSetConnectorsResponse(INVALID_REQUEST, f"invalid connector set: {problem}"))
     group = coord.get_group(request.group_id)
     if group is not None and group.group_type != ConnectGroup.group_type:
         from .connect_migration import convertible_classic, upgrade

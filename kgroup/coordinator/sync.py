@@ -22,7 +22,8 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
     if group is not None and group.group_type == "consumer":
         from .classic_in_consumer import sync
         return sync(coord, group, request, version)
-    if group is None or group.state == EMPTY:
+    if group is None or group.group_type != "classic" or group.state == EMPTY:
+        # another type (a Connect worker group): as Kafka's classicGroupSync, "not found" for a member
         return done(sync_response(version, codes.UNKNOWN_MEMBER_ID))
     if group.state == DEAD:
         return done(sync_response(version, codes.COORDINATOR_NOT_AVAILABLE))
@@ -85,7 +86,7 @@ def handle_heartbeat(coord, request, client_id: str, client_host: str):
     if group is not None and group.group_type == "consumer":
         from .classic_in_consumer import heartbeat
         return heartbeat(coord, group, request, version)
-    if group is None:
+    if group is None or group.group_type != "classic":   # another type: as Kafka's classicGroupHeartbeat
         return answer(codes.UNKNOWN_MEMBER_ID)
     if group.state == DEAD:
         return answer(codes.COORDINATOR_NOT_AVAILABLE)

@@ -84,6 +84,10 @@ def parse_connectors(text: str) -> dict:
         if not name or not sep or not count.isdigit():
             raise UsageError(f"--connectors {part!r}: expected NAME:TASKS")
         connectors[name] = int(count)
+    from kgroup.coordinator.connect import connector_set_problem
+    problem = connector_set_problem(connectors)
+    if problem:
+        raise UsageError(f"--connectors {text!r}: {problem}")
     return connectors
 
 
