@@ -54,6 +54,9 @@ class ConsumerProcess:
                               session_timeout_ms=SESSION_MS, heartbeat_interval_ms=300,
                               partition_assignment_strategy=[RangePartitionAssignor],
                               enable_auto_commit=False, auto_offset_reset="earliest")
+            # The topic's metadata first: a kafka-python leader that assigned before it knew the topic
+            # rejoins once the metadata arrives, an extra generation of the client's, not the group's.
+            c.partitions_for_topic(TOPIC)
             c.subscribe([TOPIC])
             try:
                 while not self._stop.is_set():
