@@ -193,7 +193,7 @@ def _reject_inapplicable(ctx, scenario) -> None:
     from click.core import ParameterSource
 
     from kgroup.commands.options import fail
-    from kgroup.commands.simulate_options import inapplicable
+    from kgroup.sim.scenario_options import inapplicable
     from kgroup.errors import KgroupUsageError
 
     options = [p for p in ctx.command.params if isinstance(p, click.Option)]

@@ -1,4 +1,4 @@
-"""`kgroup simulate` rejects options its scenario does not take (one table, commands/simulate_options)."""
+"""`kgroup simulate` rejects options its scenario does not take (one table, kgroup/sim/scenario_options)."""
 
 import click
 import pytest
@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
 from kgroup.commands.simulate import SCENARIOS, simulate
-from kgroup.commands.simulate_options import COMMON, SCENARIO_OPTIONS, inapplicable
+from kgroup.sim.scenario_options import COMMON, SCENARIO_OPTIONS, inapplicable
 
 
 def invoke(*args):

@@ -236,8 +236,10 @@ def test_count_must_leave_someone_and_compare_must_fit():
         run("scale-down", members=3, count=3)
     with pytest.raises(ParameterError, match="does not apply to upgrade"):
         variants("upgrade", SimParams(), "membership")
-    with pytest.raises(ParameterError, match="applies only to scale-down"):
+    with pytest.raises(ParameterError, match=r"--compare removal does not apply to crash \(it takes "):
         variants("crash", SimParams(), "removal")
+    with pytest.raises(ParameterError, match="--compare protocol does not apply to upgrade-protocol"):
+        variants("upgrade-protocol", SimParams(), "protocol")
     assert [p.assignor for p in variants("crash", SimParams(), "assignor")] == \
         ["range", "roundrobin", "sticky", "cooperative-sticky"]
 

@@ -132,25 +132,25 @@ COMPARE = ("membership", "assignor", "removal", "protocol")
 
 
 def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
-    """The parameter sets `--compare` runs side by side."""
+    """The parameter sets `--compare` runs side by side (the comparisons a scenario takes are
+    ``scenario_options``' table: membership not where the scenario switches it, protocol not in the
+    protocol rolls, removal only in scale-down)."""
+    from .scenario_options import inapplicable
+
     if compare is None:
         return [params]
+    if compare in COMPARE:
+        message = inapplicable(scenario, {"compare": compare}, {"compare": "--compare"})
+        if message:
+            raise ParameterError(message)
     if compare == "membership":
-        if scenario in ("upgrade", "downgrade"):
-            raise ParameterError(f"--compare membership does not apply to {scenario}: "
-                                "it switches membership by definition")
         return [replace(params, membership=m) for m in MEMBERSHIPS]
     if compare == "assignor":
         if params.protocol == "consumer":
             return [replace(params, server_assignor=a) for a in SERVER_ASSIGNORS]
         return [replace(params, assignor=a) for a in ASSIGNORS]
     if compare == "protocol":
-        if scenario in PROTOCOL_ROLLS:
-            raise ParameterError(f"--compare protocol does not apply to {scenario}: "
-                                "it switches protocol by definition")
         return [replace(params, protocol=p) for p in PROTOCOLS]
     if compare == "removal":
-        if scenario != "scale-down":
-            raise ParameterError("--compare removal applies only to scale-down")
         return [replace(params, remove_members=flag) for flag in (False, True)]
     raise ParameterError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")

@@ -1,10 +1,11 @@
-"""Which `kgroup simulate` options apply to which scenario: one table, checked before a run.
+"""Which `kgroup simulate` options apply to which scenario: one table, checked before a run (by the
+command, for every option given) and by ``model.variants`` (which comparisons a scenario takes).
 
 An option the scenario would ignore (`rolling-bounce --remove-members`) or a value it cannot take
 (`duplicate-instance --membership dynamic`: a duplicate needs a group.instance.id) is a usage error,
 so a user never reads a result that silently left out what they asked for. A new option goes into
 COMMON (every scenario) or into the rows of the scenarios it applies to; `test_sim_options` fails
-for an option found in neither.
+for an option found in neither. Names are the command's click parameter names (mostly SimParams fields).
 """
 
 from __future__ import annotations
