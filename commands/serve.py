@@ -59,23 +59,6 @@ def _topic(value):
     return name, int(count)
 
 
-def _check_bindable(host: str, port: int) -> None:
-    """Bind the address once before anything is created in --log-dir, so an address in use or not
-    local is one line naming it (exit 1), not a traceback after 50 fresh partition directories."""
-    import socket
-
-    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        family, kind, proto, _, address = infos[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's server does
-            probe.bind(address)
-    except OSError as exc:
-        click.echo(f"kgroup serve: cannot listen on {shown}: {exc.strerror or exc}", err=True)
-        raise SystemExit(1) from None
-
-
 def _raise_open_file_limit():
     """Every connection and every segment is an open file: lift the soft limit to the hard one
     (as the JVM does for Kafka), so a few hundred clients do not hit a 1024 default."""
@@ -151,8 +134,6 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
         sys.exit(exc.exit_code)
     rules = [_acl(value) for value in acls]
     topic_list = [_topic(t) for t in topics]
-    for listener in listeners:
-        _check_bindable(listener.host, listener.port)
     _raise_open_file_limit()
     logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
                         else logging.DEBUG, stream=sys.stderr,
@@ -161,7 +142,6 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
         config = ServerConfig.from_pairs(configs)
         broker = Broker(log_dir, config, topics=topic_list, advertised_host=advertised_host,
                         listeners=listeners, users=credentials, acls=rules)
-        del credentials
 
         def ready(_first):
             for listener, address in broker.bound:

@@ -45,6 +45,20 @@ def test_serve_on_an_address_in_use_is_one_line_and_creates_nothing(broker, tmp_
     assert not logs.exists()
 
 
+def test_serve_with_two_listeners_on_one_address_is_one_line_and_creates_nothing(tmp_path):
+    import socket
+
+    with socket.socket() as probe:                 # a free port, released before serve binds it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    logs = tmp_path / "logs"
+    result = CliRunner().invoke(cli, ["serve", "--listen", f"127.0.0.1:{port}", "--listen",
+                                      f"SASL_PLAINTEXT://127.0.0.1:{port}", "--user", "a:b", "--log-dir", str(logs)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"kgroup serve: cannot listen on 127.0.0.1:{port}: ")
+    assert len(result.stderr.splitlines()) == 1 and not logs.exists()
+
+
 def test_serve_on_an_address_that_is_not_local(tmp_path):
     result = CliRunner().invoke(cli, ["serve", "--listen", "192.0.2.1:0", "--log-dir", str(tmp_path / "logs")])
     assert result.exit_code == 1 and result.stderr.startswith("kgroup serve: cannot listen on 192.0.2.1:0: ")

@@ -16,6 +16,7 @@ import inspect
 import logging
 import struct
 
+from kgroup.errors import KgroupError
 from kgroup.kafka_errors import UNSUPPORTED_VERSION
 from kgroup.server.config import ServerConfig
 from kgroup.server.handlers_meta import api_versions_response
@@ -44,6 +45,14 @@ class RequestContext:
         self.api_table = api_table  # what ApiVersions advertises on this listener
 
 
+class ListenError(KgroupError):
+    """A listener's address cannot be bound (in use, not local): exit 1, nothing created."""
+
+
+def _shown(listener) -> str:
+    return f"[{listener.host}]:{listener.port}" if ":" in listener.host else f"{listener.host}:{listener.port}"
+
+
 class Broker:
     """A single-node Kafka endpoint over `LogDir`, with the group APIs bridged to the coordinator."""
 
@@ -65,8 +74,6 @@ class Broker:
 
             self.authorizer = Authorizer(acls)
         self.node_id = self.config.node_id
-        self.host = host
-        self.port = port
         self.advertised_host = advertised_host
         self.log_dir = log_dir
         self.initial_topics = list(topics)
@@ -76,17 +83,27 @@ class Broker:
         self.stopping = False
         self._servers = []
         self._connections: set[asyncio.Task] = set()
+        self._started = asyncio.Event()
         self._append_future: asyncio.Future | None = None
         self._producers = {}
         self.producer_ids = None
-        self.advertised = (host, port)
 
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self):
+        """Bind every listener first (not yet serving), so an address in use or not local is one
+        error naming it before anything is created in the log dir; then open the log and serve."""
         from kgroup.server.apis import build_api_table
         from kgroup.server.authorization import guarded_api_table
         from kgroup.server.group_bridge import GroupBridge
 
+        for listener in self.listeners:
+            await self._bind(listener)
+        for listener, server in zip(self.listeners, self._servers):
+            try:
+                await server.start_serving()   # listen(): where two listeners on one address collide
+            except OSError as exc:
+                self._close_servers()
+                raise ListenError(f"cannot listen on {_shown(listener)}: {exc.strerror or exc}") from None
         self.logdir = LogDir(self.log_dir, self.config.log_segment_bytes,
                              self.config.offsets_topic_segment_bytes)
         if OFFSETS_TOPIC not in self.logdir.topics:
@@ -102,16 +119,25 @@ class Broker:
         self.groups = GroupBridge(self)
         self.groups.start()
         self.api_table = guarded_api_table(build_api_table(), self.authorizer)
-        for listener in self.listeners:
+        self._started.set()
+        return self.bound[0][1]
+
+    async def _bind(self, listener) -> None:
+        try:
             server = await asyncio.start_server(
                 functools.partial(self._on_connect, listener), listener.host, listener.port,
-                limit=2 ** 16, backlog=1024, ssl=self.security.ssl_context(listener))
-            self._servers.append(server)
-            bound_host, bound_port = server.sockets[0].getsockname()[:2]
-            self.bound.append((listener, (self.advertised_host or bound_host, bound_port)))
-        self.advertised = self.bound[0][1]
-        self.port = self.advertised[1]
-        return self.advertised
+                limit=2 ** 16, backlog=1024, ssl=self.security.ssl_context(listener), start_serving=False)
+        except OSError as exc:
+            self._close_servers()
+            raise ListenError(f"cannot listen on {_shown(listener)}: {exc.strerror or exc}") from None
+        self._servers.append(server)
+        bound_host, bound_port = server.sockets[0].getsockname()[:2]
+        address = (self.advertised_host or bound_host, bound_port)
+        self.bound.append((listener, address))
+
+    def _close_servers(self):
+        for server in self._servers:
+            server.close()
 
     async def stop(self):
         self.stopping = True
@@ -164,6 +190,7 @@ class Broker:
         peer_text = f"{peer[0]}:{peer[1]}" if peer else "?"
         log.info("connection from %s", peer_text)
         try:
+            await self._started.wait()      # a client quick enough to come in while start() runs
             api_table, principal = await self.security.admit(
                 listener, reader, writer, peer_text, self.api_table)
             advertised = next(address for bound, address in self.bound if bound is listener)
