@@ -96,10 +96,12 @@ def _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file):
         return Target("to-offset", to_offset)
     if shift_by is not None:
         return Target("shift-by", shift_by)
+    # a time before 1970 is the start of every log; a negative timestamp would be one of
+    # ListOffsets' special values (-1 latest, -2 earliest)
     if to_datetime is not None:
-        return Target("to-datetime", parse_datetime_ms(to_datetime))
+        return Target("to-datetime", max(0, parse_datetime_ms(to_datetime)))
     if by_duration is not None:
-        return Target("by-duration", int(time.time() * 1000) - parse_duration_ms(by_duration))
+        return Target("by-duration", max(0, int(time.time() * 1000) - parse_duration_ms(by_duration)))
     if from_file is not None:
         return Target("from-file")
     return Target(flags[0])
@@ -112,8 +114,9 @@ def _read_file(path):
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    except OSError as exc:
-        raise KgroupUsageError(f"cannot read --from-file {path}: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise KgroupUsageError(f"cannot read --from-file {path}: {reason}") from None
     return read_offsets_csv(text, f"--from-file {path}")
 
 

@@ -44,3 +44,20 @@ def test_a_refused_connection_is_said_at_once_everywhere(command):
     assert result.exit_code == 1
     assert result.stderr == f"kgroup {command}: connection refused by 127.0.0.1:1: no Kafka broker listens there\n"
     assert time.monotonic() - started < 10   # not after --timeout
+
+
+def test_reset_offsets_from_a_file_that_is_not_text_is_one_line(tmp_path):
+    binary = tmp_path / "offsets.csv"
+    binary.write_bytes(b"\xff\xfe\x00orders,0,5\n")
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--all-topics", "--from-file", str(binary),
+                                      "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2
+    assert result.stderr == f"kgroup reset-offsets: cannot read --from-file {binary}: not UTF-8 text\n"
+
+
+def test_a_reset_to_a_time_before_1970_asks_for_timestamp_0_not_a_special_value():
+    from kgroup.commands.reset_offsets import _target
+
+    # 1969-12-31T23:59:59.999Z is -1 ms: ListOffsets would read it as "latest"
+    assert _target((), None, None, "1969-12-31T23:59:59.999Z", None, None).value == 0
+    assert _target((), None, None, None, "P30000D", None).value == 0

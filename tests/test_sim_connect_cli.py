@@ -144,7 +144,10 @@ def test_table_output_shows_final_assignment_and_steps():
     ["custom", "--event", "5:leave:W9"], ["custom", "--assignor-versions", "W1=3-1"],
     ["custom", "--initial-assignment", "W1=A"], ["worker-leaves", "--initial-assigner", "W9"],
     ["custom", "--initial-epoch", "3"], ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A-7"],
-    ["custom", "--connectors", "A:2147483647"]])
+    ["custom", "--connectors", "A:2147483647"],
+    ["custom", "--workers", "W1", "--event", "10:add-connector:C:999999999"],
+    ["custom", "--workers", "W1", "--event", "10:set-tasks:A:100001", "--compare", "protocol"],
+    ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--initial-assignment", "W2=A"]])
 def test_usage_errors_exit_2_with_one_error_line(args):
     result = CliRunner().invoke(cli, ["simulate", "connect", *args])
     assert result.exit_code == 2, result.output

@@ -146,7 +146,10 @@ def parse_item(text: str, connectors: dict):
 def check_workers(params: ConnectParams) -> None:
     """Every worker an event names must have been seeded or joined before (or at) that event; a seed
     needs its epoch and names only items of the connector set."""
+    from kgroup.coordinator.connect import connector_set_problem
+
     known = set(params.initial_assignment) | set(params.workers)
+    connectors = dict(params.connectors)        # the connector set as the events change it
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
         if action in ROLL_ACTIONS and params.case != "migration":
             raise UsageError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
@@ -154,12 +157,23 @@ def check_workers(params: ConnectParams) -> None:
             known.add(args[0])
         elif action in WORKER_ACTIONS and args[0] not in known:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
+        elif action == "remove-connector":
+            connectors.pop(args[0], None)
+        elif action in CONNECTOR_ACTIONS:
+            connectors[args[0]] = int(args[1])
+            problem = connector_set_problem(connectors)
+            if problem:
+                raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: {problem}")
     if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
         raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
     if params.case == "migration" and params.initial_epoch is not None:
         raise UsageError("the migration case starts from classic workers (--workers), not a seeded group")
     if bool(params.initial_assignment) != (params.initial_epoch is not None):
         raise UsageError("--initial-epoch and --initial-assignment go together")
-    for items in params.initial_assignment.values():
+    seeded = {}
+    for worker, items in params.initial_assignment.items():
         for text in items:
-            parse_item(text, params.connectors)
+            item = parse_item(text, params.connectors)
+            if item in seeded:
+                raise UsageError(f"--initial-assignment: {text} is seeded on {seeded[item]} and {worker}")
+            seeded[item] = worker
