@@ -6,12 +6,7 @@ import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
-SCENARIOS = ["rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
-             "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol"]
-ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]
-ORDERS = ["name", "reverse", "random", "leader-first", "leader-last"]
-SERVER_ASSIGNORS = ["uniform", "range"]
-MIGRATION_POLICIES = ["bidirectional", "upgrade", "downgrade", "disabled"]
+from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
 ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
         ("partitions", "partitions"), ("rebalances", "rebalances"),
@@ -72,7 +67,7 @@ class SimulateCommand(click.Command):
               show_default=True, help="group.protocol of every consumer: the classic group protocol, "
                                       "or KIP-848's consumer protocol (server-side assignment); "
                                       "upgrade-protocol and downgrade-protocol set it themselves.")
-@click.option("--assignor", type=click.Choice(ASSIGNORS), default="range", show_default=True,
+@click.option("--assignor", type=click.Choice(list(ASSIGNORS)), default="range", show_default=True,
               help="partition.assignment.strategy of every classic consumer.")
 @click.option("--server-assignor", type=click.Choice(SERVER_ASSIGNORS), default="uniform",
               show_default=True, help="group.remote.assignor of every consumer-protocol consumer.")

@@ -112,14 +112,3 @@ def test_man_page_lists_every_option_of_help():
     for scenario in ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
                      "leader-bounce", "crash", "duplicate-instance"):
         assert scenario.replace("-", r"\-") in page
-
-
-def test_command_choices_match_the_library():
-    from kgroup.commands import simulate as command
-    from kgroup.sim import model
-    from kgroup.assignors import ASSIGNORS
-
-    assert tuple(command.SCENARIOS) == model.SCENARIOS
-    assert tuple(command.ORDERS) == model.ORDERS
-    assert command.ASSIGNORS == list(ASSIGNORS)
-    assert tuple(command.SERVER_ASSIGNORS) == model.SERVER_ASSIGNORS

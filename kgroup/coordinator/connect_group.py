@@ -93,10 +93,6 @@ class ConnectGroup:
         return ConnectGroupSnapshot.of(self)
 
     # ---- derived views -------------------------------------------------------------------
-    def owner_of(self) -> dict:
-        """item -> member id of its current owner."""
-        return {item: member_id for member_id, member in self.members.items() for item in member.owned}
-
     def unassigned(self) -> frozenset:
         assigned = frozenset().union(*self.target.values()) if self.target else frozenset()
         return connector_items(self.connectors) - assigned

@@ -110,8 +110,9 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
     assignment = None
     if changed or joining:
         version, metadata = group.target_versions.get(member_id, (member.version, member.metadata))
-        assignment = Assignment(group.target_error, connectors_and_tasks(member.owned & _running_set(
-            group, member)), version, metadata)
+        # what the worker keeps running: its current assignment within its target
+        running = member.owned & group.target.get(member_id, frozenset())
+        assignment = Assignment(group.target_error, connectors_and_tasks(running), version, metadata)
     return coord.done_reply(ConnectGroupHeartbeatResponse(
         code, None, member.member_epoch, coord.config.group_connect_heartbeat_interval_ms, assignment))
 
@@ -151,13 +152,6 @@ def _updated_member(group, member, request, client_id, client_host, joining) -> 
     if request.client_assignors is not None:
         changes["assignors"] = tuple(request.client_assignors)
     return replace(member, **changes)
-
-
-def _running_set(group, member) -> frozenset:
-    """What the worker keeps running after this response: its current assignment within its target
-    while it still has something to revoke, else the whole current assignment."""
-    target = group.target.get(member.member_id, frozenset())
-    return member.owned & target if not member.owned <= target else member.owned
 
 
 def reconcile(coord, group: ConnectGroup, member: ConnectMember, reported: frozenset | None) -> bool:

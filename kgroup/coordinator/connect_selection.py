@@ -41,11 +41,6 @@ def covers(member, members: Iterable, name: str) -> bool:
     return all(low <= version_range(m, name)[0] and version_range(m, name)[1] <= high for m in members)
 
 
-def encoding_version(members: Iterable, name: str) -> int:
-    """The highest version inside every member's range (the assigner encodes with it)."""
-    return min(version_range(m, name)[1] for m in members)
-
-
 def assignors_problem(members: list, changed) -> str | None:
     """Why the group with ``members`` (``changed`` being the joining or changed one) cannot run a
     client-side assignment, or None."""

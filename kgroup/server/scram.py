@@ -63,9 +63,6 @@ class CredentialStore:
         """`salt`: a fixed one (known-answer tests); by default a random one per hash."""
         self._users[name] = {h: salted_credential(h, password, salt) for h in HASHES.values()}
 
-    def __contains__(self, name):
-        return name in self._users
-
     def lookup(self, name: str, hash_name: str) -> tuple[ScramCredential, bool]:
         """(credential, known). An unknown user's credential has a stable salt and random keys."""
         known = self._users.get(name)
