@@ -7,7 +7,7 @@ import sys
 import click
 from click.core import ParameterSource
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, output_option, until_time_ms
+from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option, until_time_ms
 
 FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
@@ -125,10 +125,8 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
         if exc.option:
             raise click.BadParameter(str(exc), param_hint=exc.option) from None
         raise click.UsageError(str(exc)) from None
-    except KgroupError as exc:
-        error = click.ClickException(str(exc))
-        error.exit_code = exc.exit_code  # 2 for a usage error found past parsing (an address, --out)
-        raise error from None
+    except KgroupError as exc:          # exit 2 for a usage error found past parsing (an address, --out)
+        fail("decode-offsets", exc)
     sys.exit(code)
 
 

@@ -67,8 +67,7 @@ class RowSink:
         self.problems = problems
         self.decode = not fast
         if fast:
-            lines = JsonlLines()
-            self.render, self.fast = lines.line, FastJsonl(lines, self.keep, self.writer.separator)
+            self.render, self.fast = None, FastJsonl(JsonlLines(), self.keep, self.writer.separator)
         else:
             self.render, self.fast = renderer(output), None
         self.decoder = None

@@ -115,7 +115,7 @@ class Authorizer:
     def allows_any(self, principal: str, operation: str, resource_type: str) -> bool:
         """Whether some rule grants `operation` on some resource of the type (Kafka's
         `authorizeByResourceType`, e.g. Write on any topic for an idempotent producer)."""
-        return any(acl.grants_operation(operation) and acl.resource_type in (ANY, resource_type)
+        return any(acl.resource_type in (ANY, resource_type)
                    and acl.grants(principal, operation, acl.resource_type, acl.name.rstrip(ANY))
                    for acl in self.acls)
 
