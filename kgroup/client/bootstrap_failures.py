@@ -47,29 +47,30 @@ def refuses(address: tuple[str, int], timeout_s: float) -> bool:
         return False
 
 
+def _tls_handshake(address: tuple[str, int], timeout_s: float) -> OSError | None:
+    """None when a TLS handshake (certificate unchecked) completes; else what stopped it."""
+    try:
+        with socket.create_connection(address, timeout=timeout_s) as sock:
+            with _unverified_tls().wrap_socket(sock, server_hostname=address[0]):
+                return None
+    except OSError as exc:  # ssl.SSLError included
+        return exc
+
+
 def tls_unanswered(address: tuple[str, int], timeout_s: float) -> bool:
     """True when the address accepts TCP but closes or answers garbage to a TLS ClientHello (a
     plaintext listener); certificate problems and timeouts are left to kafka-python's own report."""
-    try:
-        with socket.create_connection(address, timeout=min(timeout_s, 5.0)) as sock:
-            with _unverified_tls().wrap_socket(sock, server_hostname=address[0]):
-                return False
-    except (ssl.SSLEOFError, ConnectionResetError, ConnectionAbortedError):
+    exc = _tls_handshake(address, min(timeout_s, 5.0))
+    if isinstance(exc, (ssl.SSLEOFError, ConnectionResetError, ConnectionAbortedError)):
         return True
-    except ssl.SSLError as exc:  # e.g. WRONG_VERSION_NUMBER: the reply is not TLS
+    if isinstance(exc, ssl.SSLError):  # e.g. WRONG_VERSION_NUMBER: the reply is not TLS
         return "WRONG_VERSION_NUMBER" in str(exc) or "record layer failure" in str(exc)
-    except OSError:
-        return False
+    return False
 
 
 def speaks_tls(address: tuple[str, int], timeout_s: float) -> bool:
     """True when a TLS handshake (certificate unchecked) completes: an SSL or SASL_SSL listener."""
-    try:
-        with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as sock:
-            with _unverified_tls().wrap_socket(sock, server_hostname=address[0]):
-                return True
-    except OSError:  # ssl.SSLError included
-        return False
+    return _tls_handshake(address, min(timeout_s, 2.0)) is None
 
 
 def tls_closes_requests(address: tuple[str, int], timeout_s: float) -> bool:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 
-from kgroup.server.frame_fuzz import FUZZ_PASSWORD, FUZZ_TOPIC, FUZZ_USER
+from kgroup.server.frame_fuzz import FUZZ_PASSWORD, FUZZ_TOPIC, FUZZ_USER, encode_frame
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 PYTHON = sys.executable
@@ -118,8 +118,7 @@ class SubprocessBroker:
 
 def raw_request(address, request, correlation_id=1, client_id="raw-test", timeout=5):
     """Send one kafka-python request object over a fresh socket; returns the response bytes."""
-    request.with_header(correlation_id=correlation_id, client_id=client_id)
-    data = bytes(request.encode(header=True, framed=True))
+    data = encode_frame(request, correlation_id, client_id)
     with socket.create_connection(address, timeout=timeout) as sock:
         sock.sendall(data)
         return read_frame(sock)
