@@ -115,11 +115,11 @@ async def authenticate(reader, writer, api_table, mechanisms, store, peer_text) 
                 response, version = api_versions_response(api_table, 0, UNSUPPORTED_VERSION), 0
             await _send(writer, encode_response(response, version, frame.correlation_id))
         elif frame.api_key == SASL_HANDSHAKE and exchange is None:
-            exchange = await _handshake(writer, api_table, frame, mechanisms, store, peer_text)
+            exchange = await _handshake(writer, api_table, frame, mechanisms, store)
             if frame.api_version == 0:
-                return await _raw_tokens(reader, writer, exchange, peer_text)
+                return await _raw_tokens(reader, writer, exchange)
         elif frame.api_key == SASL_AUTHENTICATE and exchange is not None:
-            await _authenticate_step(writer, api_table, frame, exchange, peer_text)
+            await _authenticate_step(writer, api_table, frame, exchange)
             if exchange.done:
                 log.info("%s authenticated as User:%s (%s)", peer_text, exchange.principal,
                          exchange.mechanism)
@@ -134,7 +134,7 @@ async def _send(writer, data: bytes):
     await writer.drain()
 
 
-async def _handshake(writer, api_table, frame, mechanisms, store, peer_text):
+async def _handshake(writer, api_table, frame, mechanisms, store):
     request_class, lo, hi, _fn = api_table[SASL_HANDSHAKE]
     if not lo <= frame.api_version <= hi:
         raise FrameError(f"SaslHandshake version {frame.api_version} is not supported")
@@ -152,7 +152,7 @@ async def _handshake(writer, api_table, frame, mechanisms, store, peer_text):
     return _Exchange(mechanism, store)
 
 
-async def _authenticate_step(writer, api_table, frame, exchange, peer_text):
+async def _authenticate_step(writer, api_table, frame, exchange):
     from kafka.protocol.sasl import SaslAuthenticateResponse
 
     request_class, lo, hi, _fn = api_table[SASL_AUTHENTICATE]
@@ -174,7 +174,7 @@ async def _authenticate_step(writer, api_table, frame, exchange, peer_text):
     await _send(writer, encode_response(response, frame.api_version, frame.correlation_id))
 
 
-async def _raw_tokens(reader, writer, exchange, peer_text) -> str:
+async def _raw_tokens(reader, writer, exchange) -> str:
     """After SaslHandshake v0: size-prefixed tokens with no Kafka header; a failure just closes."""
     while not exchange.done:
         (size,) = _SIZE.unpack(await reader.readexactly(4))
