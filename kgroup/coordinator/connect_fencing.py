@@ -49,7 +49,9 @@ def _computation_overdue(coord, group_id: str) -> None:
     group = _connect_group(coord, group_id)
     if group is None or group.computation is None:
         return
-    group.timed_out.setdefault(group.group_epoch, set()).add(group.computation.assigner)
+    if group.group_epoch not in group.timed_out:    # only the current epoch's are ever asked for
+        group.timed_out = {group.group_epoch: set()}
+    group.timed_out[group.group_epoch].add(group.computation.assigner)
     group.computation = None
 
 

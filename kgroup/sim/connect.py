@@ -13,7 +13,7 @@ from __future__ import annotations
 from kgroup.assignors.connect_cooperative import NAME
 from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
 from kgroup.sim.connect_cluster import Cluster
-from kgroup.sim.connect_params import ConnectParams, parse_item
+from kgroup.sim.connect_params import ConnectParams
 
 # scripted connector action -> step event
 CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "connector-removed",
@@ -36,8 +36,7 @@ def simulate(params: ConnectParams) -> tuple:
                       rebalance_timeout_ms=params.rebalance_timeout_ms)
     start = cluster.group().group_epoch
     if params.initial_epoch is not None:
-        seed = {w: {parse_item(i, params.connectors) for i in items}
-                for w, items in params.initial_assignment.items()}
+        seed = params.seed()
         cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))
         start = params.initial_epoch
     last = schedule_events(cluster, params)

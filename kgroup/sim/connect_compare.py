@@ -21,7 +21,7 @@ from kgroup.assignors.connect_classic import COOPERATIVE, EAGER
 from kgroup.coordinator.connect import TaskId, connector_items
 from kgroup.sim.connect import document, run_until_settled, schedule_events, simulate
 from kgroup.sim.connect_classic import ClassicCluster
-from kgroup.sim.connect_params import ConnectParams, parse_item
+from kgroup.sim.connect_params import ConnectParams
 
 CLASSIC_EAGER, CLASSIC_COOPERATIVE, DRAFT = "classic-eager", "classic-incremental-cooperative", "connect"
 PROTOCOLS = (CLASSIC_EAGER, CLASSIC_COOPERATIVE, DRAFT)
@@ -31,7 +31,7 @@ def run_compare(params: ConnectParams) -> dict:
     """The draft's document with a ``compare`` object beside it."""
     cluster, start, settled_at = simulate(params)
     doc = document(params, cluster, start, settled_at)
-    initial = _seed_running(params)
+    initial = params.seed()
     runs = {DRAFT: (doc["rebalances"], settled_at, cluster.revoked, cluster.now,
                     [(at, group.connectors, running) for at, _, _, group, running in cluster.steps])}
     for label, protocol in ((CLASSIC_EAGER, EAGER), (CLASSIC_COOPERATIVE, COOPERATIVE)):
@@ -52,16 +52,11 @@ def run_classic(params: ConnectParams, protocol: str) -> tuple:
                              rebalance_timeout_ms=params.rebalance_timeout_ms)
     start = 0
     if params.initial_epoch is not None:
-        seed = _seed_running(params)
+        seed = params.seed()
         cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))
         start = params.initial_epoch
     last = schedule_events(cluster, params)
     return cluster, start, run_until_settled(cluster, params, last)
-
-
-def _seed_running(params: ConnectParams) -> dict:
-    return {w: frozenset(parse_item(i, params.connectors) for i in items)
-            for w, items in params.initial_assignment.items()}
 
 
 def _figures(connectors: dict, initial: dict, horizon: int, rebalances: int, settled_at, revoked: list,

@@ -36,6 +36,13 @@ class ConnectParams:
     scheduled_rebalance_max_delay_ms: int = 300_000
     until_ms: int | None = None
 
+    def seed(self) -> dict:
+        """What each seeded worker runs at t=0, {W: frozenset of items}; {} without a seed."""
+        if self.initial_epoch is None:
+            return {}
+        return {w: frozenset(parse_item(i, self.connectors) for i in items)
+                for w, items in self.initial_assignment.items()}
+
     def config(self) -> dict:
         """The timing settings, as the JSON document's ``config``."""
         return {"session_timeout_ms": self.session_timeout_ms, "heartbeat_interval_ms": self.heartbeat_interval_ms,

@@ -30,17 +30,15 @@ def seeded(params) -> dict:
     """What the seeded workers of ``params`` (ConnectParams) run at t=0: {W: items}. The document's
     steps start at the first event, so a seed is known only from the parameters."""
     from kgroup.coordinator.connect import item_set
-    from kgroup.sim.connect_params import parse_item
-    if params is None or params.initial_epoch is None:
+    if params is None:
         return {}
-    return {w: _items(item_set({parse_item(i, params.connectors) for i in items}))
-            for w, items in params.initial_assignment.items()}
+    return {w: _items(item_set(items)) for w, items in params.seed().items()}
 
 
 def timeline(document: dict, params=None) -> ConnectTimeline:
     """What ``plot_connect`` draws, from the run's document and the parameters it ran with."""
     end = document["ended_at_ms"]
-    running = {w: items for w, items in seeded(params).items()}
+    running = seeded(params)
     since = {w: 0 for w in running}             # bar start per worker running something
     member_since = {w: 0 for w in running}
     bars, lifetimes, bumps = [], [], []
