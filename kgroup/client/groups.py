@@ -159,51 +159,71 @@ def log_end_offsets(client: ClusterClient, partitions, timestamp: int = -1) -> d
     """(topic, partition) -> latest offset, or an error name for a partition that cannot be read.
     Another ListOffsets `timestamp` (-2 earliest, or epoch ms) asks for that offset instead (-1
     when no record has a timestamp at or after it)."""
+    return offsets_at(client, partitions, (timestamp,))[timestamp]
+
+
+def offsets_at(client: ClusterClient, partitions, timestamps) -> dict[int, dict[tuple[str, int], int | str]]:
+    """timestamp -> what `log_end_offsets` gives for it, with one Metadata request for them all
+    (then one ListOffsets per leader and timestamp: a request names a partition once)."""
     from kafka.protocol.consumer import ListOffsetsRequest
     from kafka.protocol.metadata import MetadataRequest
 
     partitions = sorted(set(partitions))
     if not partitions:
-        return {}
+        return {ts: {} for ts in timestamps}
     topics = sorted({t for t, _ in partitions})
     metadata = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
                                            allow_auto_topic_creation=False),
                            what="Metadata for the group's topics")
     leaders = {}
-    result: dict[tuple[str, int], int | str] = {}
+    unreadable: dict[tuple[str, int], str] = {}
     for topic in metadata.topics:
         if topic.error_code:
             for t, p in partitions:
                 if t == topic.name:
-                    result[(t, p)] = error_name(topic.error_code)
+                    unreadable[(t, p)] = error_name(topic.error_code)
             continue
         for part in topic.partitions:
             leaders[(topic.name, part.partition_index)] = part.leader_id
-    by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    by_leader: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for tp in partitions:
-        if tp in result:
+        if tp in unreadable:
             continue
         leader = leaders.get(tp, -1)
         if leader < 0:
-            result[tp] = "LEADER_NOT_AVAILABLE" if tp in leaders else "UNKNOWN_TOPIC_OR_PARTITION"
+            unreadable[tp] = "LEADER_NOT_AVAILABLE" if tp in leaders else "UNKNOWN_TOPIC_OR_PARTITION"
         else:
-            by_leader[leader].append(tp)
-    version = min(client.max_version(ListOffsetsRequest), 7)
-    for leader, tps in by_leader.items():
-        grouped: dict[str, list[int]] = defaultdict(list)
-        for t, p in tps:
-            grouped[t].append(p)
-        request = ListOffsetsRequest(
-            replica_id=-1, isolation_level=0, version=max(version, 1),
-            topics=[ListOffsetsRequest.ListOffsetsTopic(
-                name=t, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-                    partition_index=p, timestamp=timestamp) for p in ps]) for t, ps in grouped.items()])
-        response = client.send(request, node_id=leader, what=f"ListOffsets on broker {leader}")
-        for topic in response.topics:
-            for part in topic.partitions:
-                key = (topic.name, part.partition_index)
-                result[key] = part.offset if part.error_code == 0 else error_name(part.error_code)
-    return result
+            by_leader[leader][tp[0]].append(tp[1])
+    version = max(min(client.max_version(ListOffsetsRequest), 7), 1)
+    results = {}
+    for timestamp in timestamps:
+        result = results[timestamp] = dict(unreadable)
+        for leader, grouped in by_leader.items():
+            request = ListOffsetsRequest(
+                replica_id=-1, isolation_level=0, version=version,
+                topics=[ListOffsetsRequest.ListOffsetsTopic(
+                    name=t, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                        partition_index=p, timestamp=timestamp) for p in ps]) for t, ps in grouped.items()])
+            response = client.send(request, node_id=leader, what=f"ListOffsets on broker {leader}")
+            for topic in response.topics:
+                for part in topic.partitions:
+                    key = (topic.name, part.partition_index)
+                    result[key] = part.offset if part.error_code == 0 else error_name(part.error_code)
+    return results
+
+
+def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str]:
+    """topic -> its partitions, or an error name (UNKNOWN_TOPIC_OR_PARTITION) from Metadata."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    topics = sorted(set(topics))
+    if not topics:
+        return {}
+    response = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                                           allow_auto_topic_creation=False), what="Metadata")
+    found = {t.name: (error_name(t.error_code) if t.error_code
+                      else sorted(p.partition_index for p in t.partitions)) for t in response.topics}
+    return {t: found.get(t, "UNKNOWN_TOPIC_OR_PARTITION") for t in topics}
 
 
 def attach_offsets(client: ClusterClient, view: GroupView) -> None:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from kgroup.client.authorization import NotAuthorized, check, failure
-from kgroup.client.groups import committed_offsets, describe_groups, group_exists, log_end_offsets
+from kgroup.client.groups import committed_offsets, describe_groups, group_exists, offsets_at, topic_partitions
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
 from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, plan_partition
@@ -42,20 +42,6 @@ class ResetReport:
         return doc
 
 
-def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str]:
-    """topic -> its partitions, or an error name (UNKNOWN_TOPIC_OR_PARTITION) from Metadata."""
-    from kafka.protocol.metadata import MetadataRequest
-
-    topics = sorted(set(topics))
-    if not topics:
-        return {}
-    response = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-                                           allow_auto_topic_creation=False), what="Metadata")
-    found = {t.name: (error_name(t.error_code) if t.error_code
-                      else sorted(p.partition_index for p in t.partitions)) for t in response.topics}
-    return {t: found.get(t, "UNKNOWN_TOPIC_OR_PARTITION") for t in topics}
-
-
 def describe_one(client: ClusterClient, group: str) -> GroupView:
     view = describe_groups(client, [group])[0]
     if view.error and not view.error.startswith("GROUP_ID_NOT_FOUND"):
@@ -75,8 +61,7 @@ def select_partitions(client: ClusterClient, selectors, all_topics: bool, commit
     missing: list[PartitionPlan] = []
     if all_topics:
         chosen |= set(committed)
-    whole = [t for t, parts in selectors if parts is None]
-    counts = topic_partitions(client, whole + [t for t, parts in selectors if parts is not None])
+    counts = topic_partitions(client, [t for t, _ in selectors])
     for topic, parts in selectors:
         existing = counts.get(topic)
         if isinstance(existing, str):
@@ -111,9 +96,10 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     if not partitions and not missing:
         raise KgroupUsageError(f"group {group!r}: no partition selected"
                               + (" (it has no committed offset for --all-topics)" if all_topics else ""))
-    starts = log_end_offsets(client, partitions, EARLIEST)
-    ends = log_end_offsets(client, partitions, LATEST)
-    by_time = (log_end_offsets(client, partitions, target.value) if target.kind in TIMESTAMP_TARGETS else {})
+    timed = target.kind in TIMESTAMP_TARGETS
+    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
+    starts, ends = found[EARLIEST], found[LATEST]
+    by_time = found[target.value] if timed else {}
     plans = [plan_partition(t, p, target, committed.get((t, p)), starts.get((t, p)), ends.get((t, p)),
                             timestamp_offset=_int_or_none(by_time.get((t, p))),
                             file_offset=(file_offsets or {}).get((t, p)))

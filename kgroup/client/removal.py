@@ -295,13 +295,9 @@ def target_member_ids(view: GroupView, results) -> list[str]:
 
 
 def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
-    from kafka.protocol.metadata import MetadataRequest
+    from kgroup.client.groups import topic_partitions
 
-    if not topics:
-        return {}
-    response = client.send(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-                                           allow_auto_topic_creation=False), what="Metadata")
-    return {t.name: len(t.partitions) for t in response.topics if not t.error_code}
+    return {t: len(parts) for t, parts in topic_partitions(client, topics).items() if isinstance(parts, list)}
 
 
 def before_after(before: GroupView, after: GroupView) -> dict:
