@@ -121,18 +121,15 @@ def listed_groups(replay: DumpReplay, states=(), types=()) -> list:
     """`list --from-dump`: every replayed group as ListGroups would list it (a group known only by
     its committed offsets is an Empty classic group, as Kafka's coordinator loads it), filtered by
     state and type (case-insensitive), sorted by name."""
-    from kgroup.client.groups import ListedGroup
+    from kgroup.client.groups import ListedGroup, filter_listed
 
     coord = replay.coordinator
     rows = {gid: (protocol_type, state, group_type)
             for gid, protocol_type, state, group_type in (g.listed() for g in coord.all_groups())}
     for gid in (coord.offsets.groups() if coord.offsets is not None else ()):
         rows.setdefault(gid, ("", "Empty", "classic"))
-    wanted_states, wanted_types = {s.lower() for s in states}, {t.lower() for t in types}
-    return [ListedGroup(gid, state, protocol_type, group_type, None)
-            for gid, (protocol_type, state, group_type) in sorted(rows.items())
-            if (not wanted_states or state.lower() in wanted_states)
-            and (not wanted_types or group_type.lower() in wanted_types)]
+    return filter_listed([ListedGroup(gid, state, protocol_type, group_type, None)
+                          for gid, (protocol_type, state, group_type) in sorted(rows.items())], states, types)
 
 
 def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:

@@ -62,9 +62,15 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
         described = {v.group: v.state for v in describe_groups(client, [g.group for g in groups if not g.state])}
         for g in groups:
             g.state = g.state or described.get(g.group, "")
+    return filter_listed(groups, states, types)
+
+
+def filter_listed(groups, states=(), types=()) -> list[ListedGroup]:
+    """The groups in any of `states` and of any of `types` (case-insensitive; none given: all)."""
+    wanted_states, wanted_types = {s.lower() for s in states}, {t.lower() for t in types}
     return [g for g in groups
             if (not wanted_states or g.state.lower() in wanted_states)
-            and (not wanted_types or g.group_type in wanted_types)]
+            and (not wanted_types or g.group_type.lower() in wanted_types)]
 
 
 def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> None:
