@@ -34,7 +34,12 @@ def simulate(params: ConnectParams) -> tuple:
                       session_timeout_ms=params.session_timeout_ms,
                       heartbeat_interval_ms=params.heartbeat_interval_ms,
                       rebalance_timeout_ms=params.rebalance_timeout_ms)
-    start = cluster.group().group_epoch
+    return play(cluster, params, cluster.group().group_epoch)
+
+
+def play(cluster, params: ConnectParams, start: int) -> tuple:
+    """Seed ``cluster`` (the draft's or the classic protocol's) as ``params`` say, schedule the
+    events, run until settled: (the cluster, the epoch or generation it started at, when it settled)."""
     if params.initial_epoch is not None:
         seed = params.seed()
         cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from kgroup.assignors.connect_classic import COOPERATIVE, EAGER
 from kgroup.coordinator.connect import TaskId, connector_items
-from kgroup.sim.connect import document, run_until_settled, schedule_events, simulate
+from kgroup.sim.connect import document, play, simulate
 from kgroup.sim.connect_classic import ClassicCluster
 from kgroup.sim.connect_params import ConnectParams
 
@@ -50,13 +50,7 @@ def run_classic(params: ConnectParams, protocol: str) -> tuple:
                              session_timeout_ms=params.session_timeout_ms,
                              heartbeat_interval_ms=params.heartbeat_interval_ms,
                              rebalance_timeout_ms=params.rebalance_timeout_ms)
-    start = 0
-    if params.initial_epoch is not None:
-        seed = params.seed()
-        cluster.seed(params.initial_epoch, seed, params.initial_assigner or next(iter(seed)))
-        start = params.initial_epoch
-    last = schedule_events(cluster, params)
-    return cluster, start, run_until_settled(cluster, params, last)
+    return play(cluster, params, 0)
 
 
 def _figures(connectors: dict, initial: dict, horizon: int, rebalances: int, settled_at, revoked: list,
