@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .event_log import EventLog
+
 PREPARING = "PreparingRebalance"
 
 
@@ -19,7 +21,7 @@ class Ledger:
     start_owner: dict = field(default_factory=dict)
     moved: set = field(default_factory=set)
     unowned_ms: int = 0                                # partition-milliseconds without owner
-    events: list = field(default_factory=list)
+    events: EventLog = field(default_factory=EventLog)
     intervals: list = field(default_factory=list)      # (name, start, end, partitions), ms from start
     rebalance_times: list = field(default_factory=list)
     stopped_since: dict = field(default_factory=dict)  # name -> time it stopped consuming
@@ -55,11 +57,7 @@ class Ledger:
 
     def event(self, now_ms: int, kind: str, member: str | None = None, **detail) -> None:
         if self.recording:
-            entry = {"t_ms": now_ms - self.start_ms, "event": kind}
-            if member is not None:
-                entry["member"] = member
-            entry.update(detail)
-            self.events.append(entry)
+            self.events.append(now_ms - self.start_ms, kind, member, detail)
 
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
