@@ -2,11 +2,12 @@
 
 A dynamic rolling bounce logs every member's "joined" and "synced" at each rebalance: 360,000
 events for 300 members, some 4 million for 1,000. Held as dicts ({"t_ms", "event", "member",
-**detail}) they cost several hundred bytes each; here an event is one flat tuple
-``(t_ms, shape, member, *detail values)`` whose ``shape`` — the kind and the detail names — is one
-object shared by every event of that kind and those names. The dicts are built one at a time, only
-when someone reads the log (iterating, indexing, ``list(log)``): the JSON document, ``--events``,
-``--plot``. A table without ``--events`` never builds one.
+**detail}) they cost some 300 bytes each, as one tuple each still 130; here the log is a few
+columns: times and shape numbers in arrays, members and detail values in lists (one pointer each:
+the strings and most numbers are the simulated clients' own objects), a shape being the kind and
+the detail names, stored once. Some 60 bytes an event. The dicts are built one at a time, only
+when someone reads the log (iterating, indexing, ``of_kind``): the JSON document, ``--events``,
+``--plot``, the protocol rolls' counts. A table without ``--events`` never builds one.
 
 Detail values are str, int, bool or None (what the simulator logs), which orjson and json write
 alike: the document writer relies on it (``kgroup.writers.write_json``).
@@ -14,64 +15,77 @@ alike: the document writer relies on it (``kgroup.writers.write_json``).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 
 class EventLog(Sequence):
     """The events of one run, in order: a sequence of dicts built on demand."""
 
-    __slots__ = ("_entries", "_shapes")
+    __slots__ = ("_t_ms", "_shape_of", "_members", "_first_value", "_values", "_shapes", "_shape_ids")
 
     def __init__(self):
-        self._entries: list[tuple] = []
-        self._shapes: dict[tuple, tuple] = {}   # (kind, detail names) -> itself, one shared copy
-
-    def append(self, t_ms: int, kind: str, member: str | None, detail: dict) -> None:
-        key = (kind, tuple(detail))
-        shape = self._shapes.get(key)
-        if shape is None:
-            shape = self._shapes[key] = key
-        self._entries.append((t_ms, shape, member, *detail.values()))
+        self._shapes: list[tuple[str, tuple]] = []     # (kind, detail names), each stored once
+        self._shape_ids: dict[tuple, int] = {}         # shape -> its index in _shapes
+        self.clear()
 
     def clear(self) -> None:
-        self._entries.clear()
+        self._t_ms = array("q")
+        self._shape_of = array("I")          # index in _shapes
+        self._members: list = []             # a name, or None
+        self._first_value = array("Q")       # where the event's detail values start in _values
+        self._values: list = []              # every event's detail values, one event after another
+
+    def append(self, t_ms: int, kind: str, member: str | None, detail: dict) -> None:
+        shape = (kind, tuple(detail))
+        number = self._shape_ids.get(shape)
+        if number is None:
+            number = self._shape_ids[shape] = len(self._shapes)
+            self._shapes.append(shape)
+        self._t_ms.append(t_ms)
+        self._shape_of.append(number)
+        self._members.append(member)
+        self._first_value.append(len(self._values))
+        self._values.extend(detail.values())
 
     def of_kind(self, *kinds: str, start: int = 0):
         """The events of these kinds from index ``start`` on, as dicts (the others are not built)."""
-        wanted = set(kinds)
-        for index in range(start, len(self._entries)):
-            entry = self._entries[index]
-            if entry[1][0] in wanted:
-                yield _as_dict(entry)
+        numbers = {n for n, (kind, _) in enumerate(self._shapes) if kind in kinds}
+        shape_of = self._shape_of
+        return (self._event(i) for i in range(start, len(shape_of)) if shape_of[i] in numbers)
+
+    def _event(self, index: int) -> dict:
+        """One event as the document has it: t_ms, event, member (when there is one), then the
+        detail in the order it was logged."""
+        kind, names = self._shapes[self._shape_of[index]]
+        event = {"t_ms": self._t_ms[index], "event": kind}
+        member = self._members[index]
+        if member is not None:
+            event["member"] = member
+        first = self._first_value[index]
+        event.update(zip(names, self._values[first:first + len(names)]))
+        return event
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._t_ms)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return [_as_dict(entry) for entry in self._entries[index]]
-        return _as_dict(self._entries[index])
+            return [self._event(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("event index out of range")
+        return self._event(index)
 
     def __iter__(self):
-        return map(_as_dict, self._entries)
+        return map(self._event, range(len(self)))
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, EventLog):
-            return self._entries == other._entries
-        return isinstance(other, Sequence) and list(self) == list(other)
+        return (isinstance(other, Sequence) and not isinstance(other, str)
+                and len(self) == len(other) and all(a == b for a, b in zip(self, other)))
 
     __hash__ = None
 
     def __repr__(self) -> str:
-        return f"EventLog({len(self._entries)} events)"
-
-
-def _as_dict(entry: tuple) -> dict:
-    """One event as the document has it: t_ms, event, member (when there is one), then the detail
-    in the order it was logged."""
-    t_ms, (kind, names), member = entry[:3]
-    event = {"t_ms": t_ms, "event": kind}
-    if member is not None:
-        event["member"] = member
-    event.update(zip(names, entry[3:]))
-    return event
+        return f"EventLog({len(self)} events)"
