@@ -54,6 +54,10 @@ class EventLog(Sequence):
         shape_of = self._shape_of
         return (self._event(i) for i in range(start, len(shape_of)) if shape_of[i] in numbers)
 
+    def members(self) -> list:
+        """Every member named in the log, in the order of its first event."""
+        return [name for name in dict.fromkeys(self._members) if name is not None]
+
     def _event(self, index: int) -> dict:
         """One event as the document has it: t_ms, event, member (when there is one), then the
         detail in the order it was logged."""
