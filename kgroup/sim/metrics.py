@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .event_log import EventLog
+from .run_log import EventLog, Intervals
 
 PREPARING = "PreparingRebalance"
 
@@ -22,7 +22,7 @@ class Ledger:
     moved: set = field(default_factory=set)
     unowned_ms: int = 0                                # partition-milliseconds without owner
     events: EventLog = field(default_factory=EventLog)
-    intervals: list = field(default_factory=list)      # (name, start, end, partitions), ms from start
+    intervals: Intervals = field(default_factory=Intervals)  # (name, start, end, partitions), ms from start
     rebalance_times: list = field(default_factory=list)
     stopped_since: dict = field(default_factory=dict)  # name -> time it stopped consuming
     longest_stop: dict = field(default_factory=dict)   # name -> longest stop (ms)
@@ -87,8 +87,8 @@ class Ledger:
     def _holding(self, now_ms, name, count) -> None:
         opened = self._held_since.pop(name, None)
         if opened is not None and opened[0] < now_ms and self.recording:
-            self.intervals.append((name, opened[0] - self.start_ms, now_ms - self.start_ms,
-                                   opened[1]))
+            self.intervals.append(name, opened[0] - self.start_ms, now_ms - self.start_ms,
+                                  opened[1])
         if count:
             self._held_since[name] = (now_ms if opened is None or opened[0] < now_ms else opened[0],
                                       count)
@@ -122,4 +122,4 @@ class Ledger:
         self._tick(now_ms)
         for name, (since, count) in list(self._held_since.items()):
             if since < now_ms:
-                self.intervals.append((name, since - self.start_ms, now_ms - self.start_ms, count))
+                self.intervals.append(name, since - self.start_ms, now_ms - self.start_ms, count)

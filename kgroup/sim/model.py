@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from kgroup.assignors import ASSIGNORS
 
-from .event_log import EventLog
+from .run_log import EventLog, Intervals
 
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
              "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol")
@@ -103,7 +103,7 @@ class SimResult:
     settled: bool
     errors: list = field(default_factory=list)
     events: EventLog = field(default_factory=EventLog)
-    intervals: list = field(default_factory=list)
+    intervals: Intervals = field(default_factory=Intervals)
     rebalance_times: list = field(default_factory=list)
     duration_ms: int = 0
     remove_members: bool = False
