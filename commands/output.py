@@ -6,14 +6,18 @@ import sys
 
 import click
 
-from kgroup.writers import StatusLine, write_json
+from kgroup.writers import StatusLine, stdout_reader_gone, write_json
 
 
 def echo_json(obj) -> None:
     """The document as `json.dumps(obj, ensure_ascii=False, indent=2)`, an array given as an
-    iterator or a lazy sequence streamed (``write_json``: a simulation's event log)."""
-    write_json(obj, sys.stdout)
-    sys.stdout.flush()
+    iterator or a lazy sequence streamed (``write_json``: a simulation's event log). A reader that
+    goes away (`| head`) ends the output, not the command."""
+    try:
+        write_json(obj, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_reader_gone()
 
 
 class WaitStatus(StatusLine):
