@@ -97,12 +97,12 @@ def _write_streamed(items, stream, level: int, chunk: int) -> None:
     stream.write("\n" + pad + "]" if written else "[]")
 
 
-
 def stdout_reader_gone() -> None:
     """The reader of stdout has gone (`| head`): there is nothing more to write. Stdout now goes to
     /dev/null, so that the flush at exit does not fail again."""
     with contextlib.suppress(OSError):
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - kept open until exit
+
 
 class JsonArrayWriter:
     """Streams a JSON array element by element, so memory stays flat however many rows there are."""
