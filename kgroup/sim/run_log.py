@@ -14,7 +14,8 @@ Detail values are str, int, bool or None (what the simulator logs), which orjson
 alike: the document writer relies on it (``kgroup.writers.write_json``).
 
 The intervals (who held how many partitions from when to when: one per holder at each rebalance,
-about half as many as the events) are four columns the same way, 32 bytes each instead of 136.
+about half as many as the events) are kept the same way, a list of names and an array of three
+numbers each: 32 bytes an interval instead of 136.
 """
 
 from __future__ import annotations
