@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import json
+import sys
 
 import click
 
-from kgroup.writers import StatusLine
+from kgroup.writers import StatusLine, stdout_reader_gone, write_json
 
 
 def echo_json(obj) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+    """The document as `json.dumps(obj, ensure_ascii=False, indent=2)`, an array given as an
+    iterator or a lazy sequence streamed (``write_json``: a simulation's event log). A reader that
+    goes away (`| head`) ends the output, not the command."""
+    try:
+        write_json(obj, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_reader_gone()
 
 
 class WaitStatus(StatusLine):

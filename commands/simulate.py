@@ -178,7 +178,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
             raise click.ClickException(str(exc)) from exc
     if output == "json":
         from kgroup.commands.output import echo_json
-        echo_json([r.as_dict() for r in results] if compare else results[0].as_dict())
+        echo_json([r.document() for r in results] if compare else results[0].document())
         return
     _print_table(scenario, results, compare, show_events)
 

@@ -6,15 +6,21 @@ and Spark's Python workers use them without importing the command layer.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
+from itertools import islice
 
+from orjson import OPT_INDENT_2
 from orjson import dumps as _orjson_dumps
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_indented = json.JSONEncoder(ensure_ascii=False, indent=2).encode
 
 
 def dumps(obj) -> str:
@@ -30,6 +36,72 @@ def dumps_records(obj) -> str:
         return _orjson_dumps(obj).decode()
     except TypeError:
         return _compact(obj)
+
+
+def write_json(obj, stream, chunk: int = 2000) -> None:
+    """Write `json.dumps(obj, ensure_ascii=False, indent=2)` and a newline to `stream`. An array given
+    as an iterator or as a sequence that is neither a list nor a tuple (the simulator's event log)
+    is written `chunk` elements at a time, so that neither all its elements nor its text are ever
+    held at once. orjson writes a chunk: its OPT_INDENT_2 text is json's indent=2 text of str, int,
+    bool, None, lists and dicts, re-indented to the array's depth; what it refuses (ints past 64
+    bits, non-str keys) falls back to json, but a float would be written otherwise (1e-7 where json
+    writes 1e-07), so such arrays must hold none. Everything else is json's own text.
+    """
+    _write_value(obj, stream, 0, chunk)
+    stream.write("\n")
+
+
+def _write_value(obj, stream, level: int, chunk: int) -> None:
+    if _is_streamed(obj):
+        _write_streamed(obj, stream, level, chunk)
+    elif not _holds_streamed(obj):
+        stream.write(_indented(obj).replace("\n", "\n" + "  " * level))
+    else:                       # a dict, list or tuple with a streamed array somewhere inside
+        is_dict = isinstance(obj, dict)
+        pad = "\n" + "  " * (level + 1)
+        stream.write("{" if is_dict else "[")
+        for index, item in enumerate(obj.items() if is_dict else obj):
+            stream.write(pad if index == 0 else "," + pad)
+            if is_dict:
+                key, item = item
+                stream.write(_compact({key: 0})[1:-3] + ": ")    # the key as json writes it
+            _write_value(item, stream, level + 1, chunk)
+        stream.write("\n" + "  " * level + ("}" if is_dict else "]"))
+
+
+def _is_streamed(obj) -> bool:
+    return (isinstance(obj, (Iterator, Sequence))
+            and not isinstance(obj, (str, bytes, bytearray, list, tuple)))
+
+
+def _holds_streamed(obj) -> bool:
+    if isinstance(obj, dict):
+        return any(map(_holds_streamed, obj.values()))
+    if isinstance(obj, (list, tuple)):
+        return any(map(_holds_streamed, obj))
+    return _is_streamed(obj)
+
+
+def _write_streamed(items, stream, level: int, chunk: int) -> None:
+    pad = "  " * level
+    elements = iter(items)
+    written = False
+    while part := list(islice(elements, chunk)):
+        try:
+            text = _orjson_dumps(part, option=OPT_INDENT_2).decode()
+        except TypeError:
+            text = _indented(part)
+        lines = text[2:-2]               # the elements, one level in: "[\n" and "\n]" cut off
+        stream.write(("[\n" if not written else ",\n") + pad + lines.replace("\n", "\n" + pad))
+        written = True
+    stream.write("\n" + pad + "]" if written else "[]")
+
+
+def stdout_reader_gone() -> None:
+    """The reader of stdout has gone (`| head`): there is nothing more to write. Stdout now goes to
+    /dev/null, so that the flush at exit does not fail again."""
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - kept open until exit
 
 
 class JsonArrayWriter:

@@ -112,3 +112,21 @@ def test_man_page_lists_every_option_of_help():
     for scenario in ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up",
                      "leader-bounce", "crash", "duplicate-instance"):
         assert scenario.replace("-", r"\-") in page
+
+
+
+@pytest.mark.parametrize("scenario, options, compare", [
+    ("rolling-bounce", dict(members=12, membership="dynamic"), None),
+    ("rolling-bounce", dict(members=5), "membership"),
+    ("upgrade-protocol", dict(members=4), None)])
+def test_json_is_json_dumps_of_the_document_though_its_events_are_streamed(scenario, options, compare):
+    from kgroup.sim.model import SimParams, variants
+    from kgroup.sim.scenarios import run_scenario
+
+    flags = [f"--{k}={v}" for k, v in options.items()] + (["--compare", compare] if compare else [])
+    result = invoke(scenario, *flags, "-o", "json")
+    assert result.exit_code == 0, result.output
+    docs = [run_scenario(scenario, p).as_dict()
+            for p in variants(scenario, SimParams(**options), compare)]
+    expected = docs if compare else docs[0]
+    assert result.output == json.dumps(expected, ensure_ascii=False, indent=2) + "\n"

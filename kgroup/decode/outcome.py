@@ -8,11 +8,10 @@ Problems themselves are reported as they are found; this adds the one summary li
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL
+from kgroup.writers import stdout_reader_gone
 
 from .decoder import ProblemLog, StrictModeStop
 
@@ -40,8 +39,7 @@ def run_decode(problems: ProblemLog, body) -> int:
         note("stopped at the first problem (--strict)")
         return EXIT_FAILURE
     except BrokenPipeError:  # e.g. `| head`: the reader has gone, nothing more to do
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        stdout_reader_gone()
         return EXIT_OK
     if problems.problems:
         n = len(problems.problems)

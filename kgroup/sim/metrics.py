@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .run_log import EventLog, Intervals
+
 PREPARING = "PreparingRebalance"
 
 
@@ -19,8 +21,8 @@ class Ledger:
     start_owner: dict = field(default_factory=dict)
     moved: set = field(default_factory=set)
     unowned_ms: int = 0                                # partition-milliseconds without owner
-    events: list = field(default_factory=list)
-    intervals: list = field(default_factory=list)      # (name, start, end, partitions), ms from start
+    events: EventLog = field(default_factory=EventLog)
+    intervals: Intervals = field(default_factory=Intervals)  # (name, start, end, partitions), ms from start
     rebalance_times: list = field(default_factory=list)
     stopped_since: dict = field(default_factory=dict)  # name -> time it stopped consuming
     longest_stop: dict = field(default_factory=dict)   # name -> longest stop (ms)
@@ -55,11 +57,7 @@ class Ledger:
 
     def event(self, now_ms: int, kind: str, member: str | None = None, **detail) -> None:
         if self.recording:
-            entry = {"t_ms": now_ms - self.start_ms, "event": kind}
-            if member is not None:
-                entry["member"] = member
-            entry.update(detail)
-            self.events.append(entry)
+            self.events.append(now_ms - self.start_ms, kind, member, detail)
 
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
@@ -89,8 +87,8 @@ class Ledger:
     def _holding(self, now_ms, name, count) -> None:
         opened = self._held_since.pop(name, None)
         if opened is not None and opened[0] < now_ms and self.recording:
-            self.intervals.append((name, opened[0] - self.start_ms, now_ms - self.start_ms,
-                                   opened[1]))
+            self.intervals.append(name, opened[0] - self.start_ms, now_ms - self.start_ms,
+                                  opened[1])
         if count:
             self._held_since[name] = (now_ms if opened is None or opened[0] < now_ms else opened[0],
                                       count)
@@ -124,4 +122,4 @@ class Ledger:
         self._tick(now_ms)
         for name, (since, count) in list(self._held_since.items()):
             if since < now_ms:
-                self.intervals.append((name, since - self.start_ms, now_ms - self.start_ms, count))
+                self.intervals.append(name, since - self.start_ms, now_ms - self.start_ms, count)

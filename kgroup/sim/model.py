@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 
 from kgroup.assignors import ASSIGNORS
 
+from .run_log import EventLog, Intervals
+
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
              "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol")
 # the online migrations: every process restarted on the other protocol (from, to)
@@ -100,8 +102,8 @@ class SimResult:
     longest_stop_ms: int
     settled: bool
     errors: list = field(default_factory=list)
-    events: list = field(default_factory=list)
-    intervals: list = field(default_factory=list)
+    events: EventLog = field(default_factory=EventLog)
+    intervals: Intervals = field(default_factory=Intervals)
     rebalance_times: list = field(default_factory=list)
     duration_ms: int = 0
     remove_members: bool = False
@@ -110,7 +112,9 @@ class SimResult:
     group_epoch_end: int | None = None
     migration: dict | None = None          # upgrade-protocol / downgrade-protocol (protocol_roll)
 
-    def as_dict(self, events: bool = True) -> dict:
+    def document(self, events: bool = True) -> dict:
+        """The JSON document of `kgroup simulate`, its event log still this run's ``EventLog`` (an
+        iterable of dicts, each built as the document is written: ``kgroup.writers.write_json``)."""
         out = {"scenario": self.scenario, "protocol": self.protocol,
                "membership": self.membership, "assignor": self.assignor,
                "members": self.members, "partitions": self.partitions,
@@ -124,6 +128,13 @@ class SimResult:
             out["migration"] = self.migration
         if events:
             out["events"] = self.events
+        return out
+
+    def as_dict(self, events: bool = True) -> dict:
+        """The JSON document as plain data: the event log a list of dicts."""
+        out = self.document(events)
+        if events:
+            out["events"] = list(self.events)
         return out
 
 

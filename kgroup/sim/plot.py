@@ -81,9 +81,8 @@ def _names(result) -> list[str]:
     for name, *_ in result.intervals:
         if name not in names:
             names.append(name)
-    for event in result.events:
-        name = event.get("member")
-        if name is not None and name not in names:
+    for name in result.events.members():
+        if name not in names:
             names.append(name)
     return sorted(names, key=natural_order)
 
@@ -106,9 +105,9 @@ def _panel(ax, result, cmap) -> None:
         if name in row:
             ax.broken_barh([(start / 1000, (end - start) / 1000)], (row[name] - 0.4, 0.8),
                            facecolors=cmap(0.25 + 0.65 * count / most))
-    for event in result.events:
+    for event in result.events.of_kind("stop", "crash", "fenced", "failed", "start"):
         name = event.get("member")
-        if name in row and event["event"] in ("stop", "crash", "fenced", "failed", "start"):
+        if name in row:
             marker = {"start": ">", "fenced": "X", "failed": "X"}.get(event["event"], "s")
             ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=4)
     consumer = result.protocol == "consumer"
@@ -142,8 +141,8 @@ def _protocol_strips(ax, result, row) -> None:
     end = result.duration_ms
     since: dict = {}
     spans = []
-    for event in result.events:
-        if event["event"] == "protocol" and event.get("member") in row:
+    for event in result.events.of_kind("protocol"):
+        if event.get("member") in row:
             name = event["member"]
             if name in since:
                 spans.append((name, *since[name]))
@@ -158,7 +157,7 @@ def _protocol_strips(ax, result, row) -> None:
 def _mixed_rebalances(result) -> list:
     """(kind, t_ms): classic rebalances and group-epoch bumps, whichever the group was then."""
     out = []
-    for event in result.events:
+    for event in result.events.of_kind("group-epoch", "group-state"):
         if event["event"] == "group-epoch":
             out.append(("consumer", event["t_ms"]))
         elif event["event"] == "group-state" and event.get("state") == "PreparingRebalance":

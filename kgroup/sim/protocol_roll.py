@@ -187,8 +187,8 @@ class ProtocolRoll:
         """Entries into PreparingRebalance so far (the log is scanned once, as it grows)."""
         events = self.run.ledger.events
         scanned, count = self._rebalances
-        count += sum(1 for e in events[scanned:]
-                     if e["event"] == "group-state" and e["state"] == "PreparingRebalance")
+        count += sum(1 for e in events.of_kind("group-state", start=scanned)
+                     if e["state"] == "PreparingRebalance")
         self._rebalances = (len(events), count)
         return count
 
@@ -228,7 +228,7 @@ class ProtocolRoll:
                 "group_type_end": group_type,
                 "classic_rebalances": self.classic_rebalances(),
                 "group_epoch_bumps": self.group_epoch_bumps,
-                "classic_rejoins": classic_rejoins(events),
+                "classic_rejoins": classic_rejoins(events.of_kind("protocol", "start", "joined")),
                 "blocked": blocked,
                 "added_topic": (None if params.add_topic is None else
                                 {"topic": params.add_topic[0], "partitions": params.add_topic[1]}),
