@@ -84,6 +84,13 @@ class Engine:
             reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
         return reply
 
+    def answered(self, on_response: Callable[[], None]) -> None:
+        """A request the simulation answered for the coordinator (a heartbeat that could only
+        discover a rebalance, see the module docstring): what ``handle`` does after the
+        coordinator, with ``on_response`` at the place its response event would have had."""
+        self._after_change(None, self._born)
+        self.soon(on_response)
+
     def group(self):
         """The simulated group, live (read it, never change it: only requests change it)."""
         if self.mixed:
