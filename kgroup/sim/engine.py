@@ -13,6 +13,14 @@ woken member heartbeats at its next slot on its own phase, exactly when it would
 sleeper that stops has its session deadline moved back to its last heartbeat slot. A run
 with coalesced heartbeats equals one with every heartbeat sent (``--wire-heartbeats``).
 
+The heartbeat that discovers a classic rebalance is not sent either. While the group prepares a
+rebalance, a heartbeat of this generation from a member still its own gets REBALANCE_IN_PROGRESS
+and restarts the session timer, and changes nothing else (Kafka's ``classicGroupHeartbeat``): the
+client restarts the timer itself and ``answered`` puts the answer on the queue as the response
+event would have been, after the same wake-up check, at the same time and under the next sequence
+number (the coordinator completes no other reply during a heartbeat, so nothing else is queued
+before it). The coordinator's timers and the events run in the same order as on the wire.
+
 For a KIP-848 consumer group (``protocol="consumer"``) the generation is the group epoch: the
 engine watches it after every request and timer, reports each bump (``on_epoch_bump``) and wakes
 the sleepers, whose next heartbeat may then carry a new assignment.
