@@ -33,6 +33,7 @@ watches whichever the group is now, and reports each conversion between the two
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import Callable
 
 from .wire_memo import WireMemo
@@ -58,9 +59,15 @@ class Engine:
                 if group.group_id == group_id:
                     on_transition(group, previous, now_ms)
             coordinator.on_group_transition = hook
-        # (time, sequence, call, time it was scheduled at)
+        # Events run in (time, sequence) order. Those for a later time wait in a heap as (time,
+        # sequence, call, time it was scheduled at); those for the time they are scheduled at
+        # (every response) in a FIFO, ``_soon``, in sequence order. Everything the heap holds for
+        # that time was scheduled earlier in virtual time, so under a lower sequence number: a
+        # step runs the heap's due events, then the FIFO, which is the same order.
         self._events: list[tuple[int, int, Callable[[], None], int]] = []
         self._seq = 0
+        self._soon: deque = deque()
+        self._soon_ms = 0                    # the time the FIFO's events were scheduled at
         self.observer = observer       # observer(group or None, now) after every step
         self.steps = 0
         self._sleepers: dict = {}           # member id -> sleeping consumer
@@ -76,7 +83,21 @@ class Engine:
     def at(self, time_ms: int, fn: Callable[[], None]) -> None:
         self._seq += 1
         now = self.coordinator.now_ms
-        heapq.heappush(self._events, (time_ms if time_ms > now else now, self._seq, fn, now))
+        if time_ms > now:
+            heapq.heappush(self._events, (time_ms, self._seq, fn, now))
+            return
+        if self._soon_ms != now:
+            self._requeue_soon()
+            self._soon_ms = now
+        self._soon.append(fn)
+
+    def _requeue_soon(self) -> None:
+        """Time moved on (outside ``step``) past events still in the FIFO: into the heap at their
+        time, after everything it holds for that time (as their sequence numbers were)."""
+        soon, at_ms = self._soon, self._soon_ms
+        while soon:
+            self._seq += 1
+            heapq.heappush(self._events, (at_ms, self._seq, soon.popleft(), at_ms))
 
     def after(self, delay_ms: int, fn: Callable[[], None]) -> None:
         self.at(self.now + delay_ms, fn)
@@ -219,10 +240,14 @@ class Engine:
         observer or the caller's condition, which they cannot have changed.
         """
         coordinator = self.coordinator
-        events = self._events
-        pop = heapq.heappop
+        events, soon = self._events, self._soon
+        pop, pop_soon = heapq.heappop, soon.popleft
         while True:
+            if soon and self._soon_ms != coordinator.now_ms:
+                self._requeue_soon()
             target = events[0][0] if events else None
+            if soon and (target is None or target > self._soon_ms):
+                target = self._soon_ms
             deadline = coordinator.next_deadline_ms()
             timer_due = deadline is not None and (target is None or deadline <= target)
             if timer_due:
@@ -241,7 +266,10 @@ class Engine:
                 _, _, call, self._born = pop(events)
                 if not call():
                     quiet = False
-            self._born = now           # between steps, everything due now has run
+            self._born = now           # the FIFO's events, and between steps: everything due has run
+            while soon:
+                if not pop_soon()():
+                    quiet = False
             self.steps += 1
             if not quiet:
                 if self.observer is not None:
