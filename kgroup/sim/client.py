@@ -217,10 +217,13 @@ class SimConsumer(SimProcess):
         if response.assignment:
             assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.now
-        new = set(assigned)
-        revoked = [tp for tp in self.owned if tp not in new]
-        kept = set(self.owned)
-        added = [tp for tp in assigned if tp not in kept]
+        if self.owned:
+            new = set(assigned)
+            revoked = [tp for tp in self.owned if tp not in new]
+            kept = set(self.owned)
+            added = [tp for tp in assigned if tp not in kept]
+        else:                     # an eager member has given up everything before joining
+            revoked, added = [], assigned
         if revoked:
             self.ledger.release(now, self.name, revoked, len(self.owned) - len(revoked))
         self.owned = sorted(assigned)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from functools import partial
 from typing import Callable
 
 from .wire_memo import WireMemo
@@ -110,8 +111,14 @@ class Engine:
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
         self._after_change(request, self._born)
         if on_response is not None:
-            reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
+            if reply.done:
+                self.soon(partial(on_response, reply.response))
+            else:
+                reply.add_done_callback(partial(self._respond, on_response))
         return reply
+
+    def _respond(self, on_response: Callable, reply) -> None:
+        self.soon(partial(on_response, reply.response))
 
     def answered(self, on_response: Callable[[], None]) -> None:
         """A request the simulation answered for the coordinator (a heartbeat that could only
