@@ -11,10 +11,13 @@ cooperative (revoke only what moves, then rejoin) partition handover.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+
 from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                            SyncGroupRequest)
 
 from kgroup.assignors import get_assignor
+from kgroup.coordinator.group import PREPARING_REBALANCE, STABLE
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)
@@ -214,10 +217,13 @@ class SimConsumer(SimProcess):
         if response.assignment:
             assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.now
-        new = set(assigned)
-        revoked = [tp for tp in self.owned if tp not in new]
-        kept = set(self.owned)
-        added = [tp for tp in assigned if tp not in kept]
+        if self.owned:
+            new = set(assigned)
+            revoked = [tp for tp in self.owned if tp not in new]
+            kept = set(self.owned)
+            added = [tp for tp in assigned if tp not in kept]
+        else:                     # an eager member has given up everything before joining
+            revoked, added = [], assigned
         if revoked:
             self.ledger.release(now, self.name, revoked, len(self.owned) - len(revoked))
         self.owned = sorted(assigned)
@@ -245,11 +251,22 @@ class SimConsumer(SimProcess):
             return (member is not None and member.state == RECONCILED
                     and member.member_epoch == self.generation == group.group_epoch
                     == group.assignment_epoch)
-        return (group is not None and group.state == "Stable"
-                and group.generation_id == self.generation
-                and self.member_id in group.members
-                and (self.instance_id is None
-                     or group.static_members.get(self.instance_id) == self.member_id))
+        return group is not None and group.state == STABLE and self._validated(group)
+
+    def _validated(self, group) -> bool:
+        """The classic group's heartbeat handler passes this member on to its state's answer: this
+        generation, and the member (and its instance id) still its own."""
+        return (group.generation_id == self.generation and self.member_id in group.members
+                and group.validate_member(self.member_id, self.instance_id) == NONE)
+
+    def _rebalance_under_way(self):
+        """The classic group, when the coordinator can only answer REBALANCE_IN_PROGRESS and refresh
+        the session (it is preparing a rebalance this member has not joined yet); else None."""
+        group = self.engine.group()
+        if (group is not None and group.group_type == "classic"
+                and group.state == PREPARING_REBALANCE and self._validated(group)):
+            return group
+        return None
 
     def _refresh_session(self) -> None:
         group = self.engine.group()
@@ -259,15 +276,24 @@ class SimConsumer(SimProcess):
             self.engine.coordinator.refresh_session(group, self.member_id)
 
     def _send_heartbeat(self) -> None:
+        incarnation, token = self.incarnation, self._heartbeat_token
+        if not self.config.wire_heartbeats:
+            group = self._rebalance_under_way()
+            if group is not None:
+                # The heartbeat that discovers a rebalance: refresh the session and answer it
+                # where the coordinator's answer would have come (see process.py).
+                self.engine.coordinator.refresh_session(group, self.member_id)
+                self.engine.answered(partial(self._on_heartbeat, incarnation, token,
+                                             REBALANCE_IN_PROGRESS))
+                return
         request = _heartbeat_request(4, self.group_id, self.generation, self.member_id,
                                      self.instance_id)
-        incarnation, token = self.incarnation, self._heartbeat_token
-        self.engine.handle(request, self.name, lambda r: self._on_heartbeat(incarnation, token, r))
+        self.engine.handle(request, self.name,
+                           lambda r: self._on_heartbeat(incarnation, token, r.error_code))
 
-    def _on_heartbeat(self, incarnation: int, token: int, response) -> None:
+    def _on_heartbeat(self, incarnation: int, token: int, code: int) -> None:
         if incarnation != self.incarnation or token != self._heartbeat_token or self.state != "stable":
             return
-        code = response.error_code
         if code == NONE:
             self._schedule_heartbeat()
         elif code == REBALANCE_IN_PROGRESS:

@@ -13,6 +13,14 @@ woken member heartbeats at its next slot on its own phase, exactly when it would
 sleeper that stops has its session deadline moved back to its last heartbeat slot. A run
 with coalesced heartbeats equals one with every heartbeat sent (``--wire-heartbeats``).
 
+The heartbeat that discovers a classic rebalance is not sent either. While the group prepares a
+rebalance, a heartbeat of this generation from a member still its own gets REBALANCE_IN_PROGRESS
+and restarts the session timer, and changes nothing else (Kafka's ``classicGroupHeartbeat``): the
+client restarts the timer itself and ``answered`` puts the answer on the queue as the response
+event would have been, after the same wake-up check, at the same time and under the next sequence
+number (the coordinator completes no other reply during a heartbeat, so nothing else is queued
+before it). The coordinator's timers and the events run in the same order as on the wire.
+
 For a KIP-848 consumer group (``protocol="consumer"``) the generation is the group epoch: the
 engine watches it after every request and timer, reports each bump (``on_epoch_bump``) and wakes
 the sleepers, whose next heartbeat may then carry a new assignment.
@@ -25,6 +33,8 @@ watches whichever the group is now, and reports each conversion between the two
 from __future__ import annotations
 
 import heapq
+from collections import deque
+from functools import partial
 from typing import Callable
 
 from .wire_memo import WireMemo
@@ -50,9 +60,15 @@ class Engine:
                 if group.group_id == group_id:
                     on_transition(group, previous, now_ms)
             coordinator.on_group_transition = hook
-        # (time, sequence, call, time it was scheduled at)
+        # Events run in (time, sequence) order. Those for a later time wait in a heap as (time,
+        # sequence, call, time it was scheduled at); those for the time they are scheduled at
+        # (every response) in a FIFO, ``_soon``, in sequence order. Everything the heap holds for
+        # that time was scheduled earlier in virtual time, so under a lower sequence number: a
+        # step runs the heap's due events, then the FIFO, which is the same order.
         self._events: list[tuple[int, int, Callable[[], None], int]] = []
         self._seq = 0
+        self._soon: deque = deque()
+        self._soon_ms = 0                    # the time the FIFO's events were scheduled at
         self.observer = observer       # observer(group or None, now) after every step
         self.steps = 0
         self._sleepers: dict = {}           # member id -> sleeping consumer
@@ -68,7 +84,21 @@ class Engine:
     def at(self, time_ms: int, fn: Callable[[], None]) -> None:
         self._seq += 1
         now = self.coordinator.now_ms
-        heapq.heappush(self._events, (time_ms if time_ms > now else now, self._seq, fn, now))
+        if time_ms > now:
+            heapq.heappush(self._events, (time_ms, self._seq, fn, now))
+            return
+        if self._soon_ms != now:
+            self._requeue_soon()
+            self._soon_ms = now
+        self._soon.append(fn)
+
+    def _requeue_soon(self) -> None:
+        """Time moved on (outside ``step``) past events still in the FIFO: into the heap at their
+        time, after everything it holds for that time (as their sequence numbers were)."""
+        soon, at_ms = self._soon, self._soon_ms
+        while soon:
+            self._seq += 1
+            heapq.heappush(self._events, (at_ms, self._seq, soon.popleft(), at_ms))
 
     def after(self, delay_ms: int, fn: Callable[[], None]) -> None:
         self.at(self.now + delay_ms, fn)
@@ -81,8 +111,21 @@ class Engine:
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
         self._after_change(request, self._born)
         if on_response is not None:
-            reply.add_done_callback(lambda r: self.soon(lambda: on_response(r.response)))
+            if reply.done:
+                self.soon(partial(on_response, reply.response))
+            else:
+                reply.add_done_callback(partial(self._respond, on_response))
         return reply
+
+    def _respond(self, on_response: Callable, reply) -> None:
+        self.soon(partial(on_response, reply.response))
+
+    def answered(self, on_response: Callable[[], None]) -> None:
+        """A request the simulation answered for the coordinator (a heartbeat that could only
+        discover a rebalance, see the module docstring): what ``handle`` does after the
+        coordinator, with ``on_response`` at the place its response event would have had."""
+        self._after_change(None, self._born)
+        self.soon(on_response)
 
     def group(self):
         """The simulated group, live (read it, never change it: only requests change it)."""
@@ -204,10 +247,14 @@ class Engine:
         observer or the caller's condition, which they cannot have changed.
         """
         coordinator = self.coordinator
-        events = self._events
-        pop = heapq.heappop
+        events, soon = self._events, self._soon
+        pop, pop_soon = heapq.heappop, soon.popleft
         while True:
+            if soon and self._soon_ms != coordinator.now_ms:
+                self._requeue_soon()
             target = events[0][0] if events else None
+            if soon and (target is None or target > self._soon_ms):
+                target = self._soon_ms
             deadline = coordinator.next_deadline_ms()
             timer_due = deadline is not None and (target is None or deadline <= target)
             if timer_due:
@@ -226,7 +273,10 @@ class Engine:
                 _, _, call, self._born = pop(events)
                 if not call():
                     quiet = False
-            self._born = now           # between steps, everything due now has run
+            self._born = now           # the FIFO's events, and between steps: everything due has run
+            while soon:
+                if not pop_soon()():
+                    quiet = False
             self.steps += 1
             if not quiet:
                 if self.observer is not None:

@@ -5,7 +5,9 @@ A quiet member (one whose heartbeat the coordinator could only acknowledge) "sle
 refreshes its session once and next wakes at its last heartbeat slot before the session would
 expire. ``wake`` is the engine's call when a heartbeat may no longer be quiet; ``settle_session``
 moves the session deadline back to the last slot when a sleeper stops, so a run with coalesced
-heartbeats equals one with every heartbeat sent. Slots are ``_slot_ms + k * interval``.
+heartbeats equals one with every heartbeat sent. Slots are ``_slot_ms + k * interval``. A classic
+member's heartbeat that can only discover a rebalance is answered the same way, without a
+request (``SimConsumer._send_heartbeat``; why that equals the wire run: the engine's docstring).
 """
 
 from __future__ import annotations

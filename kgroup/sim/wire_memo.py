@@ -7,17 +7,29 @@ decoder live in this process, so the encoder notes, under the member id the byte
 bytes and the value it encoded; the decoder takes that value when the coordinator handed over
 equal bytes (equal bytes decode to the same value) and decodes them otherwise (e.g. a static
 member's metadata the coordinator kept from an earlier process). The bytes on the wire, and so
-every outcome, are the same either way. A leader assigning a member the very partitions it did
-last time hands over the bytes it encoded then. ``check`` encodes and decodes anyway and compares
-(the tests set it).
+every outcome, are the same either way. ``check`` encodes and decodes anyway and compares (the
+tests set it).
+
+Encoding is remembered too. A subscription's bytes end with its generation and its rack (none):
+every member rejoins each rebalance with the last generation and the partitions it owns or owned,
+sets that recur from member to member and rebalance to rebalance (a range assignor's ranges, a
+sticky assignor's holdings), so the bytes before that tail are kept per (topics, partitions) and
+only the tail is written anew. The tail is checked at the first encoding of each head: bytes that
+do not end with it (another layout) are never kept. An assignment's bytes are its partitions
+alone: a leader assigning any member partitions an earlier assignment had hands over the bytes
+encoded then.
 """
 
 from __future__ import annotations
+
+import struct
 
 from kgroup.assignors import MemberInfo
 from kgroup.records import decode_assignment, encode_assignment, encode_subscription
 
 SUBSCRIPTION_VERSION = ASSIGNMENT_VERSION = 3
+_SUBSCRIPTION_TAIL = struct.Struct(">ih")       # generationId, rackId's length (-1: null)
+_KEPT = 1 << 14                 # encodings remembered by content; then forgotten, all at once
 
 
 class WireMemo:
@@ -25,20 +37,30 @@ class WireMemo:
 
     def __init__(self):
         self._subscriptions: dict = {}    # member id -> (bytes, topics, owned, generation)
+        self._heads: dict = {}            # (topics, owned) -> (bytes before the tail, owned listed)
         self._assignments: dict = {}      # member id -> (bytes, [(topic, partition), ...])
+        self._encodings: dict = {}        # partitions -> (bytes, [(topic, partition), ...])
 
     # ---- subscriptions (member -> leader) --------------------------------------------------
     def encode_subscription(self, member_id: str, topics: tuple, owned: list,
                             generation: int) -> bytes:
         """``owned``: (topic, partition) pairs; the bytes list them by topic, each topic once."""
-        listed = _by_topic(owned)
-        data = encode_subscription({
-            "topics": list(topics), "userData": None,
-            "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in listed],
-            "generationId": generation, "rackId": None}, SUBSCRIPTION_VERSION)
+        topics = tuple(topics)
+        key = (topics, tuple(owned))
+        known = self._heads.get(key)
+        tail = _SUBSCRIPTION_TAIL.pack(generation, -1)
+        if known is None:
+            data, decoded = _encoded_subscription(topics, owned, generation)
+            if data.endswith(tail):
+                if len(self._heads) >= _KEPT:
+                    self._heads.clear()
+                self._heads[key] = (data[:-len(tail)], decoded)
+        else:
+            data, decoded = known[0] + tail, known[1]
+            if self.check:
+                assert (data, decoded) == _encoded_subscription(topics, owned, generation), key
         if member_id:
-            decoded = tuple((t, p) for t, ps in listed for p in ps)
-            self._subscriptions[member_id] = (data, tuple(topics), decoded, generation)
+            self._subscriptions[member_id] = (data, topics, decoded, generation)
         return data
 
     def member_info(self, member_id: str, instance_id: str | None, metadata: bytes) -> MemberInfo:
@@ -53,16 +75,18 @@ class WireMemo:
 
     # ---- assignments (leader -> member) ----------------------------------------------------
     def encode_assignment(self, member_id: str, parts: list) -> bytes:
-        """``parts``: the member's (topic, partition) pairs, sorted. The same parts as last time for
-        this member (most of them, with a sticky assignor): the same bytes as last time."""
-        sent = self._assignments.get(member_id)
-        if sent is not None and sent[1] == parts:
-            if self.check:
-                assert sent[0] == _encoded_assignment(parts)[0], sent
-            return sent[0]
-        data, listed = _encoded_assignment(parts)
-        self._assignments[member_id] = (data, listed)
-        return data
+        """``parts``: the member's (topic, partition) pairs, sorted."""
+        key = tuple(parts)
+        known = self._encodings.get(key)
+        if known is None:
+            known = _encoded_assignment(parts)
+            if len(self._encodings) >= _KEPT:
+                self._encodings.clear()
+            self._encodings[key] = known
+        elif self.check:
+            assert known == _encoded_assignment(parts), key
+        self._assignments[member_id] = known
+        return known[0]
 
     def assigned(self, member_id: str, assignment: bytes) -> list:
         """The (topic, partition) pairs of a SyncGroup answer's non-empty assignment, in order."""
@@ -80,6 +104,16 @@ def _by_topic(pairs) -> list:
     for topic, partition in pairs:
         by_topic.setdefault(topic, []).append(partition)
     return sorted(by_topic.items())
+
+
+def _encoded_subscription(topics: tuple, owned: list, generation: int) -> tuple[bytes, tuple]:
+    """(the bytes, the owned pairs in the order they list them)."""
+    listed = _by_topic(owned)
+    data = encode_subscription({
+        "topics": list(topics), "userData": None,
+        "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in listed],
+        "generationId": generation, "rackId": None}, SUBSCRIPTION_VERSION)
+    return data, tuple((t, p) for t, ps in listed for p in ps)
 
 
 def _encoded_assignment(parts: list) -> tuple[bytes, list]:
