@@ -336,3 +336,53 @@ def test_new_member_flag_left_by_a_short_initial_round_extends_the_next_one():
     assert not c.done and h.coord.next_deadline_ms() == 9000
     advance_to(h, 9000)
     assert c.done
+
+
+def test_timer_queue_fires_as_a_sorted_list_would_with_reverts():
+    """The lazy heap (a pushed-back timer keeps its earlier heap entry as a bound) fires, reports
+    deadlines and reverts exactly as a plain list of (deadline, schedule order) would."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgroup.coordinator.timers import TimerQueue
+    from kgroup.coordinator.undo import UndoJournal
+
+    op = st.one_of(st.tuples(st.just("schedule"), st.integers(0, 5), st.integers(0, 60)),
+                   st.tuples(st.just("cancel"), st.integers(0, 5)),
+                   st.tuples(st.just("pop"), st.integers(0, 60)),
+                   st.tuples(st.just("begin")), st.tuples(st.just("revert")), st.tuples(st.just("commit")))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(op, max_size=80))
+    def check(ops):
+        undo = UndoJournal()
+        timers = TimerQueue(undo)
+        model, saved, seq = {}, None, 0          # key -> (deadline, seq, fn name)
+        for kind, *args in ops:
+            if kind == "schedule":
+                key, deadline = args
+                seq += 1
+                timers.schedule(key, deadline, f"fn{seq}")
+                model[key] = (deadline, seq, f"fn{seq}")
+            elif kind == "cancel":
+                timers.cancel(args[0])
+                model.pop(args[0], None)
+            elif kind == "pop":
+                due = sorted((d, s, k) for k, (d, s, _) in model.items() if d <= args[0])
+                want = None
+                if due:
+                    deadline, _, key = due[0]
+                    want = (deadline, model.pop(key)[2])
+                assert timers.pop_due(args[0]) == want
+            elif kind == "begin" and not undo.open:
+                undo.begin()
+                saved = dict(model)
+            elif kind == "revert" and undo.open:
+                undo.revert()
+                model = saved
+            elif kind == "commit" and undo.open:
+                undo.commit()
+            assert timers.next_deadline() == min((d for d, _, _ in model.values()), default=None)
+            assert len(timers) == len(model)
+            assert all(timers.deadline(k) == d for k, (d, _, _) in model.items())
+
+    check()

@@ -140,3 +140,24 @@ def test_other_buffer_types_and_tombstones():
             want.version, want.data, want.unread_bytes)
     assert rec.decode_value(1, None) is None
     assert rec.decode_value(1, raw + b"xyz").unread_bytes == 3
+
+
+def test_value_element_encoder_writes_an_element_as_the_value_holds_it():
+    """GroupMetadata's members array ends every version's value: a one-member value is the empty
+    value's head, a count of one and the element's bytes (what the coordinator joins)."""
+    head = {"protocolType": "consumer", "generation": 7, "protocol": "range", "leader": "m",
+            "currentStateTimestamp": 5, "members": []}
+    member = {"memberId": "m", "groupInstanceId": "i", "clientId": "c", "clientHost": "/h",
+              "rebalanceTimeout": 30_000, "sessionTimeout": 10_000, "subscription": b"s",
+              "assignment": b"a"}
+    for version in range(4):
+        empty = rec.encode_value(2, version, head)
+        one = rec.encode_value(2, version, {**head, "members": [member]})
+        element = rec.value_element_encoder(2, version, "members")(member)
+        assert one == empty[:-4] + (1).to_bytes(4, "big") + element
+    try:
+        rec.value_element_encoder(2, 3, "members")({**member, "memberId": None})
+    except rec.RecordEncodeError as exc:
+        assert "members element" in str(exc) and "memberId" in str(exc)
+    else:
+        raise AssertionError("a null memberId was written")

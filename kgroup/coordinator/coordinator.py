@@ -13,6 +13,7 @@ rather than apply by replay, and the host's contract: docs/coordinator-event-sou
 from __future__ import annotations
 
 import uuid
+from collections import deque
 from typing import Callable, Iterable
 
 from . import codes
@@ -69,6 +70,20 @@ _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
                    28: "handle_txn_offset_commit", 47: "handle_offset_delete"}
 
 
+_API_KEYS: dict[type, int | None] = {}
+
+
+def _api_key(request) -> int | None:
+    """The request's API key, read once per request class (kafka-python's is a class property
+    computed at every access)."""
+    kind = type(request)
+    try:
+        return _API_KEYS[kind]
+    except KeyError:
+        api_key = _API_KEYS[kind] = getattr(kind, "API_KEY", None)
+        return api_key
+
+
 def _load_offset_manager():
     try:
         from .offsets import OffsetManager
@@ -100,7 +115,7 @@ class GroupCoordinator(OperationLog):
         self.undo = UndoJournal()
         self._timers = TimerQueue(self.undo)
         self._groups: dict[str, Group] = {}       # every group, whatever its type
-        self._callbacks: list[Reply] = []
+        self._callbacks: deque[Reply] = deque()    # completed in this operation, callbacks to run
         self._handlers = _membership_handlers()
         self._init_log(keep_log, log_writer, worker_log_writer)
         self._on_group_transition: Callable | None = None
@@ -122,7 +137,7 @@ class GroupCoordinator(OperationLog):
 
     # ---- requests ----------------------------------------------------------------------
     def handle(self, request, client_id: str = "client", client_host: str = "/127.0.0.1") -> Reply:
-        api_key = getattr(request, "API_KEY", None)
+        api_key = _api_key(request)
         handler = self._handlers.get(api_key)
         if handler is None and api_key not in _OFFSET_METHODS:
             name = getattr(request, "name", type(request).__name__)
@@ -158,8 +173,7 @@ class GroupCoordinator(OperationLog):
     def _run_callbacks(self) -> None:
         queue = self._callbacks
         while queue:
-            reply = queue.pop(0)
-            reply.run_callbacks()
+            queue.popleft().run_callbacks()
 
     # ---- time --------------------------------------------------------------------------
     def advance(self, ms: int) -> list[LogEntry]:

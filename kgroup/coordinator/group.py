@@ -28,6 +28,9 @@ VALID_PREVIOUS = {
 }
 
 
+_NOT_ENCODED = (None, b"")     # a record cache entry before its member's first encoding
+
+
 class IllegalStateTransition(RuntimeError):
     """A bug guard: the coordinator tried a transition Kafka's state table forbids."""
 
@@ -106,11 +109,12 @@ class ClassicGroup:
         self.new_member_added = False
         self.num_awaiting_join = 0
         self.protocol_counts: dict[str, int] = {}
-        # GroupMetadata record cache (persistence.group_metadata_record): each member's encoding,
-        # in self.members order, for protocol record_protocol; ids in record_dirty are re-encoded
-        # on the next write. Every change of a persisted member field must go through
-        # touch_record() or drop_record_cache().
-        self.record_cache: dict[str, bytes] | None = None
+        # GroupMetadata record cache (persistence.group_metadata_record): each member's written
+        # fields and their encoding, in self.members order, for protocol record_protocol; ids in
+        # record_dirty are checked (and re-encoded if their fields changed) on the next write.
+        # Every change of a persisted member field must go through touch_record() or
+        # drop_record_cache().
+        self.record_cache: dict[str, tuple[tuple | None, bytes]] | None = None
         self.record_protocol = None
         self.record_dirty: set[str] = set()
 
@@ -213,7 +217,8 @@ class ClassicGroup:
         """The member's persisted fields changed (or it was just appended to self.members)."""
         cache = self.record_cache
         if cache is not None:
-            cache[member_id] = b""      # keeps an existing position, appends a new member
+            if member_id not in cache:      # a new member takes its place at the end
+                cache[member_id] = _NOT_ENCODED
             self.record_dirty.add(member_id)
 
     def forget_record(self, member_id: str) -> None:

@@ -31,7 +31,7 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
     if not isinstance(rebalance_timeout, int):
         rebalance_timeout = session_timeout
     protocol_type = request.protocol_type or ""
-    protocols = [(p.name or "", wire_bytes(p.metadata, f"JoinGroup group {group_id!r} protocols[{k}].metadata"))
+    protocols = [(p.name or "", wire_bytes(p.metadata, "JoinGroup group {!r} protocols[{}].metadata", group_id, k))
                  for k, p in enumerate(request.protocols or ())]
     join = (version, member_id, instance_id, session_timeout, rebalance_timeout, protocol_type,
             protocols, client_id, client_host)

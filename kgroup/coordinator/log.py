@@ -31,7 +31,7 @@ class Reply:
 
     __slots__ = ("response", "done", "records", "error", "_callbacks", "_queue")
 
-    def __init__(self, queue: list | None = None, response=None):
+    def __init__(self, queue: "deque | None" = None, response=None):
         self.response = response
         self.done = response is not None
         self.records: list[LogEntry] | tuple = ()

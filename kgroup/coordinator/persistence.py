@@ -6,6 +6,7 @@ coordinator stays importable (and fast to import) on its own.
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import chain
 
 from .group import EMPTY, STABLE, ClassicGroup, Member
@@ -51,45 +52,51 @@ def group_metadata_record(group: ClassicGroup, *, cached: bool = True) -> tuple[
 
 
 def _encode_member(member: Member, protocol: str | None) -> bytes:
-    return _member_bytes((
-        member.member_id, member.group_instance_id, member.client_id, member.client_host,
-        member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol),
-        member.assignment))
+    return _member_bytes(_member_fields(member, protocol))
 
 
-def _cached_members(group: ClassicGroup, protocol: str | None):
-    """The members' encodings in member order (a view of the group's record cache)."""
+def _member_fields(member: Member, protocol: str | None) -> tuple:
+    """What a member's entry in the record holds (``_MEMBER_FIELDS``, in order)."""
+    return (member.member_id, member.group_instance_id, member.client_id, member.client_host,
+            member.rebalance_timeout_ms, member.session_timeout_ms, member.metadata(protocol),
+            member.assignment)
+
+
+def _cached_members(group: ClassicGroup, protocol: str | None) -> list[bytes]:
+    """The members' encodings in member order, from the group's record cache.
+
+    A touched member is re-encoded only if what it writes changed: a rejoin with the same
+    subscription, or a sync that hands it the assignment it had, reuses its bytes."""
     cache, members, dirty = group.record_cache, group.members, group.record_dirty
     if (cache is None or group.record_protocol != protocol or len(cache) != len(members)
             or any(member_id not in members for member_id in dirty)):
-        cache = {member_id: _encode_member(member, protocol)
-                 for member_id, member in members.items()}
+        cache = {}
+        for member_id, member in members.items():
+            fields = _member_fields(member, protocol)
+            cache[member_id] = (fields, _member_bytes(fields))
         group.record_cache, group.record_protocol = cache, protocol
         dirty.clear()
     elif dirty:
         for member_id in dirty:
-            member = members[member_id]
-            cache[member_id] = _encode_member(member, protocol)
+            fields = _member_fields(members[member_id], protocol)
+            if cache[member_id][0] != fields:
+                cache[member_id] = (fields, _member_bytes(fields))
         dirty.clear()
-    return cache.values()
+    return [encoding for _, encoding in cache.values()]
 
 
-_EMPTY_HEAD: bytes | None = None
+_MEMBER_FIELDS = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout",
+                  "sessionTimeout", "subscription", "assignment")
+
+
+@cache
+def _member_encoder():
+    return _records().value_element_encoder(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, "members")
 
 
 def _member_bytes(fields: tuple) -> bytes:
-    """One member's bytes in a v3 members array: a one-member value minus the empty value's head."""
-    global _EMPTY_HEAD
-    recs = _records()
-    header = {"protocolType": "", "generation": 0, "protocol": None, "leader": None,
-              "currentStateTimestamp": -1}
-    if _EMPTY_HEAD is None:
-        _EMPTY_HEAD = recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {**header, "members": []})
-    names = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout", "sessionTimeout",
-             "subscription", "assignment")
-    one = recs.encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION,
-                            {**header, "members": [dict(zip(names, fields))]})
-    return one[len(_EMPTY_HEAD):]
+    """One member's bytes in a v3 members array."""
+    return _member_encoder()(dict(zip(_MEMBER_FIELDS, fields)))
 
 
 def empty_group_metadata_record(group_id: str, current_state_timestamp: int | None = None

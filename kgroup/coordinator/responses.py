@@ -14,8 +14,11 @@ _sync = fast_constructor(SyncGroupResponse)
 _heartbeat = fast_constructor(HeartbeatResponse)
 
 
-def wire_bytes(raw, field: str) -> bytes:
-    """A bytes field of a request (kafka-python may hold an ApiData object there)."""
+def wire_bytes(raw, field: str, *args) -> bytes:
+    """A bytes field of a request (kafka-python may hold an ApiData object there); ``field`` is
+    the field's name for an error, ``field.format(*args)`` (formatted only then)."""
+    if type(raw) is bytes:
+        return raw
     if raw is None:
         return b""
     if isinstance(raw, bytes):
@@ -25,7 +28,7 @@ def wire_bytes(raw, field: str) -> bytes:
     encode = getattr(raw, "encode", None)
     if callable(encode) and not isinstance(raw, str):
         return bytes(encode())
-    raise ValueError(f"{field}: expected bytes, got {type(raw).__name__}")
+    raise ValueError(f"{field.format(*args)}: expected bytes, got {type(raw).__name__}")
 
 
 def join_response(version: int, error: int, member_id: str, generation: int = -1,

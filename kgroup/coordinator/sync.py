@@ -55,7 +55,7 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
         assignments = {}
         for entry in request.assignments or ():
             assignments[entry.member_id] = wire_bytes(
-                entry.assignment, f"SyncGroup group {group_id!r} assignment of member {entry.member_id!r}")
+                entry.assignment, "SyncGroup group {!r} assignment of member {!r}", group_id, entry.member_id)
         # Kafka writes the record before it installs the assignment; here the assignment is
         # installed first and the record written from the group itself (its record cache then
         # holds the new encodings for the next write): a failed append reverts both as one unit.

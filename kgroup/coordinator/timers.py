@@ -1,10 +1,13 @@
 """Keyed timers on virtual time.
 
-Rescheduling a key replaces its previous deadline (Kafka's coordinator timer does the
-same), so a heartbeat costs one dict write and one heap push; replaced entries stay in
-the heap and are skipped when they surface, and the heap is compacted when they pile up.
-Every change pushes the key's previous entry to the undo journal (if one is set), so a reverted
-operation gets its timers back, the one that fired included.
+Rescheduling a key replaces its previous deadline (Kafka's coordinator timer does the same).
+Timers fire in (deadline, schedule order). The heap holds, for every live key, one entry
+no later than its timer (the key's *bound*): a session timer pushed back by every heartbeat
+costs one dict write, and its bound, when it surfaces early, is pushed again once at the
+timer's real place. Entries that are no key's bound any more are skipped when they surface,
+and the heap is compacted when they pile up. Every change pushes the key's previous entry to
+the undo journal (if one is set), so a reverted operation gets its timers back, the one that
+fired included.
 """
 
 from __future__ import annotations
@@ -12,24 +15,32 @@ from __future__ import annotations
 import heapq
 from typing import Callable, Hashable
 
+# _live[key]: (deadline, seq, fn, bound); bound is the (deadline, seq) of the key's heap entry
+
 
 class TimerQueue:
     __slots__ = ("_heap", "_live", "_seq", "undo")
 
     def __init__(self, undo=None) -> None:
         self._heap: list[tuple[int, int, Hashable]] = []
-        self._live: dict[Hashable, tuple[int, int, Callable[[], None]]] = {}
+        self._live: dict[Hashable, tuple[int, int, Callable[[], None], tuple[int, int]]] = {}
         self._seq = 0
         self.undo = undo
 
     def schedule(self, key: Hashable, deadline_ms: int, fn: Callable[[], None]) -> None:
+        live = self._live
+        previous = live.get(key)
         undo = self.undo
         if undo is not None and undo.open:
-            undo.actions.append((self._restore, (key, self._live.get(key))))
+            undo.actions.append((self._restore, (key, previous)))
         self._seq += 1
-        self._live[key] = (deadline_ms, self._seq, fn)
-        heapq.heappush(self._heap, (deadline_ms, self._seq, key))
-        if len(self._heap) > 4 * len(self._live) + 1024:
+        seq = self._seq
+        if previous is not None and previous[3][0] <= deadline_ms:
+            live[key] = (deadline_ms, seq, fn, previous[3])    # its bound still comes first
+            return
+        live[key] = (deadline_ms, seq, fn, (deadline_ms, seq))
+        heapq.heappush(self._heap, (deadline_ms, seq, key))
+        if len(self._heap) > 4 * len(live) + 1024:
             self._compact()
 
     def cancel(self, key: Hashable) -> None:
@@ -44,9 +55,10 @@ class TimerQueue:
         if entry is None:
             self._live.pop(key, None)
             return
-        self._live[key] = entry
-        # the heap may still hold this entry too: the duplicate is skipped when it surfaces
-        heapq.heappush(self._heap, (entry[0], entry[1], key))
+        deadline, seq, fn, _ = entry
+        # its bound may have surfaced since: the entry itself goes back as its bound
+        self._live[key] = (deadline, seq, fn, (deadline, seq))
+        heapq.heappush(self._heap, (deadline, seq, key))
 
     def deadline(self, key: Hashable) -> int | None:
         entry = self._live.get(key)
@@ -58,30 +70,43 @@ class TimerQueue:
     def __len__(self) -> int:
         return len(self._live)
 
-    def next_deadline(self) -> int | None:
+    def _settle_top(self) -> tuple[int, int, Hashable] | None:
+        """Drop stale entries and move surfaced bounds to their timers' places until the heap's
+        top is a live timer itself (returned), or the heap is empty (None)."""
         heap, live = self._heap, self._live
         while heap:
-            deadline, seq, key = heap[0]
+            top = heap[0]
+            deadline, seq, key = top
             entry = live.get(key)
-            if entry is not None and entry[1] == seq:
-                return deadline
-            heapq.heappop(heap)
+            if entry is not None and entry[3] == (deadline, seq):
+                if entry[1] == seq:
+                    return top
+                real = entry[:2]
+                live[key] = (*real, entry[2], real)
+                heapq.heapreplace(heap, (*real, key))
+            else:
+                heapq.heappop(heap)
         return None
+
+    def next_deadline(self) -> int | None:
+        top = self._settle_top()
+        return None if top is None else top[0]
 
     def pop_due(self, now_ms: int) -> tuple[int, Callable[[], None]] | None:
         """Remove and return (deadline, fn) of the earliest timer due at or before now_ms."""
-        heap, live = self._heap, self._live
-        while heap and heap[0][0] <= now_ms:
-            deadline, seq, key = heapq.heappop(heap)
-            entry = live.get(key)
-            if entry is not None and entry[1] == seq:
-                del live[key]
-                undo = self.undo
-                if undo is not None and undo.open:
-                    undo.push(self._restore, key, entry)
-                return deadline, entry[2]
-        return None
+        top = self._settle_top()
+        if top is None or top[0] > now_ms:
+            return None
+        deadline, _, key = heapq.heappop(self._heap)
+        entry = self._live.pop(key)
+        undo = self.undo
+        if undo is not None and undo.open:
+            undo.push(self._restore, key, entry)
+        return deadline, entry[2]
 
     def _compact(self) -> None:
-        self._heap = [(d, s, k) for k, (d, s, _) in self._live.items()]
+        live = self._live
+        for key, (deadline, seq, fn, _) in live.items():
+            live[key] = (deadline, seq, fn, (deadline, seq))
+        self._heap = [(deadline, seq, key) for key, (deadline, seq, _, _) in live.items()]
         heapq.heapify(self._heap)

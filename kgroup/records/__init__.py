@@ -13,6 +13,8 @@ Public contract (other modules code against these names):
   does; e.g. to choose a record's partition with ``partition_for``).
 * ``encode_key`` / ``encode_value`` write the same layouts (``RecordEncodeError`` on bad data,
   naming the field); fields the version lacks are ignored, absent optional ones defaulted.
+  ``value_element_encoder(record_type, version, field)`` encodes one element of a value's array
+  of structs as the value holds it (for a writer that keeps and joins element encodings).
 * ``key_to_json`` / ``value_to_json`` / ``dump_log_key`` / ``dump_log_payload`` give
   kafka-dump-log's JSON, byte-identical; ``dump_log_record`` the whole key/payload text of one
   record including Kafka's skip messages; ``console_formatter_line`` the console formatters'
@@ -56,6 +58,7 @@ from .schema_records import (
     record_schema,
     record_type_name,
     record_types,
+    value_element_encoder,
 )
 
 __all__ = [
@@ -65,5 +68,5 @@ __all__ = [
     "dump_log_payload", "jackson_dumps", "partition_for", "java_string_hash",
     "decode_subscription", "decode_assignment", "encode_subscription", "encode_assignment",
     "subscription_to_json", "assignment_to_json", "dump_log_record", "console_formatter_line",
-    "key_from_json", "value_from_json",
+    "key_from_json", "value_from_json", "value_element_encoder",
 ]

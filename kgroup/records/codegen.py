@@ -580,3 +580,13 @@ def writer(message: Message, version: int):
     src = GeneratedSource(version, version in message.flexible)
     entry = _WriterBuilder(src).struct_fn(message.struct)
     return src.compile(entry, f"write {message.name} v{version}")
+
+
+@cache
+def element_writer(message: Message, version: int, field_name: str):
+    """``write(out, data)`` for one element of the top-level array of structs ``field_name``."""
+    src = GeneratedSource(version, version in message.flexible)
+    field = next(f for f in message.struct.fields
+                 if f.json_name == field_name and f.element == "struct" and version in f.versions)
+    entry = _WriterBuilder(src).struct_fn(field.struct)
+    return src.compile(entry, f"write {message.name} v{version} {field_name} element")

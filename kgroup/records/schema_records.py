@@ -265,11 +265,15 @@ def _decode_value_slow(record_type: int, buf: bytes, family: str, strict: bool) 
 
 
 def _encode(message, version: int, data: dict, what: str) -> bytes:
+    return _write(codegen.writer(message, version), bytearray(_INT16.pack(version)), data, what)
+
+
+def _write(write, out: bytearray, data: dict, what: str) -> bytes:
+    """``out`` followed by what the generated ``write`` makes of ``data``, or RecordEncodeError."""
     if not isinstance(data, dict):
         raise RecordEncodeError(f"{what}: data must be a dict, got {type(data).__name__}")
-    out = bytearray(_INT16.pack(version))
     try:
-        codegen.writer(message, version)(out, data)
+        write(out, data)
     except WriteFailure as exc:
         cause = exc.cause
         if isinstance(cause, KeyError):
@@ -292,6 +296,21 @@ def encode_value(record_type: int, version: int, data: dict, family: str = "cons
     """Write a value; fields the version lacks are ignored, absent optional ones defaulted."""
     message, what = _value_encoding(family, record_type, version)
     return _encode(message, version, data, what)
+
+
+@cache
+def value_element_encoder(record_type: int, version: int, field: str, family: str = "consumer"):
+    """``encode(data) -> bytes``: one element of the value's array ``field`` (of structs), its bytes
+    as the value holds them. A host that writes large values whose elements seldom change keeps
+    their encodings and joins them (the coordinator's GroupMetadata members)."""
+    message, what = _value_encoding(family, record_type, version)
+    write = codegen.element_writer(message, version, field)
+    what = f"{what} {field} element"
+
+    def encode(data: dict) -> bytes:
+        return _write(write, bytearray(), data, what)
+
+    return encode
 
 
 @cache
