@@ -35,6 +35,28 @@ class MemberSubscription:
     rack_id: str | None = None
 
 
+def _subscription_maker():
+    """``make(ids, assignment, instance_id, rack_id)``: a MemberSubscription built past the frozen
+    ``__init__`` (one ``object.__setattr__`` per field), half its cost: the coordinator builds one
+    per member at every epoch bump, a dynamic group's roll some members² times."""
+    new = object.__new__
+    set_ids, set_assignment, set_instance, set_rack = (
+        getattr(MemberSubscription, name).__set__
+        for name in ("subscribed_topic_ids", "assignment", "instance_id", "rack_id"))
+
+    def make(subscribed_topic_ids, assignment, instance_id, rack_id) -> MemberSubscription:
+        spec = new(MemberSubscription)
+        set_ids(spec, subscribed_topic_ids)
+        set_assignment(spec, assignment)
+        set_instance(spec, instance_id)
+        set_rack(spec, rack_id)
+        return spec
+    return make
+
+
+member_subscription = _subscription_maker()
+
+
 @dataclass(frozen=True, slots=True)
 class GroupSpec:
     """The members, sorted by nothing: assignors order them themselves (Kafka's GroupSpecImpl)."""

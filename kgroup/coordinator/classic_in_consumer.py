@@ -21,7 +21,8 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ILL
 
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_session_timeout
-from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, member_timer_keys
+from .consumer_group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
+                             sync_timer_key)
 from .consumer_regex import plan_regexes, subscribed_names
 from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
                               subscriber_counts)
@@ -75,11 +76,11 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
         coord, group, updated.subscribed_topic_names != member.subscribed_topic_names, records)
     if not downgraded:
         rec.append(coord, records)
-    keys = member_timer_keys(group.group_id, member_id)
-    coord.cancel(keys[2])
+    coord.cancel(join_timer_key(group.group_id, member_id))
     if not downgraded:
         schedule_session_timeout(coord, group.group_id, member_id, session_timeout)
-        _schedule_fence(coord, group.group_id, member_id, keys[3], rebalance_timeout)
+        _schedule_fence(coord, group.group_id, member_id, sync_timer_key(group.group_id, member_id),
+                        rebalance_timeout)
     return coord.done_reply(join_response(
         version, NONE, member_id, reconciled.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], ""))
 
@@ -186,8 +187,7 @@ def sync(coord, group: ConsumerGroup, request, version: int):
             raise _Refused(REBALANCE_IN_PROGRESS)
     except _Refused as refused:
         return coord.done_reply(sync_response(version, refused.code))
-    keys = member_timer_keys(group.group_id, member.member_id)
-    coord.cancel(keys[3])
+    coord.cancel(sync_timer_key(group.group_id, member.member_id))
     schedule_session_timeout(coord, group.group_id, member.member_id, member.classic.session_timeout_ms)
     assignment = classic_assignment(coord, member.assigned, member.classic.protocols[0][1])
     # the response echoes the request's protocol type and name (v5+), as Kafka's does
@@ -224,7 +224,7 @@ def _waiting_on_unreleased(group: ConsumerGroup, member: ConsumerGroupMember) ->
 
 def _join_owed(coord, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
     """Kafka's scheduleConsumerGroupJoinTimeoutIfAbsent: rejoin within the rebalance timeout or be fenced."""
-    key = member_timer_keys(group.group_id, member.member_id)[2]
+    key = join_timer_key(group.group_id, member.member_id)
     if coord.timer_deadline(key) is None:
         _schedule_fence(coord, group.group_id, member.member_id, key, member.rebalance_timeout_ms)
 

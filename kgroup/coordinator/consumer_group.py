@@ -31,7 +31,7 @@ class ClassicMemberMetadata:
     protocols: tuple = ()
 
     def protocol_names(self) -> tuple:
-        return tuple(name for name, _ in self.protocols)
+        return tuple([name for name, _ in self.protocols])
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,11 @@ class ConsumerGroupMember:
         (Kafka's Builder.updateMemberEpoch)."""
         if "member_epoch" in changes and "previous_member_epoch" not in changes:
             changes["previous_member_epoch"] = self.member_epoch
-        if not changes.keys() <= _MEMBER_FIELDS:
-            raise TypeError(f"ConsumerGroupMember has no field {sorted(changes.keys() - _MEMBER_FIELDS)[0]!r}")
-        return _copy_member(self, changes)
+        fields_changed = tuple(changes)
+        copy = _COPIERS.get(fields_changed)
+        if copy is None:
+            copy = _COPIERS[fields_changed] = _member_copier(fields_changed)
+        return copy(self, changes)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch
@@ -71,25 +73,29 @@ class ConsumerGroupMember:
                 self.rebalance_timeout_ms, self.server_assignor, self.classic)
 
 
-def _member_copier():
-    """``copy(member, changes)``: ``dataclasses.replace`` without its per-field checks and frozen
-    ``__init__``, a quarter of its cost (a rejoin evolves a member six times). Generated from the
-    fields, so a new field is copied without anyone remembering to add it here."""
+def _member_copier(changed: tuple):
+    """``copy(member, changes)`` for one set of changed fields: ``dataclasses.replace`` without its
+    per-field checks and frozen ``__init__``, each field set once, from ``changes`` or from
+    ``member`` (a rejoin evolves a member six times, a dynamic group's epoch bump every member
+    twice). Generated from the fields, so a new field is copied without anyone remembering to add
+    it here; one copier per tuple of changed fields, made at its first use."""
     names = [f.name for f in fields(ConsumerGroupMember)]
-    # the slots' own setters: past the frozen __setattr__
-    setters = {name: getattr(ConsumerGroupMember, name).__set__ for name in names}
-    namespace = {"new": object.__new__, "cls": ConsumerGroupMember, "setters": setters}
+    unknown = sorted(set(changed) - set(names))
+    if unknown:
+        raise TypeError(f"ConsumerGroupMember has no field {unknown[0]!r}")
+    namespace = {"new": object.__new__, "cls": ConsumerGroupMember}
     lines = ["def copy(member, changes):", "    out = new(cls)"]
     for k, name in enumerate(names):
-        namespace[f"set{k}"] = setters[name]
-        lines.append(f"    set{k}(out, member.{name})")
-    # a copy changes two or three of its fields: copy all, then overwrite those
-    lines += ["    for name, value in changes.items():", "        setters[name](out, value)", "    return out"]
+        # the slot's own setter: past the frozen __setattr__
+        namespace[f"set{k}"] = getattr(ConsumerGroupMember, name).__set__
+        source = f"changes[{name!r}]" if name in changed else f"member.{name}"
+        lines.append(f"    set{k}(out, {source})")
+    lines.append("    return out")
     exec("\n".join(lines), namespace)
-    return namespace["copy"], frozenset(names)
+    return namespace["copy"]
 
 
-_copy_member, _MEMBER_FIELDS = _member_copier()
+_COPIERS: dict[tuple, object] = {}      # changed fields, in the order given -> their copier
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +293,7 @@ def member_timer_keys(group_id: str, member_id: str) -> tuple[str, str, str, str
     """The session and rebalance (revocation) timers of a member, and the join and sync timers of a
     classic member inside the group, under Kafka's key names."""
     return (session_timer_key(group_id, member_id), rebalance_timer_key(group_id, member_id),
-            f"join-{group_id}-{member_id}", f"sync-{group_id}-{member_id}")
+            join_timer_key(group_id, member_id), sync_timer_key(group_id, member_id))
 
 
 def session_timer_key(group_id: str, member_id: str) -> str:
@@ -296,6 +302,16 @@ def session_timer_key(group_id: str, member_id: str) -> str:
 
 def rebalance_timer_key(group_id: str, member_id: str) -> str:
     return f"rebalance-timeout-{group_id}-{member_id}"
+
+
+def join_timer_key(group_id: str, member_id: str) -> str:
+    """A classic member's JoinGroup owed (after REBALANCE_IN_PROGRESS) or its SyncGroup owed (after
+    a join): each is timed by its rebalance timeout."""
+    return f"join-{group_id}-{member_id}"
+
+
+def sync_timer_key(group_id: str, member_id: str) -> str:
+    return f"sync-{group_id}-{member_id}"
 
 
 @dataclass(frozen=True, slots=True)

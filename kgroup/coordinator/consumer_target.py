@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, MemberSubscription,
-                                         TopicMetadata, get_server_assignor)
+from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, TopicMetadata,
+                                         get_server_assignor, member_subscription)
 from kgroup.assignors.server_order import frozen_row
 
 from . import consumer_records as rec
@@ -69,15 +69,16 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     members = members_with(group, updated, replaced)
     by_name = {t.name: t.topic_id for t in topics.values()}
     ids_of: dict[frozenset, frozenset] = {}      # topic names -> their ids: members mostly share one
-    target = group.target
+    current_row = group.target.get
+    updated_id = updated.member_id
     specs = {}
     for member_id, member in members.items():
-        current = target.get(replaced if member_id == updated.member_id and replaced else member_id, {})
+        current = current_row(replaced if replaced and member_id == updated_id else member_id, {})
         names = group.topics_of(member, resolved)
         ids = ids_of.get(names)
         if ids is None:
             ids = ids_of[names] = frozenset(by_name[n] for n in names if n in by_name)
-        specs[member_id] = MemberSubscription(ids, current, member.instance_id, member.rack_id)
+        specs[member_id] = member_subscription(ids, current, member.instance_id, member.rack_id)
     described = {t.topic_id: TopicMetadata(t.topic_id, t.name, t.num_partitions) for t in topics.values()}
     homogeneous = len(set(ids_of.values())) < 2
     spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS)

@@ -29,6 +29,7 @@ replacing join's own records) for a downgrade.
 from __future__ import annotations
 
 from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION
+from kgroup.records import decode_assignment, decode_subscription, encode_assignment
 
 from . import consumer_records as rec
 from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
@@ -108,7 +109,6 @@ class _UserData(Exception):
 
 
 def _converted_member(coord, classic: ClassicGroup, member: Member) -> ConsumerGroupMember:
-    from kgroup.records import decode_assignment, decode_subscription
     protocol = classic.protocol_name or (member.protocols[0][0] if member.protocols else None)
     try:
         subscription = decode_subscription(member.metadata(protocol))
@@ -209,10 +209,16 @@ def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bo
 
 def classic_assignment(coord, assigned, subscription: bytes) -> bytes:
     """Kafka's ConsumerProtocol.serializeAssignment of the partitions by name, at the version of the
-    member's subscription (0 if it does not say)."""
-    from kgroup.records import encode_assignment
-    names = {topic_id: name for name, (topic_id, _) in coord.topic_image.items()}
+    member's subscription (0 if it does not say). A classic member inside a consumer group is
+    handed one at every SyncGroup: the topic names are looked up only for the topics it holds."""
     version = int.from_bytes(subscription[:2], "big", signed=True) if len(subscription) >= 2 else 0
-    partitions = sorted((names[t], sorted(p)) for t, p in assigned.items() if t in names and p)
+    partitions = []
+    if assigned:
+        names = {topic_id: name for name, (topic_id, _) in coord.topic_image.items()}
+        for topic_id, parts in assigned.items():
+            name = names.get(topic_id)
+            if name is not None and parts:
+                partitions.append((name, sorted(parts)))
+        partitions.sort()
     return encode_assignment({"assignedPartitions": [{"topic": n, "partitions": p} for n, p in partitions],
                               "userData": None}, min(max(version, 0), 3))

@@ -126,7 +126,8 @@ class ConsumerProtocolConsumer(SimProcess):
             config.assignor if joining else None, owned)
 
     def _owned_partitions(self) -> list:
-        """Fresh objects each time, from a listing made once per ``owned`` (a new set on change)."""
+        """A listing made once per ``owned`` (a new set on change): a request's TopicPartitions are
+        only read, by the coordinator and by the wire encoder, so heartbeats share them."""
         owned = self.owned
         listing = self._owned_listing
         if listing is None or listing[0] is not owned:
@@ -135,8 +136,9 @@ class ConsumerProtocolConsumer(SimProcess):
             for topic, partition in owned:
                 by_topic.setdefault(ids[topic], []).append(partition)
             listing = self._owned_listing = (owned, [
-                (t, sorted(ps)) for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)])
-        return [_topic_partitions(None, t, list(ps)) for t, ps in listing[1]]
+                _topic_partitions(None, t, sorted(ps))
+                for t, ps in sorted(by_topic.items(), key=lambda item: item[0].bytes)])
+        return list(listing[1])
 
     def _join(self) -> None:
         self._heartbeat_token += 1
