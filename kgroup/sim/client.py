@@ -256,7 +256,7 @@ class SimConsumer(SimProcess):
     def _validated(self, group) -> bool:
         """The classic group's heartbeat handler passes this member on to its state's answer: this
         generation, and the member (and its instance id) still its own."""
-        return (group.generation_id == self.generation and self.member_id in group.members
+        return (group.generation_id == self.generation
                 and group.validate_member(self.member_id, self.instance_id) == NONE)
 
     def _rebalance_under_way(self):
