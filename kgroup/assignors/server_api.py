@@ -15,7 +15,7 @@ the base64 text); assignors only compare and sort them, so every choice they mak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Mapping, Protocol
 
 HOMOGENEOUS = "HOMOGENEOUS"      # every member subscribes to the same topics (Kafka's SubscriptionType)
@@ -36,20 +36,17 @@ class MemberSubscription:
 
 
 def _subscription_maker():
-    """``make(ids, assignment, instance_id, rack_id)``: a MemberSubscription built past the frozen
+    """``make(ids, assignment, instance_id, rack_id)`` (the fields in order): a MemberSubscription built past the frozen
     ``__init__`` (one ``object.__setattr__`` per field), half its cost: the coordinator builds one
     per member at every epoch bump, a dynamic group's roll some members² times."""
     new = object.__new__
-    set_ids, set_assignment, set_instance, set_rack = (
-        getattr(MemberSubscription, name).__set__
-        for name in ("subscribed_topic_ids", "assignment", "instance_id", "rack_id"))
+    # every field, in declaration order: a field added later is set without editing this
+    setters = tuple(getattr(MemberSubscription, f.name).__set__ for f in fields(MemberSubscription))
 
-    def make(subscribed_topic_ids, assignment, instance_id, rack_id) -> MemberSubscription:
+    def make(*values) -> MemberSubscription:
         spec = new(MemberSubscription)
-        set_ids(spec, subscribed_topic_ids)
-        set_assignment(spec, assignment)
-        set_instance(spec, instance_id)
-        set_rack(spec, rack_id)
+        for set_field, value in zip(setters, values, strict=True):
+            set_field(spec, value)
         return spec
     return make
 

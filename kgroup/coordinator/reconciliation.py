@@ -75,8 +75,7 @@ def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
     if current == target:
         # nothing to revoke or add (the rows hold no empty topics): the member moves to the target
         # epoch as it is, which is what most members do at an epoch bump that left their row alone
-        return member.evolve(member_epoch=target_epoch, state=STABLE, assigned=current,
-                             pending_revocation=EMPTY)
+        return member.evolve(member_epoch=target_epoch, state=STABLE, pending_revocation=EMPTY)
     keep: dict = {}
     revoke: dict = {}
     add: dict = {}
