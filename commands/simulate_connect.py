@@ -127,8 +127,9 @@ def _print_table(document: dict, show_events: bool) -> None:
     final = document["final"]
     click.echo(f"{document['scenario']}: group epoch {document['group_epoch_start']} -> "
                f"{final['group_epoch']}, assignment epoch {final['assignment_epoch']}, "
-               f"{document['rebalances']} rebalance(s), settled at "
-               f"{document['settled_at_ms'] if document['settled_at_ms'] is not None else 'never'} ms")
+               f"{document['rebalances']} rebalance(s), "
+               + (f"settled at {document['settled_at_ms']} ms" if document["settled_at_ms"] is not None
+                  else f"not settled (ran to {document['ended_at_ms']} ms)"))
     rows = [[w, m["member_epoch"], _items(m), _items(final["target"].get(w, {"connectors": [], "tasks": []}))]
             for w, m in final["members"].items()]
     table(rows, headers=["worker", "epoch", "runs", "target"])

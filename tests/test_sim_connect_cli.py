@@ -147,12 +147,47 @@ def test_table_output_shows_final_assignment_and_steps():
     ["custom", "--connectors", "A:2147483647"],
     ["custom", "--workers", "W1", "--event", "10:add-connector:C:999999999"],
     ["custom", "--workers", "W1", "--event", "10:set-tasks:A:100001", "--compare", "protocol"],
-    ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--initial-assignment", "W2=A"]])
+    ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--initial-assignment", "W2=A"],
+    # a value given twice would silently lose the first one
+    ["custom", "--connectors", "A:2,A:3"], ["custom", "--workers", "W1,W1"],
+    ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--initial-assignment", "W1=B"],
+    ["custom", "--workers", "W1", "--assignor-versions", "W1=0-2", "--assignor-versions", "W1=1-2"],
+    # a worker or connector the run never has
+    ["custom", "--workers", "W1", "--assignor-versions", "W9=0-2"],
+    ["custom", "--workers", "W1", "--event", "10:set-tasks:Z:2"],
+    ["custom", "--workers", "W1", "--event", "10:remove-connector:Z"],
+    ["custom", "--workers", "W1", "--event", "10:add-connector:A:1"],
+    ["custom", "--workers", "W1", "--event", "10:remove-connector:A", "--event", "20:set-tasks:A:3"],
+    # sessions that expire between two heartbeats
+    ["worker-joins", "--session-timeout-ms", "1000"],
+    ["custom", "--workers", "W1", "--session-timeout-ms", "3000", "--heartbeat-interval-ms", "3000"]])
 def test_usage_errors_exit_2_with_one_error_line(args):
     result = CliRunner().invoke(cli, ["simulate", "connect", *args])
     assert result.exit_code == 2, result.output
     assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
     assert "Traceback" not in result.output
+
+
+def test_messages_name_the_duplicate_and_the_missing_connector():
+    twice = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--connectors", "A:2,A:3"])
+    assert "connector 'A' given twice" in twice.output
+    missing = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--workers", "W1",
+                                       "--event", "10:remove-connector:A", "--event", "20:set-tasks:A:3"])
+    assert "--event 20:set-tasks:A:3: connector 'A' does not exist at 20 ms" in missing.output
+
+
+def test_connector_removed_then_added_again_is_fine():
+    document = simulate("custom", "--workers", "W1", "--event", "10:remove-connector:A",
+                        "--event", "20:add-connector:A:3")
+    assert document["settled_at_ms"] is not None
+
+
+def test_table_says_not_settled_with_the_end_time():
+    result = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--workers", "W1", "--event",
+                                      "1000:hang:W1", "--until-ms", "20000", "-o", "table"])
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.endswith("not settled (ran to 20000 ms)") and "never" not in first
 
 
 def test_man_page_and_readme_list_every_option_of_help():

@@ -90,6 +90,8 @@ def parse_connectors(text: str) -> dict:
         name, sep, count = part.partition(":")
         if not name or not sep or not count.isdigit():
             raise UsageError(f"--connectors {part!r}: expected NAME:TASKS")
+        if name in connectors:
+            raise UsageError(f"--connectors {text!r}: connector {name!r} given twice")
         connectors[name] = int(count)
     from kgroup.coordinator.connect import connector_set_problem
     problem = connector_set_problem(connectors)
@@ -104,6 +106,8 @@ def parse_assignment(values) -> dict:
         worker, sep, items = value.partition("=")
         if not worker or not sep:
             raise UsageError(f"--initial-assignment {value!r}: expected W=ITEM,ITEM (W= for none)")
+        if worker in assignment:
+            raise UsageError(f"--initial-assignment {value!r}: worker {worker!r} is seeded twice")
         assignment[worker] = tuple(filter(None, items.split(",")))
     return assignment
 
@@ -115,6 +119,8 @@ def parse_versions(values) -> dict:
         low, _, high = span.partition("-")
         if not worker or not low.isdigit() or not high.isdigit() or int(low) > int(high):
             raise UsageError(f"--assignor-versions {value!r}: expected W=MIN-MAX")
+        if worker in versions:
+            raise UsageError(f"--assignor-versions {value!r}: worker {worker!r} given twice")
         versions[worker] = (int(low), int(high))
     return versions
 
@@ -135,7 +141,11 @@ def parse_events(values) -> tuple:
 
 
 def parse_workers(text: str) -> tuple:
-    return tuple(filter(None, text.split(",")))
+    workers = tuple(filter(None, text.split(",")))
+    twice = sorted({w for w in workers if workers.count(w) > 1})
+    if twice:
+        raise UsageError(f"--workers {text!r}: worker {twice[0]!r} given twice")
+    return workers
 
 
 def parse_item(text: str, connectors: dict):
@@ -164,13 +174,23 @@ def check_workers(params: ConnectParams) -> None:
             known.add(args[0])
         elif action in WORKER_ACTIONS and args[0] not in known:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
+        elif action in CONNECTOR_ACTIONS and (args[0] in connectors) != (action != "add-connector"):
+            raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: connector {args[0]!r} "
+                             + (f"already exists at {ms} ms" if action == "add-connector"
+                                else f"does not exist at {ms} ms"))
         elif action == "remove-connector":
-            connectors.pop(args[0], None)
+            connectors.pop(args[0])
         elif action in CONNECTOR_ACTIONS:
             connectors[args[0]] = int(args[1])
             problem = connector_set_problem(connectors)
             if problem:
                 raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: {problem}")
+    unknown = sorted(set(params.assignor_versions) - known)
+    if unknown:
+        raise UsageError(f"--assignor-versions {unknown[0]}=...: {unknown[0]!r} is not a worker of this run")
+    if params.heartbeat_interval_ms >= params.session_timeout_ms:
+        raise UsageError(f"--heartbeat-interval-ms ({params.heartbeat_interval_ms}) must be lower than "
+                         f"--session-timeout-ms ({params.session_timeout_ms})")
     if params.initial_assigner is not None and params.initial_assigner not in params.initial_assignment:
         raise UsageError(f"--initial-assigner {params.initial_assigner!r} is not a seeded worker")
     if params.case == "migration" and params.initial_epoch is not None:
