@@ -17,9 +17,15 @@ ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "mem
 
 
 def _name_and_partitions(value: str) -> tuple[str, int]:
+    from kgroup.server.storage import TopicError, validate_topic_name
+
     name, sep, count = value.rpartition(":")
     if not sep or not name or not count.isdigit() or int(count) < 1:
         raise click.BadParameter(f"{value!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+    try:
+        validate_topic_name(name)       # Kafka's rule: a broker would refuse to create it
+    except TopicError as exc:
+        raise click.BadParameter(f"{value!r}: {exc}") from None
     return name, int(count)
 
 

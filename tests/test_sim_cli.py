@@ -58,6 +58,18 @@ def test_usage_errors_exit_2():
     assert invoke("scale-down", "--count", "3").exit_code == 2
 
 
+@pytest.mark.parametrize("option, value, problem", [
+    ("--topic", "bad topic:5", "contains characters other than ASCII alphanumerics"),
+    ("--topic", "..:3", "is illegal"),
+    ("--topic", "t" * 250 + ":1", "longer than 249 characters"),
+    ("--add-topic", "x/y:3", "contains characters other than ASCII alphanumerics")])
+def test_a_topic_kafka_would_refuse_is_a_usage_error(option, value, problem):
+    scenario = "upgrade-protocol" if option == "--add-topic" else "rolling-bounce"
+    result = invoke(scenario, option, value, "-o", "json")
+    assert result.exit_code == 2 and problem in result.output
+    assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
+
+
 def test_a_scenario_that_cannot_run_exits_1_naming_the_error():
     result = invoke("crash", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "100")
     assert result.exit_code == 1
