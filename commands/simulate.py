@@ -201,7 +201,8 @@ def _reject_inapplicable(ctx, scenario) -> None:
     given = {p.name: ctx.params[p.name] for p in options
              if ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     flags = {p.name: max(p.opts, key=len) for p in options}
-    message = inapplicable(scenario, given, flags)
+    message = inapplicable(scenario, given, flags, protocol=ctx.params["protocol"],
+                           compare=ctx.params["compare"], membership=ctx.params["membership"])
     if message:
         fail("simulate", KgroupUsageError(message))
 

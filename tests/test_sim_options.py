@@ -26,6 +26,22 @@ def invoke(*args):
     (["leader-bounce", "--count", "2"], "--count does not apply to leader-bounce (it applies to crash, scale-down, "),
     (["crash", "--compare", "removal"], "--compare removal does not apply to crash (it takes membership or "),
     (["duplicate-instance", "--compare", "membership"], "--compare membership does not apply to duplicate-instance"),
+    # an option only the other group protocol's consumers use
+    (["rolling-bounce", "--protocol", "consumer", "--assignor", "sticky"],
+     "--assignor does not apply with --protocol consumer (a consumer-protocol consumer has no "
+     "partition.assignment.strategy"),
+    (["rolling-bounce", "--compare", "assignor", "--protocol", "consumer", "--assignor", "sticky"],
+     "--assignor does not apply with --protocol consumer"),
+    (["crash", "--protocol", "consumer", "--sort-by", "member-id"], "--sort-by does not apply with --protocol consumer"),
+    (["scale-up", "--protocol", "consumer", "--initial-rebalance-delay-ms", "0"],
+     "--initial-rebalance-delay-ms does not apply with --protocol consumer"),
+    (["rolling-bounce", "--server-assignor", "range"], "--server-assignor does not apply with --protocol classic"),
+    (["upgrade", "--server-assignor", "range"], "--server-assignor does not apply with --protocol classic"),
+    # dynamic members leave on their own: nothing to remove
+    (["scale-down", "--membership", "dynamic", "--remove-members"],
+     "--remove-members does not apply with --membership dynamic"),
+    (["scale-down", "--membership", "dynamic", "--compare", "removal"],
+     "--compare removal does not apply with --membership dynamic"),
 ])
 def test_an_option_the_scenario_ignores_is_a_one_line_usage_error(args, message):
     result = invoke(*args, "-o", "json")
@@ -38,7 +54,12 @@ def test_an_option_the_scenario_ignores_is_a_one_line_usage_error(args, message)
 def test_options_that_apply_still_run():
     for args in (["scale-down", "--count", "1", "--remove-members"], ["duplicate-instance", "--membership", "static"],
                  ["crash", "--count", "1", "--concurrency", "1", "--restart-ms", "1000"],
-                 ["downgrade-protocol", "--migration-policy", "bidirectional", "--order", "reverse"]):
+                 ["downgrade-protocol", "--migration-policy", "bidirectional", "--order", "reverse"],
+                 # both protocols' consumers run: each protocol's assignor applies
+                 ["rolling-bounce", "--compare", "protocol", "--assignor", "sticky", "--server-assignor", "range"],
+                 ["upgrade-protocol", "--assignor", "sticky", "--server-assignor", "range", "--sort-by", "member-id"],
+                 ["rolling-bounce", "--protocol", "consumer", "--server-assignor", "range"],
+                 ["scale-down", "--compare", "membership", "--remove-members"]):
         result = invoke(*args, "--members", "2", "--topic", "t:2", "-o", "json")
         assert result.exit_code == 0, (args, result.output)
 

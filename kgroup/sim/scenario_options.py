@@ -41,15 +41,46 @@ SCENARIO_OPTIONS: dict[str, dict[str, tuple | None]] = {
 }
 
 
-def inapplicable(scenario: str, given: dict, flags: dict) -> str | None:
+# Options only one group protocol's consumers use, and why the other ignores them. A Java consumer
+# with group.protocol=consumer refuses partition.assignment.strategy (ConsumerConfig's
+# CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS) and a classic one refuses group.remote.assignor.
+CLASSIC_ONLY = {
+    "assignor": "a consumer-protocol consumer has no partition.assignment.strategy: use --server-assignor",
+    "sort_by": "the server-side assignors order members by member id",
+    "initial_rebalance_delay_ms": "group.initial.rebalance.delay.ms applies to classic groups only",
+}
+CONSUMER_ONLY = {
+    "server_assignor": "group.remote.assignor is the consumer protocol's: classic consumers assign with --assignor",
+}
+PROTOCOL_ROLLS = ("upgrade-protocol", "downgrade-protocol")
+
+
+def _protocols(scenario: str, protocol: str, compare: str | None) -> set:
+    """The group protocols the run's consumers speak."""
+    if scenario in PROTOCOL_ROLLS or compare == "protocol":
+        return {"classic", "consumer"}
+    return {protocol}
+
+
+def inapplicable(scenario: str, given: dict, flags: dict, protocol: str = "classic",
+                 compare: str | None = None, membership: str = "static") -> str | None:
     """The first option in `given` (name -> value, only those the user gave) that `scenario` does
     not take, as one line naming the option and the scenario; None when all apply. `flags` names
-    each option as typed (`remove_members` -> `--remove-members`)."""
+    each option as typed (`remove_members` -> `--remove-members`). `protocol`, `compare` and
+    `membership` are the run's (given or default): an option only the other protocol's consumers
+    use, or --remove-members for dynamic members (they leave on their own), is refused too."""
     row = SCENARIO_OPTIONS[scenario]
+    protocols = _protocols(scenario, protocol, compare)
     for name, value in given.items():
+        flag = flags.get(name, name)
+        for only, reasons in (("classic", CLASSIC_ONLY), ("consumer", CONSUMER_ONLY)):
+            if name in reasons and only not in protocols:
+                return f"{flag} does not apply with --protocol {protocol} ({reasons[name]})"
+        if (name == "remove_members" or (name == "compare" and value == "removal")) and membership == "dynamic":
+            return (f"{flag if name == 'remove_members' else '--compare removal'} does not apply with "
+                    f"--membership dynamic (dynamic members send LeaveGroup themselves when they stop)")
         if name in COMMON:
             continue
-        flag = flags.get(name, name)
         if name not in row:
             takers = [s for s, options in SCENARIO_OPTIONS.items() if name in options]
             return f"{flag} does not apply to {scenario} (it applies to {', '.join(takers)})"
