@@ -85,6 +85,25 @@ def test_plot_writes_the_timeline(tmp_path, suffix, magic):
     assert path.read_bytes().startswith(magic)
 
 
+def test_plot_bars_carry_their_partition_count():
+    """The shade alone does not say how many partitions a consumer holds: wide bars show the number."""
+    pytest.importorskip("matplotlib")
+    from kgroup.sim.model import SimParams
+    from kgroup.sim.plot import _panel, pyplot
+    from kgroup.sim.scenarios import run_scenario
+
+    result = run_scenario("rolling-bounce", SimParams(members=3, membership="dynamic"))
+    plt = pyplot("x.png")
+    fig, ax = plt.subplots()
+    try:
+        _panel(ax, result, plt.get_cmap("viridis"))
+        labels = {t.get_text() for t in ax.texts}
+    finally:
+        plt.close(fig)
+    # 9 partitions: three members hold 3 each, two hold 4 and 5 while the third is away
+    assert {"3", "4", "5"} <= labels and labels <= {str(n) for n in range(10)}
+
+
 def test_plot_without_matplotlib_exits_1_with_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib -> ImportError
     result = invoke("rolling-bounce", "-o", "json", "--plot", str(tmp_path / "x.png"))

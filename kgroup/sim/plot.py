@@ -14,6 +14,8 @@ class PlotUnavailable(Exception):
 
 FORMATS = (".png", ".svg")
 MAX_ROWS = 60      # beyond this, rows are sampled evenly so the figure stays readable
+LABEL_MIN_SPAN = 0.03   # a bar this share of the time axis or wider shows its partition count
+LABEL_MAX_ROWS = 20     # and only while the rows are tall enough for a digit
 
 
 _NO_MATPLOTLIB = "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'"
@@ -48,7 +50,8 @@ def plot_timeline(results, path: str) -> None:
                  else "orange line: group-epoch bump")
     if mixed:
         lines += ";\nstrip under a row: its protocol (blue classic, orange consumer)"
-    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar shade: partitions held;"
+    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar: partitions held (the number on it, "
+                           "darker: fewer);"
                            f" {lines}; ▶ start, ■ stop, ✕ fenced", fontsize=8)
     save(plt, fig, path)
 
@@ -101,10 +104,15 @@ def _panel(ax, result, cmap) -> None:
         names = [names[int(i * step)] for i in range(MAX_ROWS)]
     row = {name: i for i, name in enumerate(names)}
     most = max((count for *_, count in result.intervals), default=1) or 1
+    span = max(result.duration_ms, 1)
     for name, start, end, count in result.intervals:
         if name in row:
+            shade = 0.25 + 0.65 * count / most
             ax.broken_barh([(start / 1000, (end - start) / 1000)], (row[name] - 0.4, 0.8),
-                           facecolors=cmap(0.25 + 0.65 * count / most))
+                           facecolors=cmap(shade))
+            if (end - start) >= LABEL_MIN_SPAN * span and len(names) <= LABEL_MAX_ROWS:
+                ax.text((start + end) / 2000, row[name], str(count), ha="center", va="center",
+                        fontsize=6, color="white" if shade < 0.6 else "black")
     for event in result.events.of_kind("stop", "crash", "fenced", "failed", "start"):
         name = event.get("member")
         if name in row:
