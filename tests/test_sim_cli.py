@@ -123,6 +123,27 @@ def test_plot_target_is_checked_before_the_simulation_runs(tmp_path, monkeypatch
     assert result.exit_code == 1 and "must end in .png or .svg" in result.output
 
 
+@pytest.mark.parametrize("where, reason", [("missing/x.png", "No such file or directory"),
+                                           ("a-dir.png", "Is a directory"),
+                                           ("a-file/x.svg", "Not a directory")])
+def test_plot_to_a_place_it_cannot_write_is_refused_before_the_simulation_runs(tmp_path, monkeypatch, where,
+                                                                                reason):
+    """Checked after the run, the failure would throw the run's results away."""
+    pytest.importorskip("matplotlib")
+    import kgroup.sim.scenarios as scenarios
+
+    (tmp_path / "a-dir.png").mkdir()
+    (tmp_path / "a-file").write_text("")
+
+    def boom(*a, **kw):
+        raise AssertionError("the simulation ran before the --plot target was checked")
+    monkeypatch.setattr(scenarios, "run_scenario", boom)
+    result = invoke("rolling-bounce", "-o", "json", "--plot", str(tmp_path / where))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: --plot {tmp_path / where}: cannot write the file: {reason}"]
+
+
 def test_plot_rejects_other_file_types(tmp_path):
     result = invoke("rolling-bounce", "-o", "json", "--plot", str(tmp_path / "x.pdf"))
     assert result.exit_code == 1 and "must end in .png or .svg" in result.output

@@ -27,6 +27,20 @@ def test_plot_refuses_an_unknown_file_type_before_running(tmp_path):
         f"Error: --plot {tmp_path / 'x.gif'}: the file name must end in .png or .svg"]
 
 
+def test_plot_refuses_a_missing_directory_before_running(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import kgroup.sim.connect as connect
+
+    def boom(*a, **kw):
+        raise AssertionError("the run happened before the --plot target was checked")
+    monkeypatch.setattr(connect, "run", boom)
+    target = tmp_path / "missing" / "x.svg"
+    result = CliRunner().invoke(cli, ["simulate", "connect", "worker-joins", "--plot", str(target)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: --plot {target}: cannot write the file: No such file or directory"]
+
+
 def test_worker_joins_timeline():
     params = resolve("worker-joins")
     data = timeline(run(params), params)

@@ -29,6 +29,25 @@ def check_target(path: str) -> None:
         raise PlotUnavailable(f"--plot {path}: the file name must end in .png or .svg")
     if importlib.util.find_spec("matplotlib") is None:
         raise PlotUnavailable(_NO_MATPLOTLIB)
+    problem = _unwritable(Path(path))
+    if problem:
+        raise PlotUnavailable(f"--plot {path}: cannot write the file: {problem}")
+
+
+def _unwritable(target: Path) -> str | None:
+    """Why ``target`` cannot be written (None: it can), so a run's results are not thrown away
+    after the simulation for a directory that is missing or read-only."""
+    import errno
+    import os
+
+    parent = target.parent
+    if target.is_dir():
+        return os.strerror(errno.EISDIR)
+    if not parent.is_dir():
+        return os.strerror(errno.ENOTDIR if parent.exists() else errno.ENOENT)
+    if not os.access(target if target.exists() else parent, os.W_OK):
+        return os.strerror(errno.EACCES)
+    return None
 
 
 def plot_timeline(results, path: str) -> None:
