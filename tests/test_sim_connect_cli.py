@@ -158,6 +158,14 @@ def test_table_output_shows_final_assignment_and_steps():
     ["custom", "--workers", "W1", "--event", "10:remove-connector:Z"],
     ["custom", "--workers", "W1", "--event", "10:add-connector:A:1"],
     ["custom", "--workers", "W1", "--event", "10:remove-connector:A", "--event", "20:set-tasks:A:3"],
+    # an event that does not fit what the worker does then
+    ["custom", "--workers", "W1", "--event", "10:leave:W1", "--event", "20:leave:W1"],
+    ["custom", "--workers", "W1", "--event", "10:resume:W1"],
+    ["custom", "--workers", "W1", "--event", "10:join:W1"],
+    ["custom", "--workers", "W1", "--event", "10:hang:W1", "--event", "20:leave:W1"],
+    ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--workers", "W1"],
+    ["migration", "--event", "10:upgrade:W1", "--event", "20:upgrade:W1"],
+    ["migration", "--event", "10:downgrade:W1"],
     # sessions that expire between two heartbeats
     ["worker-joins", "--session-timeout-ms", "1000"],
     ["custom", "--workers", "W1", "--session-timeout-ms", "3000", "--heartbeat-interval-ms", "3000"]])
@@ -174,6 +182,22 @@ def test_messages_name_the_duplicate_and_the_missing_connector():
     missing = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--workers", "W1",
                                        "--event", "10:remove-connector:A", "--event", "20:set-tasks:A:3"])
     assert "--event 20:set-tasks:A:3: connector 'A' does not exist at 20 ms" in missing.output
+
+
+def test_an_event_that_does_not_fit_the_worker_names_its_state():
+    result = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--workers", "W1",
+                                      "--event", "10:leave:W1", "--event", "20:leave:W1"])
+    assert "Error: --event 20:leave:W1: W1 is stopped at 20 ms" in result.output
+    result = CliRunner().invoke(cli, ["simulate", "connect", "migration", "--event", "10:downgrade:W1"])
+    assert "Error: --event 10:downgrade:W1: W1 already speaks the classic protocol at 10 ms" in result.output
+
+
+@pytest.mark.parametrize("events", [
+    ["10:leave:W1", "20:join:W1"], ["10:crash:W1", "20:restart:W1"], ["10:hang:W1", "20:resume:W1"],
+    ["10:hang:W1", "20:restart:W1"], ["10:hang:W1", "20:crash:W1", "30:join:W1"]])
+def test_events_that_fit_the_worker_run(events):
+    document = simulate("custom", "--workers", "W1,W2", *(a for e in events for a in ("--event", e)))
+    assert document["final"]["members"]
 
 
 def test_connector_removed_then_added_again_is_fine():

@@ -160,20 +160,51 @@ def parse_item(text: str, connectors: dict):
     return TaskId(connector, int(number))
 
 
+# worker action -> the states the worker may be in for it, and the state it leaves the worker in
+_WORKER_STEPS = {"join": ((None, "down"), "up"), "restart": (("down", "hung"), "up"),
+                 "leave": (("up",), "down"), "crash": (("up", "hung"), "down"),
+                 "hang": (("up",), "hung"), "resume": (("hung",), "up"),
+                 "upgrade": (("up",), "up"), "downgrade": (("up",), "up")}
+_STATE_WORDS = {None: "not in the group yet", "up": "already running", "hung": "hung", "down": "stopped"}
+
+
+def _check_worker_step(ms: int, action: str, worker: str, state: dict, new_protocol: set) -> None:
+    """An event must fit what the worker is doing then (no second leave, no resume of a running
+    worker, no upgrade of an upgraded one); ``state`` and ``new_protocol`` follow the event."""
+    allowed, after = _WORKER_STEPS[action]
+    where = f"--event {ms}:{action}:{worker}"
+    if state.get(worker) not in allowed:
+        raise UsageError(f"{where}: {worker} is {_STATE_WORDS[state.get(worker)]} at {ms} ms")
+    if (action == "upgrade") == (worker in new_protocol) and action in ROLL_ACTIONS:
+        protocol = "the new protocol" if worker in new_protocol else "the classic protocol"
+        raise UsageError(f"{where}: {worker} already speaks {protocol} at {ms} ms")
+    if action == "upgrade":
+        new_protocol.add(worker)
+    elif action == "downgrade":
+        new_protocol.discard(worker)
+    state[worker] = after
+
+
 def check_workers(params: ConnectParams) -> None:
     """Every worker an event names must have been seeded or joined before (or at) that event; a seed
     needs its epoch and names only items of the connector set."""
     from kgroup.coordinator.connect import connector_set_problem
 
+    both = sorted(set(params.initial_assignment) & set(params.workers))
+    if both:
+        raise UsageError(f"--workers: {both[0]} is a seeded worker (--initial-assignment), in the group from t=0")
     known = set(params.initial_assignment) | set(params.workers)
+    state = dict.fromkeys(known, "up")          # up | hung | down, as the events change it
+    new_protocol: set = set()                   # migration: the workers upgraded to the new protocol
     connectors = dict(params.connectors)        # the connector set as the events change it
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
         if action in ROLL_ACTIONS and params.case != "migration":
             raise UsageError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
-        if action == "join":
-            known.add(args[0])
-        elif action in WORKER_ACTIONS and args[0] not in known:
+        if action in WORKER_ACTIONS and action != "join" and args[0] not in known:
             raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
+        if action in WORKER_ACTIONS:
+            _check_worker_step(ms, action, args[0], state, new_protocol)
+            known.add(args[0])
         elif action in CONNECTOR_ACTIONS and (args[0] in connectors) != (action != "add-connector"):
             raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: connector {args[0]!r} "
                              + (f"already exists at {ms} ms" if action == "add-connector"
