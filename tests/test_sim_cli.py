@@ -70,6 +70,14 @@ def test_a_topic_kafka_would_refuse_is_a_usage_error(option, value, problem):
     assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
 
 
+@pytest.mark.parametrize("option", ["--rebalance-timeout-ms", "--initial-rebalance-delay-ms", "--restart-ms"])
+def test_a_timeout_beyond_kafkas_int_is_a_one_line_usage_error(option):
+    result = CliRunner().invoke(cli, ["simulate", "rolling-bounce", option, "99999999999", "-o", "json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"{option} must be at most 2147483647 (got 99999999999)" in result.stderr
+    assert "Traceback" not in result.output
+
+
 def test_a_scenario_that_cannot_run_exits_1_naming_the_error():
     result = invoke("crash", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "100")
     assert result.exit_code == 1

@@ -166,6 +166,10 @@ def test_table_output_shows_final_assignment_and_steps():
     ["custom", "--initial-epoch", "3", "--initial-assignment", "W1=A", "--workers", "W1"],
     ["migration", "--event", "10:upgrade:W1", "--event", "20:upgrade:W1"],
     ["migration", "--event", "10:downgrade:W1"],
+    # beyond Kafka's 32-bit ints
+    ["worker-joins", "--rebalance-timeout-ms", "99999999999"],
+    ["worker-joins", "--scheduled-rebalance-max-delay-ms", "99999999999"],
+    ["custom", "--initial-epoch", "99999999999", "--initial-assignment", "W1=A"],
     # sessions that expire between two heartbeats
     ["worker-joins", "--session-timeout-ms", "1000"],
     ["custom", "--workers", "W1", "--session-timeout-ms", "3000", "--heartbeat-interval-ms", "3000"]])
@@ -198,6 +202,14 @@ def test_an_event_that_does_not_fit_the_worker_names_its_state():
 def test_events_that_fit_the_worker_run(events):
     document = simulate("custom", "--workers", "W1,W2", *(a for e in events for a in ("--event", e)))
     assert document["final"]["members"]
+
+
+def test_a_preset_event_that_no_longer_fits_says_it_is_the_presets():
+    result = CliRunner().invoke(cli, ["simulate", "connect", "worker-joins", "--initial-epoch", "5",
+                                      "--initial-assignment", "W1=A"])
+    assert result.exit_code == 2
+    assert ("Error: --event 0:join:W1: W1 is already running at 0 ms (an event of the worker-joins preset; "
+            "--event replaces them)") in result.output
 
 
 def test_connector_removed_then_added_again_is_fine():

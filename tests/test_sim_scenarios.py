@@ -225,6 +225,12 @@ def test_invalid_session_timeout_is_a_scenario_failure_naming_the_error():
     ({"members": 0}, "--members must be at least 1"),
     ({"heartbeat_interval_ms": 50_000}, "must be lower than --session-timeout-ms"),
     ({"concurrency": 0}, "--concurrency must be at least 1"),
+    # Kafka's timeouts are 32-bit ints: beyond, a record or a coordinator config failed with a traceback
+    ({"rebalance_timeout_ms": 2**31}, r"--rebalance-timeout-ms must be at most 2147483647 \(got 2147483648\)"),
+    ({"session_timeout_ms": 10**11, "protocol": "consumer"}, "--session-timeout-ms must be at most 2147483647"),
+    ({"initial_rebalance_delay_ms": 10**11}, "--initial-rebalance-delay-ms must be at most 2147483647"),
+    ({"heartbeat_interval_ms": 2**31, "session_timeout_ms": 2**32}, "--session-timeout-ms must be at most"),
+    ({"restart_ms": 10**14}, "--restart-ms must be at most 2147483647"),
 ])
 def test_bad_parameters_are_parameter_errors(kw, message):
     with pytest.raises(ParameterError, match=message):

@@ -80,7 +80,12 @@ def resolve(case: str, **given) -> ConnectParams:
         raise UsageError(f"unknown CASE {case!r}; choose from {', '.join(CASES)}")
     chosen = {k: v for k, v in given.items() if v is not None}
     params = replace(ConnectParams(case=case), **{**PRESETS[case], **chosen})
-    check_workers(params)
+    try:
+        check_workers(params)
+    except UsageError as exc:
+        if str(exc).startswith("--event") and "events" not in chosen and PRESETS[case].get("events"):
+            raise UsageError(f"{exc} (an event of the {case} preset; --event replaces them)") from None
+        raise
     return params
 
 

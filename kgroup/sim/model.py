@@ -18,6 +18,7 @@ MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
 PROTOCOLS = ("classic", "consumer")
+INT32_MAX = 2**31 - 1
 SERVER_ASSIGNORS = ("uniform", "range")      # the coordinator's, for consumer-protocol members
 GROUP = "g"
 
@@ -77,6 +78,14 @@ class SimParams:
              f"--session-timeout-ms ({self.session_timeout_ms})"),
             (self.rebalance_timeout_ms >= 1, "--rebalance-timeout-ms must be at least 1"),
         ]
+        # Kafka's timeouts are 32-bit ints (client and coordinator configs, JoinGroup fields, the
+        # group's records); the restart is held to the same bound, which keeps a run finite.
+        checks += [(value <= INT32_MAX, f"--{name.replace('_', '-')} must be at most {INT32_MAX} (got {value})")
+                   for name, value in (("session_timeout_ms", self.session_timeout_ms),
+                                       ("rebalance_timeout_ms", self.rebalance_timeout_ms),
+                                       ("heartbeat_interval_ms", self.heartbeat_interval_ms),
+                                       ("initial_rebalance_delay_ms", self.initial_rebalance_delay_ms),
+                                       ("restart_ms", self.restart_ms))]
         for ok, message in checks:
             if not ok:
                 raise ParameterError(message)
