@@ -191,9 +191,9 @@ def test_messages_name_the_duplicate_and_the_missing_connector():
 def test_an_event_that_does_not_fit_the_worker_names_its_state():
     result = CliRunner().invoke(cli, ["simulate", "connect", "custom", "--workers", "W1",
                                       "--event", "10:leave:W1", "--event", "20:leave:W1"])
-    assert "Error: --event 20:leave:W1: W1 is stopped at 20 ms" in result.output
+    assert "--event 20:leave:W1: W1 is stopped at 20 ms" in result.output
     result = CliRunner().invoke(cli, ["simulate", "connect", "migration", "--event", "10:downgrade:W1"])
-    assert "Error: --event 10:downgrade:W1: W1 already speaks the classic protocol at 10 ms" in result.output
+    assert "--event 10:downgrade:W1: W1 already speaks the classic protocol at 10 ms" in result.output
 
 
 @pytest.mark.parametrize("events", [
@@ -208,7 +208,7 @@ def test_a_preset_event_that_no_longer_fits_says_it_is_the_presets():
     result = CliRunner().invoke(cli, ["simulate", "connect", "worker-joins", "--initial-epoch", "5",
                                       "--initial-assignment", "W1=A"])
     assert result.exit_code == 2
-    assert ("Error: --event 0:join:W1: W1 is already running at 0 ms (an event of the worker-joins preset; "
+    assert ("--event 0:join:W1: W1 is already running at 0 ms (an event of the worker-joins preset; "
             "--event replaces them)") in result.output
 
 
