@@ -96,3 +96,15 @@ def test_cli_compare_table_and_json():
     assert {k: v for k, v in document.items() if k != "compare"} == plain     # the draft's document unchanged
     bad = runner.invoke(cli, ["simulate", "connect", "worker-joins", "--compare", "speed"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("protocol", [EAGER, COOPERATIVE])
+def test_classic_member_ids_are_counted_so_a_run_is_repeatable(protocol):
+    """The coordinator's member ids (client id + suffix) decide which member a classic group makes
+    leader when its leader leaves (Kafka's members HashMap order): a random UUID suffix would make
+    the same run name different leaders, so the simulation counts instead."""
+    cluster, _, _ = run_classic(resolve("connector-change"), protocol)
+    suffixes = sorted(w.member_id.rsplit("-", 1)[1] for w in cluster.workers.values() if w.member_id)
+    assert suffixes and all(s.isdigit() and len(s) == 8 for s in suffixes), suffixes
+    again, _, _ = run_classic(resolve("connector-change"), protocol)
+    assert [w.member_id for w in cluster.workers.values()] == [w.member_id for w in again.workers.values()]

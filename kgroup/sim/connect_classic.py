@@ -31,6 +31,7 @@ from kgroup.coordinator.connect import TaskId, item_order
 from kgroup.kafka_errors import (GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID)
 from kgroup.sim.connect_cluster import GROUP, due_times
+from kgroup.sim.engine import counted_ids
 
 PROTOCOL_TYPE = "connect"
 
@@ -63,7 +64,7 @@ class ClassicCluster:
         """``coord``: a coordinator shared with new-protocol workers (a migration)."""
         self.protocol = protocol
         self.eager = protocol == EAGER
-        self.coord = coord or GroupCoordinator(now_ms=0)
+        self.coord = coord or GroupCoordinator(now_ms=0, uuid_source=counted_ids())
         self.connectors = dict(connectors)
         self.delay_ms, self.interval = delay_ms, heartbeat_interval_ms
         self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms

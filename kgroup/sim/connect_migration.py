@@ -17,6 +17,7 @@ from kgroup.coordinator.connect import connector_items, error_name
 from kgroup.sim.connect_classic import ClassicCluster
 from kgroup.sim.connect_cluster import GROUP, Cluster, due_times
 from kgroup.sim.connect_params import ConnectParams
+from kgroup.sim.engine import counted_ids
 
 CLASSIC, CONNECT = "classic", "connect"
 
@@ -27,7 +28,8 @@ class MigrationRun:
                       heartbeat_interval_ms=params.heartbeat_interval_ms,
                       rebalance_timeout_ms=params.rebalance_timeout_ms)
         self.coord = GroupCoordinator(config={"group.connect.session.timeout.ms": params.session_timeout_ms,
-                                              "group.connect.heartbeat.interval.ms": params.heartbeat_interval_ms})
+                                              "group.connect.heartbeat.interval.ms": params.heartbeat_interval_ms},
+                                      uuid_source=counted_ids())
         self.classic = ClassicCluster(COOPERATIVE, dict(params.connectors), coord=self.coord, **timing)
         self.draft = Cluster(dict(params.connectors), versions=dict(params.assignor_versions), coord=self.coord,
                              **timing)

@@ -33,11 +33,20 @@ watches whichever the group is now, and reports each conversion between the two
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from functools import partial
 from typing import Callable
 
 from .wire_memo import WireMemo
+
+
+def counted_ids() -> Callable[[], str]:
+    """The coordinator's uuid_source for a simulation: member ids end in a counter, not a random
+    UUID, so a run is repeatable (which member Kafka's classic group makes leader after the leader
+    leaves follows the hash of the member ids)."""
+    counter = itertools.count()
+    return lambda: f"{next(counter):08d}"
 
 
 class Engine:

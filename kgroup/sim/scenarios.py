@@ -26,7 +26,7 @@ from kgroup.coordinator import GroupCoordinator
 from . import consumer_group
 from .client import ConsumerConfig, SimConsumer
 from .consumer_client import ConsumerProtocolConsumer
-from .engine import Engine
+from .engine import Engine, counted_ids
 from .metrics import Ledger
 from .model import (GROUP, PROTOCOL_ROLLS, SCENARIOS, ParameterError, ScenarioError, SimParams,
                     SimResult)
@@ -39,7 +39,6 @@ class Run:
     def __init__(self, params: SimParams, scenario: str | None = None):
         params.validate()
         self.params = params
-        counter = itertools.count()
         self.mixed = scenario in PROTOCOL_ROLLS      # both protocols in one group, in turn
         if self.mixed:
             params = self.params = replace(params, protocol=PROTOCOL_ROLLS[scenario][0])
@@ -50,7 +49,7 @@ class Run:
                                                             params.heartbeat_interval_ms))
         if self.mixed:
             config["group.consumer.migration.policy"] = params.migration_policy
-        self.coordinator = GroupCoordinator(config=config, uuid_source=lambda: f"{next(counter):08d}")
+        self.coordinator = GroupCoordinator(config=config, uuid_source=counted_ids())
         image = consumer_group.topic_image(params.topics)
         self.coordinator.set_topics(image)
         self.topic_names = {topic_id: name for name, (topic_id, _) in image.items()}
