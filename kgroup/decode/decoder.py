@@ -16,7 +16,7 @@ from kgroup.records import (
     decode_value,
     record_type_name,
 )
-from kgroup.records.batch_model import BatchError, TrailingBytes
+from kgroup.records.batch_model import BatchError, ReadFailed, TrailingBytes
 from kgroup.records.segment import SegmentFile, family_for_topic, iter_segment
 
 _alloc = object.__new__
@@ -210,8 +210,9 @@ class ForeignLogCheck:
 
     def batch_error(self, error: BatchError) -> str | None:
         """The message for a file with no record batch at its start (None: report `error` as it is).
-        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead."""
-        if not self.active or error.position != 0 or error.recoverable:
+        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead; a file
+        that could not be opened or read says nothing about what it holds."""
+        if not self.active or error.position != 0 or error.recoverable or isinstance(error, ReadFailed):
             return None
         self.active = False
         return f"{NOT_OFFSETS_LOG}: no record batch at its start ({error.message})"

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 from ..errors import KgroupError
 from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, scan
-from .batch_model import Batch, BatchError
+from .batch_model import Batch, BatchError, ReadFailed
 
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
@@ -148,7 +148,7 @@ def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, 
     try:
         f = open(path, "rb", buffering=0)
     except OSError as exc:
-        handler(BatchError(path, 0, f"cannot open: {exc.strerror}", recoverable=False))
+        handler(ReadFailed(path, 0, f"cannot open: {exc.strerror}"))
         return
     with f:
         yield from _events(f, path, handler, lean)
@@ -162,7 +162,7 @@ def _events(stream, path: str, handler, lean: bool = False) -> Iterator[Batch]:
             else:
                 handler(event)
     except OSError as exc:
-        handler(BatchError(path, 0, f"read failed: {exc.strerror or exc}", recoverable=False))
+        handler(ReadFailed(path, 0, f"read failed: {exc.strerror or exc}"))
 
 
 def scan_batch_boundaries(path, target_bytes: int = 64 << 20) -> list[tuple[int, int]]:
