@@ -56,7 +56,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     for view in views:
         _filter(view, static_only, dynamic_only)
     offline = bool(dumps)
-    _render(views, output, with_offsets or offline, offline)
+    _render(views, output, with_offsets, offline)
     failed = [v for v in views if v.error]
     for view in failed:
         click.echo(f"kgroup describe: {view.error}", err=True)
@@ -132,7 +132,7 @@ def _render(views, output, with_offsets, offline):
     if output == "json":
         echo_json([v.to_json(offline) for v in views])
         return
-    if output == "csv":
+    if output == "csv":         # one row per member, or per partition with --offsets, live or offline
         if with_offsets:
             writer = CsvWriter(OFFSET_COLUMNS)
             for v in views:
@@ -156,7 +156,7 @@ def _render(views, output, with_offsets, offline):
         if not first:
             click.echo("")
         first = False
-        _table(view, with_offsets, offline)
+        _table(view, with_offsets or offline, offline)     # offline, the committed offsets are what the log knows
 
 
 def _assignment_text(member, protocol_type):
@@ -196,7 +196,7 @@ def _table(view, with_offsets, offline):
         summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]
         headers[3:3] = ["GROUP-EPOCH", "ASSIGNMENT-EPOCH"]
     elif offline:
-        summary.insert(3, str(view.generation))
+        summary.insert(3, _cell(view.generation))
         headers.insert(3, "GENERATION")
     table([summary], headers)
     click.echo("")

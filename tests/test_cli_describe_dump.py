@@ -128,3 +128,21 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
     assert {t for t, _ in owned} == {"foo", "bar"}
     table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout
     assert "None" not in table and "consumer/uniform" in table
+
+
+def test_offline_csv_is_one_row_per_member_unless_offsets_and_the_table_never_says_none(segments_dir):
+    dump = str(segments_dir / SEGMENT_A)
+    members = describe("--from-dump", dump, "my-group", "gzip-group", "-o", "csv")
+    assert members.exit_code == 0, members.stderr
+    assert members.stdout.splitlines() == [
+        "group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,client_id,"
+        "client_host,assignment",
+        'my-group,Stable,consumer,range,,m1,,false,c1,/127.0.0.1,"orders:0,1"']
+    offsets = describe("--from-dump", dump, "my-group", "--offsets", "-o", "csv")
+    assert offsets.stdout.splitlines() == ["group,topic,partition,committed,log_end,lag,member_id,group_instance_id",
+                                           "my-group,orders,0,100,,,m1,", "my-group,orders,1,,,,m1,"]
+    # gzip-group's GroupMetadata was deleted (offset 22): no generation, shown as "-", as every unknown cell is
+    table = describe("--from-dump", dump, "gzip-group", "-o", "table").stdout
+    assert "None" not in table
+    assert table.splitlines()[1].split()[:4] == ["gzip-group", "(offline)", "Empty", "-"]
+    assert "COMMITTED" in table          # offline, the table always shows the committed offsets
