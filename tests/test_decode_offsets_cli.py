@@ -454,3 +454,28 @@ def test_an_out_dir_that_cannot_be_created_is_one_line_exit_1(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.strip().count("\n") == 0 and "--out" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_interrupted_out_run_leaves_no_partial_file_and_a_finished_one_its_file(tmp_path, monkeypatch):
+    from kgroup.decode import run as local
+
+    segment = str(VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log")
+    done = tmp_path / "done"
+    assert run("decode-offsets", "-o", "csv", "--out", str(done), segment).exit_code == 0
+    assert sorted(p.name for p in done.iterdir()) == ["part-00000.csv"]       # no hidden file left
+    assert len((done / "part-00000.csv").read_text().splitlines()) == 28
+
+    batches = []
+    real_batch = local.RowSink.batch
+
+    def interrupted_at_the_third_batch(self, batch, rows):
+        batches.append(batch)
+        if len(batches) == 3:
+            raise KeyboardInterrupt
+        real_batch(self, batch, rows)
+
+    monkeypatch.setattr(local.RowSink, "batch", interrupted_at_the_third_batch)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["decode-offsets", "-o", "csv", "--out", str(out), segment])
+    assert result.exit_code == 130 and result.stderr == "kgroup decode-offsets: interrupted\n"
+    assert not out.exists()         # not a part-00000.csv cut after two batches that looks complete
