@@ -146,3 +146,11 @@ def test_offline_csv_is_one_row_per_member_unless_offsets_and_the_table_never_sa
     assert "None" not in table
     assert table.splitlines()[1].split()[:4] == ["gzip-group", "(offline)", "Empty", "-"]
     assert "COMMITTED" in table          # offline, the table always shows the committed offsets
+
+
+def test_until_time_before_the_first_record_says_so_not_that_nothing_could_be_read(segments_dir):
+    result = describe("--from-dump", str(segments_dir / SEGMENT_A), "--all-groups", "--until-time",
+                      "2020-01-01T00:00:00Z", "-o", "json")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"kgroup describe: no record of {segments_dir / SEGMENT_A} was written at or before "
+                             "--until-time 2020-01-01T00:00:00.000Z (the dump starts later)\n")

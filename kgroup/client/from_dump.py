@@ -89,7 +89,13 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
                 elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
                     _note_consumer_member(row, instances)
     if not entries and not worker_records:
-        raise KgroupError("no records could be read from " + ", ".join(map(str, paths)))
+        where = ", ".join(map(str, paths))
+        if until_time is not None and problems.records_ok:     # records were read, all of them later
+            from kgroup.writers import iso_ms
+
+            raise KgroupError(f"no record of {where} was written at or before --until-time "
+                              f"{iso_ms(until_time) or until_time} (the dump starts later)")
+        raise KgroupError("no records could be read from " + where)
     try:
         coord = GroupCoordinator.from_records(entries, now_ms=last_ts, worker_records=worker_records)
     except CoordinatorReplayError as exc:
