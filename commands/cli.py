@@ -39,6 +39,17 @@ class LazyGroup(click.Group):
         module, attr, _ = entry
         return getattr(importlib.import_module(f"kgroup.commands.{module}"), attr)
 
+    def invoke(self, ctx):
+        """A reader of stdout that goes away (`| head`) ends the output, not the command: exit 0 for
+        every command and format, as JSON (`echo_json`) and decode-offsets do, not click's exit 1."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            from kgroup.writers import stdout_reader_gone
+
+            stdout_reader_gone()
+            ctx.exit(0)
+
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         if rows:

@@ -154,3 +154,18 @@ def test_until_time_before_the_first_record_says_so_not_that_nothing_could_be_re
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr == (f"kgroup describe: no record of {segments_dir / SEGMENT_A} was written at or before "
                              "--until-time 2020-01-01T00:00:00.000Z (the dump starts later)\n")
+
+
+def test_a_reader_that_goes_away_ends_the_output_not_the_command(segments_dir):
+    """`kgroup describe --from-dump ... | head -1`: exit 0 and nothing on stderr, in every format."""
+    import subprocess
+    import sys
+
+    for command in (["describe", "--all-groups"], ["list"]):
+        for output in ("table", "csv", "json"):
+            proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", *command, "--from-dump",
+                                     str(segments_dir / SEGMENT_A), "-o", output],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc.stdout.close()             # gone before the first line is written
+            err = proc.stderr.read()
+            assert (proc.wait(timeout=60), err) == (0, b""), (command, output)
