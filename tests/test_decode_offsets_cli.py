@@ -166,6 +166,18 @@ def test_stdin_needs_nothing_but_bytes():
     assert len(result.stdout.splitlines()) == 27
 
 
+@pytest.mark.parametrize("args", [["-o", "jsonl"], ["-o", "dump-log"], ["--view", "state", "-o", "json"]])
+def test_empty_stdin_is_reported_as_an_empty_file_named_on_the_command_line_is(tmp_path, args):
+    """`ssh broker cat wrong/path | kgroup decode-offsets -` must not look like a partition with nothing in it."""
+    empty = tmp_path / "__consumer_offsets-1.log"
+    empty.write_bytes(b"")
+    for path, message in (("-", "-: empty input"), (str(empty), f"{empty}: empty file")):
+        result = run("decode-offsets", *args, path, input=b"")
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [f"kgroup decode-offsets: {message}: no record batch to decode",
+                                              "kgroup decode-offsets: 1 problem; 0 records decoded from 0 batches"]
+
+
 def test_missing_path_is_one_clear_line_and_exit_1(tmp_path):
     result = run("decode-offsets", str(tmp_path / "nope.log"))
     assert result.exit_code == 1

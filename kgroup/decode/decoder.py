@@ -250,14 +250,18 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
     decoder = RowDecoder(segment, family, problems)
     path = segment.path
     foreign = ForeignLogCheck(segment, family)
+    read_anything = False
 
     def on_error(err: BatchError):
+        nonlocal read_anything
+        read_anything = True
         message = foreign.batch_error(err)
         if isinstance(err, TrailingBytes):  # kafka-dump-log's text says it whatever the file is
             problems.trailing_bytes[path] = (err.position, err.count)
         problems.add(path, err.position, None, message or err.message)
 
     for batch in iter_segment(path, on_error=on_error, lean=not decode):
+        read_anything = True
         message = foreign.first_batch(batch)
         if message is not None:
             problems.add(path, batch.position, None, message)
@@ -265,6 +269,8 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
         if progress is not None:
             progress(batch.position + batch.size)
         yield batch, decoder.rows(batch) if decode else batch.records
+    if path == "-" and not read_anything:  # as for an empty file named on the command line (`inputs`)
+        problems.add(path, None, None, "empty input: no record batch to decode")
 
 
 def key_group(key: dict, default=None):
