@@ -90,6 +90,21 @@ def test_dir_of_other_partition_dirs_is_read_whole(tmp_path):
     assert [(s.topic, s.partition) for s in segs] == [("copy", 1), ("copy", 3)]
 
 
+def test_a_log_dir_shared_with_log4j_files_is_still_a_log_dir(tmp_path):
+    """log.dirs=/var/log/kafka beside log4j's server.log, controller.log, ...: those are not segments."""
+    logs = tmp_path / "kafka"
+    for name in ["__consumer_offsets-4", "orders-0"]:
+        _segment(logs / name, 0)
+    for name in ["server.log", "controller.log", "state-change.log"]:
+        (logs / name).write_text("[2026-11-27 10:00:00,000] INFO started (kafka.server.KafkaServer)\n")
+    assert [(s.topic, s.partition) for s in find_segments(logs)] == [("__consumer_offsets", 4)]
+    # a directory named as a partition is one, whatever else it holds
+    part = logs / "__consumer_offsets-4"
+    (part / "stray-9").mkdir()
+    _segment(part / "stray-9", 0)
+    assert [s.path for s in find_segments(part)] == [str(part / "00000000000000000000.log")]
+
+
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path):
     with pytest.raises(SegmentPathError) as info:
         find_segments(tmp_path / "nope")

@@ -86,8 +86,9 @@ def _logs_in(directory: str) -> list[SegmentFile]:
 def find_segments(path) -> list[SegmentFile]:
     """The segment files under a .log file, a partition directory, or a log directory.
 
-    In a log directory only the __consumer_offsets-N / __worker_offsets-N partition directories
-    are read when there are any (a broker's other topics are not coordinator logs); otherwise
+    A directory holding <topic>-<N> directories is a log directory (its own .log files, such as
+    log4j's server.log, are not segments) unless its own name is <topic>-<N>. In a log directory
+    only the __consumer_offsets-N / __worker_offsets-N partition directories are read when there are any (a broker's other topics are not coordinator logs); otherwise
     every <topic>-<N> directory is. Partition directories come sorted by topic then partition
     number; segments within one by base offset. Raises SegmentPathError naming the path when
     nothing is found.
@@ -100,8 +101,6 @@ def find_segments(path) -> list[SegmentFile]:
     if not os.path.isdir(path):
         raise SegmentPathError(f"{path}: not a regular file or directory")
     direct = _logs_in(path)
-    if direct:
-        return direct
     partitions = []
     try:
         entries = os.listdir(path)
@@ -112,6 +111,10 @@ def find_segments(path) -> list[SegmentFile]:
         tp = _partition_of(name)
         if tp and os.path.isdir(full):
             partitions.append((tp[0], tp[1], full))
+    # A directory's own .log files are its segments unless it holds partition directories and is not
+    # named as one: a broker's log dir may share its directory with log4j's server.log, controller.log...
+    if direct and (not partitions or _partition_of(os.path.basename(os.path.normpath(path)))):
+        return direct
     # A broker's log directory holds every topic; only the coordinator topics hold these records.
     # A directory of other partition directories (e.g. renamed copies) is read whole.
     internal = [p for p in partitions if p[0] in FAMILIES]
