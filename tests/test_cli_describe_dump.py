@@ -169,3 +169,19 @@ def test_a_reader_that_goes_away_ends_the_output_not_the_command(segments_dir):
             proc.stdout.close()             # gone before the first line is written
             err = proc.stderr.read()
             assert (proc.wait(timeout=60), err) == (0, b""), (command, output)
+
+
+def test_a_batch_whose_crc_does_not_match_is_reported_and_not_replayed(segments_dir, tmp_path):
+    """The rule of decode-offsets --view state: corrupt bytes never change the state."""
+    data = bytearray((segments_dir / SEGMENT_A).read_bytes())
+    data[18] ^= 0xFF      # the first batch's stored CRC-32C: my-group's commits of orders-0 and orders-1
+    part = tmp_path / "__consumer_offsets-7"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(bytes(data))
+    result = describe("--from-dump", str(part), "my-group", "-o", "json")
+    assert result.exit_code == 0
+    assert "CRC-32C mismatch" in result.stderr and result.stderr.startswith("kgroup describe: warning: ")
+    assert [(o["partition"], o["committed"]) for o in by_group(result)["my-group"]["offsets"]] == [(0, None), (1, None)]
+    state = CliRunner().invoke(cli, ["decode-offsets", "--view", "state", "--group", "my-group", "-o", "json",
+                                     str(part)])
+    assert json.loads(state.stdout)["committed_offsets"] == []

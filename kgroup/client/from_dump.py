@@ -68,7 +68,9 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     for inp in inputs:
         connect = inp.family == "connect"
         inp.family = inp.family or "consumer"
-        for _batch, rows in iter_input(inp, problems, until_time=until_time):
+        for batch, rows in iter_input(inp, problems, until_time=until_time):
+            if not batch.crc_valid:   # reported; corrupt bytes never change the state (decode --view state)
+                continue
             for row in rows:
                 last_ts = max(last_ts, row.timestamp)
                 if connect:
