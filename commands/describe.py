@@ -2,7 +2,8 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option, until_time_ms
+from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, fail, output_option,
+                                     refuse_cluster_with_dump, until_time_ms)
 
 MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
                   "group_instance_id", "static", "client_id", "client_host", "assignment"]
@@ -46,6 +47,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         raise click.UsageError("give GROUP names or --all-groups (not both)")
     if until_time is not None and not dumps:
         raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
+    refuse_cluster_with_dump(dumps)
     if dumps:
         _check_no_dump_paths_as_groups(groups)
     try:

@@ -2,7 +2,8 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, fail, output_option,
+                                     refuse_cluster_with_dump)
 
 COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 
@@ -32,6 +33,7 @@ def list_command(cluster, states, types, dumps, output):
     for s in states:
         if s.lower() not in {g.lower() for g in GROUP_STATES}:
             raise click.BadParameter(f"{s!r}; choose from {', '.join(GROUP_STATES)}", param_hint="--state")
+    refuse_cluster_with_dump(dumps)
     known_types = GROUP_TYPES + ("connect",) if dumps else GROUP_TYPES
     for t in types:
         if t.lower() not in known_types:

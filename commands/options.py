@@ -64,6 +64,19 @@ def cluster_options(fn):
     return wrapper
 
 
+def refuse_cluster_with_dump(dumps) -> None:
+    """--from-dump reads files offline: --bootstrap-server or --command-config given with it on the
+    command line is a usage error, not silently ignored (KGROUP_BOOTSTRAP_SERVER is only a default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [name for param, name in (("bootstrap", "--bootstrap-server"), ("command_config", "--command-config"))
+             if ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE]
+    if dumps and given:
+        raise click.UsageError(f"--from-dump reads a dump offline; {given[0]} is for a live cluster: give one or "
+                               f"the other")
+
+
 def until_time_ms(ctx, param, value):
     """--until-time as epoch milliseconds, parsed once here; a bad value is a usage error."""
     from kgroup.decode.inputs import OptionError, parse_until_time

@@ -185,3 +185,14 @@ def test_a_batch_whose_crc_does_not_match_is_reported_and_not_replayed(segments_
     state = CliRunner().invoke(cli, ["decode-offsets", "--view", "state", "--group", "my-group", "-o", "json",
                                      str(part)])
     assert json.loads(state.stdout)["committed_offsets"] == []
+
+
+def test_a_cluster_option_given_with_from_dump_is_a_usage_error_not_ignored(segments_dir, monkeypatch):
+    dump = str(segments_dir / SEGMENT_A)
+    for command in (["describe", "--all-groups"], ["list"]):
+        for option in (["--bootstrap-server", "kafka-1:9092"], ["--command-config", "admin.properties"]):
+            result = CliRunner().invoke(cli, [*command, "--from-dump", dump, *option])
+            assert result.exit_code == 2, (command, option)
+            assert f"--from-dump reads a dump offline; {option[0]} is for a live cluster" in result.stderr
+    monkeypatch.setenv("KGROUP_BOOTSTRAP_SERVER", "kafka-1:9092")     # only a default: the dump is read
+    assert CliRunner().invoke(cli, ["list", "--from-dump", dump, "-o", "json"]).exit_code == 0
