@@ -178,6 +178,24 @@ def test_empty_stdin_is_reported_as_an_empty_file_named_on_the_command_line_is(t
                                               "kgroup decode-offsets: 1 problem; 0 records decoded from 0 batches"]
 
 
+def test_empty_segments_named_by_a_glob_beside_full_ones_are_read_as_found_ones_are(partition_dirs, tmp_path):
+    """`kgroup decode-offsets __consumer_offsets-*/*.log`: fresh partitions' empty active segments are
+    normal, not problems (exit 0); only when nothing named holds a byte is each one said (exit 1)."""
+    fresh = [tmp_path / f"__consumer_offsets-{n}" / "00000000000000000000.log" for n in (1, 2)]
+    for path in fresh:
+        path.parent.mkdir()
+        path.write_bytes(b"")
+    full = str(partition_dirs["A"] / "00000000000000000000.log")
+    result = run("decode-offsets", "-o", "jsonl", str(fresh[0]), full, str(fresh[1]))
+    assert (result.exit_code, result.stderr, len(result.stdout.splitlines())) == (0, "", 27)
+    dump = run("decode-offsets", "-o", "dump-log", str(fresh[0]), full).stdout.splitlines()
+    assert dump[:3] == [f"Dumping {fresh[0]}", "Log starting offset: 0", f"Dumping {full}"]  # as kafka-dump-log
+    alone = run("decode-offsets", "-o", "jsonl", *map(str, fresh))
+    assert alone.exit_code == 1 and alone.stderr.splitlines() == [
+        *(f"kgroup decode-offsets: {p}: empty file: no record batch to decode" for p in fresh),
+        "kgroup decode-offsets: 2 problems; 0 records decoded from 0 batches"]
+
+
 def test_missing_path_is_one_clear_line_and_exit_1(tmp_path):
     result = run("decode-offsets", str(tmp_path / "nope.log"))
     assert result.exit_code == 1

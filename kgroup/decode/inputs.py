@@ -42,6 +42,7 @@ class Input:
 def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Input]:
     """Expand files, partition directories and log directories; unreadable paths become problems."""
     inputs = []
+    named_empty = []  # files named on the command line with nothing in them
     for given in paths:
         if given == STDIN:
             seg = SegmentFile(path=STDIN, topic=None, partition=None, base_offset=0)
@@ -61,12 +62,16 @@ def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Inpu
                 size = os.path.getsize(seg.path)
             except OSError:
                 size = 0
-            if size == 0 and shown == given:
-                # A file named on the command line with nothing in it is worth a line; the empty
-                # active segment of a fresh partition found in a directory is normal.
-                problems.add(given, None, None, "empty file: no record batch to decode")
-                continue
             inputs.append(Input(seg, shown, resolve_family(seg, family), size))
+            if size == 0 and shown == given:
+                named_empty.append(inputs[-1])
+    if named_empty and not any(inp.size or inp.shown_path == STDIN for inp in inputs):
+        # Nothing to read at all: each empty file named on the command line is worth a line. Beside
+        # files that hold batches (`__consumer_offsets-*/*.log`) an empty one is as normal as the
+        # empty active segment of a fresh partition found in a directory, and is read as that is.
+        for inp in named_empty:
+            problems.add(inp.shown_path, None, None, "empty file: no record batch to decode")
+        inputs = [inp for inp in inputs if inp not in named_empty]
     return inputs
 
 
