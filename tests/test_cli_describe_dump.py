@@ -60,7 +60,14 @@ def test_segment_b_legacy_and_unknown_group(segments_dir):
 def test_missing_dump_path_is_one_line(tmp_path):
     result = describe("--from-dump", str(tmp_path / "nothing-here"), "g")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[-1].startswith("kgroup describe: no __consumer_offsets segment found in")
+    assert result.stderr == f"kgroup describe: {tmp_path / 'nothing-here'}: no such file or directory\n"
+    empty = tmp_path / "__consumer_offsets-3"
+    empty.mkdir()
+    for command in (["describe", "g"], ["list"]):
+        result = CliRunner().invoke(cli, [*command, "--from-dump", str(empty)])
+        assert result.exit_code == 1
+        assert result.stderr == (f"kgroup {command[0]}: {empty}: holds no .log segment files (expected a segment, "
+                                 "a <topic>-<N> partition dir, or a log dir)\n")
 
 
 def group_metadata(generation, members, ts):

@@ -55,10 +55,14 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     from kgroup.decode.decoder import ProblemLog
     from kgroup.decode.inputs import iter_input, resolve_inputs
 
+    found = ProblemLog()
+    inputs = resolve_inputs(list(paths), None, found)   # each path's family from its topic name
+    if not inputs:   # one line: why nothing can be read (a missing path, an empty directory...)
+        raise KgroupError("; ".join(map(str, found.problems))
+                          or "no __consumer_offsets segment found in " + ", ".join(map(str, paths)))
     problems = ProblemLog(report=report)
-    inputs = resolve_inputs(list(paths), None, problems)   # each path's family from its topic name
-    if not inputs:
-        raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths)))
+    for problem in found.problems:   # a path that can't be read beside others that can: a warning
+        problems.add(problem.file, problem.position, problem.offset, problem.message)
     entries = []
     worker_records = []        # __worker_offsets: Connect worker groups, a log of their own
     seen_ms: dict = {}
