@@ -151,6 +151,10 @@ def test_filters(partition_dirs):
     assert [json.loads(x)["offset"] for x in out.splitlines()] == [2, 22]
     bad = run("decode-offsets", "--type", "nope", str(partition_dirs["A"]))
     assert bad.exit_code == 2 and "unknown record type" in bad.stderr
+    for empty in ("", ",", " , "):          # `--type "$TYPES"` with nothing in it is not "every type"
+        bad = run("decode-offsets", "--type", empty, str(partition_dirs["A"]))
+        assert (bad.exit_code, bad.stdout) == (2, "")
+        assert bad.stderr == f"kgroup decode-offsets: Invalid value for --type: {empty!r} names no record type\n"
 
 
 def test_table_is_the_terminal_default_and_state_table_lists_members(partition_dirs):

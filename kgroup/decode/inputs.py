@@ -115,6 +115,8 @@ def normalize_types(types, family) -> set:
     known = known_type_names()
     out = set()
     for text in types:
+        if not text.replace(",", "").strip():   # `--type "$TYPES"` with nothing in it must not mean every type
+            raise OptionError(f"{text!r} names no record type", "--type")
         for part in text.split(","):
             part = part.strip()
             if not part:
