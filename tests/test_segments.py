@@ -105,6 +105,24 @@ def test_a_log_dir_shared_with_log4j_files_is_still_a_log_dir(tmp_path):
     assert [s.path for s in find_segments(part)] == [str(part / "00000000000000000000.log")]
 
 
+def test_a_companion_file_named_to_decode_is_said_to_be_one(tmp_path):
+    """Tab completion hands over 00000000000000000000.index as easily as the .log (a live broker's
+    index is 10 MB of zeros): say what it is rather than report a batch length of 0."""
+    part = tmp_path / "__consumer_offsets-3"
+    _segment(part, 0)
+    _companions(part, 0)
+    for name, kind in [("00000000000000000000.index", "an offset index"),
+                       ("00000000000000000000.timeindex", "a time index"),
+                       ("00000000000000000000.snapshot", "a producer state snapshot"),
+                       ("partition.metadata", "the partition's metadata file"),
+                       ("leader-epoch-checkpoint", "the leader epoch checkpoint")]:
+        with pytest.raises(SegmentPathError) as info:
+            find_segments(part / name)
+        assert str(info.value) == (f"{part / name}: {kind}, not a log segment (give a .log file or the "
+                                   "partition directory)")
+    assert [s.base_offset for s in find_segments(part / "00000000000000000000.log.deleted")] == [0]  # data
+
+
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path):
     with pytest.raises(SegmentPathError) as info:
         find_segments(tmp_path / "nope")

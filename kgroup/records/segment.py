@@ -27,6 +27,11 @@ _FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
 _FLAT_LABEL = re.compile(r"^[A-Za-z0-9]{1,8}(__.+)$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-future", "-stray")
+# What else a broker keeps in a partition directory (Kafka's LogFileUtils and the partition's
+# metadata files): named as a file to decode, it is said to be one of these rather than misread
+_NOT_SEGMENTS = {".index": "an offset index", ".timeindex": "a time index", ".txnindex": "a transaction index",
+                 ".snapshot": "a producer state snapshot", "partition.metadata": "the partition's metadata file",
+                 "leader-epoch-checkpoint": "the leader epoch checkpoint"}
 
 FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect"}
 
@@ -97,6 +102,11 @@ def find_segments(path) -> list[SegmentFile]:
     if not os.path.exists(path):
         raise SegmentPathError(f"{path}: no such file or directory")
     if os.path.isfile(path):
+        name = os.path.basename(path)
+        for suffix, kind in _NOT_SEGMENTS.items():
+            if name.endswith(suffix):
+                raise SegmentPathError(f"{path}: {kind}, not a log segment (give a .log file or the partition "
+                                       "directory)")
         return [segment_file(path)]
     if not os.path.isdir(path):
         raise SegmentPathError(f"{path}: not a regular file or directory")
