@@ -45,8 +45,10 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            from kgroup.writers import stdout_reader_gone
+            from kgroup.writers import stdout_closed, stdout_reader_gone
 
+            if not stdout_closed():   # a socket's, not stdout's: a failure like any other
+                raise
             stdout_reader_gone()
             ctx.exit(0)
 

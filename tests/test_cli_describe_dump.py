@@ -203,3 +203,14 @@ def test_a_cluster_option_given_with_from_dump_is_a_usage_error_not_ignored(segm
             assert f"--from-dump reads a dump offline; {option[0]} is for a live cluster" in result.stderr
     monkeypatch.setenv("KGROUP_BOOTSTRAP_SERVER", "kafka-1:9092")     # only a default: the dump is read
     assert CliRunner().invoke(cli, ["list", "--from-dump", dump, "-o", "json"]).exit_code == 0
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_still_a_failure(segments_dir, monkeypatch):
+    import kgroup.client.from_dump as from_dump
+
+    def socket_gone(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")      # e.g. a socket's: stdout is still there
+
+    monkeypatch.setattr(from_dump, "replay_dump", socket_gone)
+    result = CliRunner().invoke(cli, ["describe", "--from-dump", str(segments_dir / SEGMENT_A), "--all-groups"])
+    assert result.exit_code != 0
