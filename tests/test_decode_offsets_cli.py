@@ -513,3 +513,17 @@ def test_an_interrupted_out_run_leaves_no_partial_file_and_a_finished_one_its_fi
     result = CliRunner().invoke(cli, ["decode-offsets", "-o", "csv", "--out", str(out), segment])
     assert result.exit_code == 130 and result.stderr == "kgroup decode-offsets: interrupted\n"
     assert not out.exists()         # not a part-00000.csv cut after two batches that looks complete
+
+
+def test_a_reader_that_goes_away_ends_the_output_with_exit_0(tmp_path):
+    """`kgroup decode-offsets ... | head -1` in every format: exit 0, nothing on stderr."""
+    import subprocess
+    import sys
+
+    segment = str(VECTORS / "segments" / SEGMENTS["A"][0])
+    for args in (["-o", "jsonl"], ["-o", "table"], ["-o", "dump-log"], ["--view", "state", "-o", "json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, segment],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert (proc.wait(timeout=60), err) == (0, b""), args
