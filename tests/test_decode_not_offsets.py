@@ -83,6 +83,7 @@ def test_an_offsets_segment_with_another_file_name_is_still_decoded(tmp_path):
 @pytest.mark.parametrize("args", [
     ["--until-offset", "-5", "x"], ["--bogus"], [], ["x", "-o", "dump-log", "--view", "state"],
     ["x", "-o", "parquet"], ["--bootstrap-server", "nohost"], ["--spark-conf", "novalue", "x"],
+    ["--engine", "spark", "-"],
 ])
 def test_every_usage_error_is_one_line_with_the_prefix_exit_2(args):
     result = run(*args)

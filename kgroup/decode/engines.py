@@ -80,6 +80,9 @@ def decode_offsets(paths, output, explicit_output: bool, engine: str, out, commo
         return _decode_cluster(cluster, output, explicit_output, engine, out, common, follow)
     if engine == "spark" and output == "dump-log":
         raise OptionError("-o dump-log runs on the local engine only (it prints one file at a time)")
+    if engine == "spark" and STDIN in paths:
+        raise OptionError("the Spark engine reads files (each task opens its own byte range); "
+                          "stdin can't be split: use --engine local for -")
     engine = choose_engine(engine, paths, threshold, output)
     if out is not None and not explicit_output:
         output = "parquet" if engine == "spark" and view == "records" else "jsonl"
