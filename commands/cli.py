@@ -41,7 +41,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx):
         """A reader of stdout that goes away (`| head`) ends the output, not the command: exit 0 for
-        every command and format, as JSON (`echo_json`) and decode-offsets do, not click's exit 1."""
+        every command and format, as JSON (`echo_json`) and decode-offsets do, not click's exit 1.
+        An interrupt is `kgroup COMMAND: interrupted` and exit 130, as decode-offsets says it."""
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
@@ -51,6 +52,9 @@ class LazyGroup(click.Group):
                 raise
             stdout_reader_gone()
             ctx.exit(0)
+        except KeyboardInterrupt:   # Ctrl-C: one line and 130 (click would print "Aborted!" and exit 1)
+            click.echo(f"kgroup {ctx.invoked_subcommand}: interrupted", err=True)
+            ctx.exit(130)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

@@ -214,3 +214,17 @@ def test_a_broken_pipe_that_is_not_stdouts_is_still_a_failure(segments_dir, monk
     monkeypatch.setattr(from_dump, "replay_dump", socket_gone)
     result = CliRunner().invoke(cli, ["describe", "--from-dump", str(segments_dir / SEGMENT_A), "--all-groups"])
     assert result.exit_code != 0
+
+
+def test_an_interrupt_is_one_line_and_exit_130(segments_dir, monkeypatch):
+    """Ctrl-C during a long replay: `kgroup describe: interrupted`, 130, as decode-offsets says it
+    (click alone printed "Aborted!" and exited 1)."""
+    import kgroup.client.from_dump as from_dump
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(from_dump, "replay_dump", interrupted)
+    for command in (["describe", "--all-groups"], ["list"]):
+        result = CliRunner().invoke(cli, [*command, "--from-dump", str(segments_dir / SEGMENT_A)])
+        assert (result.exit_code, result.stderr) == (130, f"kgroup {command[0]}: interrupted\n")
