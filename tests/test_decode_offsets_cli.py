@@ -527,3 +527,30 @@ def test_a_reader_that_goes_away_ends_the_output_with_exit_0(tmp_path):
         proc.stdout.close()
         err = proc.stderr.read()
         assert (proc.wait(timeout=60), err) == (0, b""), args
+
+
+def test_state_replays_a_partitions_segments_in_log_order_whatever_order_they_are_named_in(tmp_path):
+    """Kafka loads a partition from its first segment to its last; naming 100.log before 0.log (or
+    a segment twice) must not make an older commit win."""
+    from kgroup.records import encode_key, encode_value
+    from kgroup.records.writer import encode_batch
+
+    part = tmp_path / "__consumer_offsets-9"
+    part.mkdir()
+    key = encode_key(1, {"group": "g", "topic": "t", "partition": 0})
+
+    def commit(offset, at):
+        value = encode_value(1, 3, {"offset": offset, "leaderEpoch": 0, "metadata": "", "commitTimestamp": at})
+        return encode_batch([(key, value, at)], base_offset=offset)
+
+    (part / "00000000000000000000.log").write_bytes(commit(1, 1700000000001))
+    (part / "00000000000000000100.log").write_bytes(commit(100, 1700000000100))
+    later, earlier = str(part / "00000000000000000100.log"), str(part / "00000000000000000000.log")
+    for paths in ([later, earlier], [later, str(part), earlier]):
+        state = run("decode-offsets", "--view", "state", "-o", "json", *paths)
+        assert [(o["offset"], o["record_offset"]) for o in json.loads(state.stdout)["committed_offsets"]] == [
+            (100, 100)], paths
+        view = run("describe", *sum((["--from-dump", p] for p in paths), []), "g", "-o", "json")
+        assert [(o["partition"], o["committed"]) for o in json.loads(view.stdout)[0]["offsets"]] == [(0, 100)]
+    records = run("decode-offsets", "-o", "jsonl", later, earlier)      # records: in the order named
+    assert [json.loads(line)["offset"] for line in records.stdout.splitlines()] == [100, 1]

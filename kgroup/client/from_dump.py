@@ -53,10 +53,11 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     from kgroup.coordinator import GroupCoordinator, LogEntry
     from kgroup.coordinator.coordinator import CoordinatorReplayError
     from kgroup.decode.decoder import ProblemLog
-    from kgroup.decode.inputs import iter_input, resolve_inputs
+    from kgroup.decode.inputs import in_log_order, iter_input, resolve_inputs
 
     found = ProblemLog()
-    inputs = resolve_inputs(list(paths), None, found)   # each path's family from its topic name
+    # each path's family from its topic name; each partition's segments in log order
+    inputs = in_log_order(resolve_inputs(list(paths), None, found))
     if not inputs:   # one line: why nothing can be read (a missing path, an empty directory...)
         raise KgroupError("; ".join(map(str, found.problems))
                           or "no __consumer_offsets segment found in " + ", ".join(map(str, paths)))

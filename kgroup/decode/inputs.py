@@ -75,6 +75,27 @@ def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Inpu
     return inputs
 
 
+def in_log_order(inputs: list[Input]) -> list[Input]:
+    """The inputs as a replay must read them: each partition's segments in base-offset order (the
+    log's order, whatever order the command line named them in), partitions in the order first
+    given, and a segment reached twice (a directory and one of its files, a path given twice) once.
+    Inputs whose partition the path does not say keep their place."""
+    first: dict = {}
+    order = []
+    seen = set()
+    for index, inp in enumerate(inputs):
+        seg = inp.segment
+        if seg.path != STDIN:
+            real = os.path.realpath(seg.path)
+            if real in seen:
+                continue
+            seen.add(real)
+        known = seg.topic is not None and seg.partition is not None
+        log = first.setdefault((seg.topic, seg.partition) if known else ("", index), index)
+        order.append(((log, seg.base_offset if known else 0, index), inp))
+    return [inp for _key, inp in sorted(order, key=lambda pair: pair[0])]
+
+
 def _plain(exc) -> str:
     if isinstance(exc, FileNotFoundError):
         return "no such file or directory"
