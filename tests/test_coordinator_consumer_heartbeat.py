@@ -335,3 +335,18 @@ def test_a_refused_leave_puts_the_partition_owners_back(epoch):
     assert isinstance(reply.error, OSError)
     group = coord.get_group("g")
     assert {key: group.partition_epoch(*key) for key in owners} == owners
+
+
+# ---- details pinned against Kafka 4.0's GroupMetadataManager --------------------------------
+def test_leave_names_a_missing_or_classic_group_like_kafka():
+    """consumerGroupLeave looks the group up with consumerGroup(groupId): group() says "Group g not
+    found.", a classic group "is not a consumer group" (not the join path's "Consumer group g not found.")."""
+    coord = new_coordinator(**{"group.consumer.migration.policy": "downgrade"})
+    missing = heartbeat(coord, member_id="a", epoch=-1)
+    assert (missing.error_code, missing.error_message) == (GROUP_ID_NOT_FOUND, "Group g not found.")
+    classic_join(coord, "g")
+    classic = heartbeat(coord, member_id="a", epoch=-1)
+    assert (classic.error_code, classic.error_message) == (GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    parked = heartbeat(coord, member_id="a", epoch=-2, instance_id="i-a")
+    assert (parked.error_code, parked.error_message) == (GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+

@@ -323,7 +323,10 @@ def _leave(coord, request, version: int):
     group_id, member_id, instance_id = request.group_id, request.member_id, request.instance_id
     group = coord.get_group(group_id)
     if group is None or group.group_type != ConsumerGroup.group_type:
-        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        # Kafka's consumerGroupLeave looks the group up with consumerGroup(groupId), whose texts
+        # differ from the join path's getOrMaybeCreateConsumerGroup ("Consumer group g not found.")
+        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Group {group_id} not found." if group is None
+                             else f"Group {group_id} is not a consumer group.")
     if instance_id is None:
         member = group.members.get(member_id)
         if member is None:
