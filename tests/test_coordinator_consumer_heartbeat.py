@@ -350,3 +350,12 @@ def test_leave_names_a_missing_or_classic_group_like_kafka():
     parked = heartbeat(coord, member_id="a", epoch=-2, instance_id="i-a")
     assert (parked.error_code, parked.error_message) == (GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
 
+def test_fenced_instance_id_message():
+    """throwIfInstanceIdIsFenced: "Static member <id> with instance id <i> was fenced by member <owner>."."""
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a1", instance_id="i-a")
+    for epoch in (1, -1, -2):
+        fenced = heartbeat(coord, member_id="a2", epoch=epoch, instance_id="i-a")
+        assert (fenced.error_code, fenced.error_message) == (
+            FENCED_INSTANCE_ID, "Static member a2 with instance id i-a was fenced by member a1.")
+

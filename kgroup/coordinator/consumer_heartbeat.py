@@ -261,12 +261,12 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
 
 
 def _check_static(existing, instance_id: str, member_id: str) -> None:
+    """Kafka's throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced, with their texts."""
     if existing is None:
         raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     if existing.member_id != member_id:
         raise HeartbeatError(FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
-                                                 f"is not the member owning the instance id "
-                                                 f"({existing.member_id}).")
+                                                 f"was fenced by member {existing.member_id}.")
 
 
 def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
