@@ -359,3 +359,17 @@ def test_fenced_instance_id_message():
         assert (fenced.error_code, fenced.error_message) == (
             FENCED_INSTANCE_ID, "Static member a2 with instance id i-a was fenced by member a1.")
 
+def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
+    """getOrMaybeSubscribeStaticConsumerGroupMember: an epoch-0 join whose instance id maps to no
+    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check, unlike the
+    dynamic path — so a known member id at epoch 2 is not fenced; it keeps its epoch and assignment."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    a = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    assert a.member_epoch == 2
+    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH     # dynamic: checked
+    joined = heartbeat(coord, member_id="a", epoch=0, instance_id="i-a", topics=["foo", "bar"])
+    assert (joined.error_code, joined.member_epoch) == (0, 2)
+    assert assignment_of(joined) == assignment_of(a)
+    assert coord.group("g").static_members == {"i-a": "a"}
+

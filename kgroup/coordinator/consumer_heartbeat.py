@@ -242,8 +242,9 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
     existing = group.static_member(instance_id)
     if epoch == 0:
         if existing is None:
+            # getOrMaybeSubscribeStaticConsumerGroupMember takes the member as it is: unlike the
+            # dynamic path, a join with a new instance id runs no epoch check
             member = group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
-            check_epoch(member, epoch, owned)
             return member, None
         if existing.member_epoch != STATIC_LEAVE_EPOCH and existing.classic is None:   # a classic one is replaced
             raise HeartbeatError(UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
