@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from helpers.consumer import BAR, FOO, assignment_of, classic_join, heartbeat, new_coordinator
 
@@ -373,3 +375,13 @@ def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
     assert assignment_of(joined) == assignment_of(a)
     assert coord.group("g").static_members == {"i-a": "a"}
 
+def test_lost_response_tolerance_counts_every_topic_the_member_lists():
+    """isSubset: a listed topic the member is not assigned fails the subset test even with no
+    partitions (``target.get(topicId) == null``), so the previous epoch is FENCED_MEMBER_EPOCH."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    unassigned = uuid.UUID(int=7)
+    assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
+    stale = heartbeat(coord, member_id="a", epoch=1, owned_partitions={**assignment_of(a), unassigned: frozenset()})
+    assert stale.error_code == FENCED_MEMBER_EPOCH

@@ -116,18 +116,20 @@ def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
 
 
 def _subset(owned, assigned) -> bool:
-    return all(parts <= assigned.get(topic_id, frozenset()) for topic_id, parts in owned.items() if parts)
+    """Kafka's isSubset: every listed topic must be assigned, even one listed with no partitions."""
+    return all(topic_id in assigned and parts <= assigned[topic_id] for topic_id, parts in owned.items())
 
 
 def _owned(request):
+    """The request's TopicPartitions as {topic id: partitions}; a topic listed without partitions
+    stays (as an empty set), since the lost-response check counts it."""
     if request.topic_partitions is None:
         return None
     owned: dict = {}
     for tp in request.topic_partitions:
-        if tp.partitions:
-            parts = frozenset(tp.partitions)
-            before = owned.get(tp.topic_id)
-            owned[tp.topic_id] = parts if before is None else before | parts
+        parts = frozenset(tp.partitions or ())
+        before = owned.get(tp.topic_id)
+        owned[tp.topic_id] = parts if before is None else before | parts
     return owned
 
 
