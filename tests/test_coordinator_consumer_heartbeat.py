@@ -385,3 +385,28 @@ def test_lost_response_tolerance_counts_every_topic_the_member_lists():
     assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
     stale = heartbeat(coord, member_id="a", epoch=1, owned_partitions={**assignment_of(a), unassigned: frozenset()})
     assert stale.error_code == FENCED_MEMBER_EPOCH
+
+
+def test_a_full_heartbeat_gets_the_unchanged_assignment_again():
+    """consumerGroupHeartbeat's isFullRequest: RebalanceTimeoutMs, SubscribedTopicNames and
+    TopicPartitions all set (what a client sends after an error) returns the assignment even when it
+    did not change; lacking any one of them, an unchanged assignment is not sent."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    held = assignment_of(a)
+    full = heartbeat(coord, member_id="a", epoch=1, rebalance_timeout_ms=1000, topics=["foo"], owned_partitions=held)
+    assert assignment_of(full) == held
+    for partial in (dict(topics=["foo"], owned_partitions=held), dict(rebalance_timeout_ms=1000, owned_partitions=held),
+                    dict(rebalance_timeout_ms=1000, topics=["foo"])):
+        assert heartbeat(coord, member_id="a", epoch=1, **partial).assignment is None
+
+
+def test_a_server_assignor_change_writes_the_member_but_keeps_the_epoch():
+    """hasMemberSubscriptionChanged writes the member record for any change but bumps the group
+    epoch only for new topic names: a new ServerAssignor waits for the next epoch bump."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    before = len(coord.records)
+    same = heartbeat(coord, member_id="a", epoch=1, server_assignor="test-failing", owned_partitions=assignment_of(a))
+    assert (same.error_code, same.member_epoch) == (0, 1) and coord.group("g").group_epoch == 1
+    assert len(coord.records) == before + 1      # the member metadata record only
