@@ -11,6 +11,7 @@ heartbeat writes nothing: it checks the epoch, reschedules the session timer and
 from __future__ import annotations
 
 import base64
+import logging
 import uuid
 
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -34,6 +35,7 @@ from .reconciliation import UNKNOWN, ReconciliationError, reconcile
 _response = fast_constructor(ConsumerGroupHeartbeatResponse)
 _assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
 _topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
+log = logging.getLogger("kgroup.coordinator")
 
 
 class HeartbeatError(Exception):
@@ -47,7 +49,13 @@ def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host:
     try:
         response = _heartbeat(coord, request, version, client_id, client_host)
     except (HeartbeatError, ReconciliationError) as exc:
-        response = _response(version, 0, exc.code, str(exc), None, 0, 0, None)
+        message = str(exc)
+        if exc.code == UNKNOWN_SERVER_ERROR:
+            # Kafka's CoordinatorOperationExceptionHelper.handleOperationException logs an
+            # unexpected error (an assignor failure) and answers it without a message
+            log.error("ConsumerGroupHeartbeat of group %s failed: %s", request.group_id, message)
+            message = None
+        response = _response(version, 0, exc.code, message, None, 0, 0, None)
     return coord.done_reply(response)
 
 
