@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from helpers.consumer import BAR, FOO, assignment_of, classic_join, heartbeat, new_coordinator
+from helpers.consumer import BAR, FOO, TOPICS, assignment_of, classic_join, heartbeat, new_coordinator
 
 from kgroup.coordinator import GroupCoordinator
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -411,3 +411,22 @@ def test_a_server_assignor_change_writes_the_member_but_keeps_the_epoch():
     same = heartbeat(coord, member_id="a", epoch=1, server_assignor="test-failing", owned_partitions=assignment_of(a))
     assert (same.error_code, same.member_epoch) == (0, 1) and coord.group("g").group_epoch == 1
     assert len(coord.records) == before + 1      # the member metadata record only
+
+
+def test_a_member_state_this_coordinator_does_not_know_is_unknown():
+    """MemberState.fromValue reads a state byte it does not know (a newer coordinator's) as UNKNOWN
+    (127); CurrentAssignmentBuilder then fences the member unless it owns nothing, with Kafka's text."""
+    from kgroup.coordinator import consumer_records as rec
+
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a")
+    member = coord.get_group("g").members["a"]
+    future = rec.encoded([rec.current_assignment_record("g", member.evolve(state=3))])
+    loaded = GroupCoordinator.from_records(coord.records + future, config=dict(coord.config.as_dict()))
+    loaded.set_topics(TOPICS)
+    assert loaded.get_group("g").members["a"].state == 127
+    fenced = heartbeat(loaded, member_id="a", epoch=1, owned_partitions={FOO: frozenset({0})})
+    assert (fenced.error_code, fenced.error_message) == (
+        FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. "
+                             "The member must abandon all its partitions and rejoin.")
+    assert heartbeat(loaded, member_id="a", epoch=1, owned_partitions={}).error_code == 0

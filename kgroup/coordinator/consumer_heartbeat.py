@@ -28,7 +28,7 @@ from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_an
                               subscriber_counts)
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
-from .reconciliation import UNKNOWN, ReconciliationError, reconcile
+from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
 
 # (version, throttle_time_ms, error_code, error_message, member_id, member_epoch,
 #  heartbeat_interval_ms, assignment): built on every heartbeat
@@ -158,8 +158,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         member_id = new_member_id(coord)
     owned = _owned(request)
     member, replaced = _member_for(group, request, member_id, epoch, owned, records)
-    if member.state == UNKNOWN and (owned is None or any(owned.values())):
-        raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member {member_id} is in an unknown state.")
+    if member.state == UNKNOWN:
+        check_unknown_state(owned)
 
     updated = _updated(member, request, version, client_id, client_host)
     regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
