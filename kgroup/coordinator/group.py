@@ -88,7 +88,7 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener", "undo", "_next_position")
+                 "record_dirty", "listener", "undo", "_next_position", "generation_subscriptions")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
@@ -109,6 +109,8 @@ class ClassicGroup:
         self.new_member_added = False
         self.num_awaiting_join = 0
         self.protocol_counts: dict[str, int] = {}
+        # the subscriptions as the last generation (or the load) saw them: offsets_retention
+        self.generation_subscriptions = None
         # GroupMetadata record cache (persistence.group_metadata_record): each member's written
         # fields and their encoding, in self.members order, for protocol record_protocol; ids in
         # record_dirty are checked (and re-encoded if their fields changed) on the next write.
@@ -120,7 +122,8 @@ class ClassicGroup:
 
     # ---- undo ----------------------------------------------------------------------------
     _SAVED = ("state", "previous_state", "generation_id", "protocol_type", "protocol_name",
-              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join")
+              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join",
+              "generation_subscriptions")
 
     def save(self) -> None:
         """Call before changing the group's fields: the first change in an operation saves them

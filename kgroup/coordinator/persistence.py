@@ -135,4 +135,6 @@ def group_from_value(group_id: str, data: dict) -> ClassicGroup:
         # Kafka sets the stored leader first and add() only fills an absent one: a record without
         # a leader leaves the first member leading
         group.leader_id = data["leader"]
+    from .offsets_retention import remember_subscriptions
+    remember_subscriptions(group)       # Kafka's replay computes subscribedTopics from the record
     return group

@@ -10,6 +10,7 @@ from . import codes
 from .config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from .group import (COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup,
                     Member)
+from .offsets_retention import remember_subscriptions
 from .persistence import group_metadata_record
 from .responses import join_error, join_response, member_list, sync_response
 
@@ -207,6 +208,7 @@ def _init_next_generation(coord, group: ClassicGroup) -> None:
     else:
         group.protocol_name = None
         group.transition_to(EMPTY, coord.now_ms)
+    remember_subscriptions(group)       # Kafka's initNextGeneration caches subscribedTopics
     group.undo.set_clear(group.pending_sync)
     # new_member_added is only cleared by the initial-delay timer, as in Kafka
 
