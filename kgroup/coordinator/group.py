@@ -344,14 +344,36 @@ class ClassicGroup:
         if len(candidates) == 1:
             return candidates[0]
         allowed = set(candidates)
-        votes = dict.fromkeys(candidates, 0)
+        votes: dict[str, int] = {}          # in order of first vote, as Kafka's map is filled
         for member in self.members.values():
             for name, _ in member.protocols:
                 if name in allowed:
-                    votes[name] += 1
+                    votes[name] = votes.get(name, 0) + 1
                     break
-        # most votes wins; ties go to the first candidate in support order (deterministic)
-        return max(candidates, key=lambda name: votes[name])
+        # Kafka's ClassicGroup.selectProtocol counts the votes in a java.util.HashMap and takes
+        # Stream.max, which keeps the first of equal counts: a tie goes to the protocol the
+        # HashMap iterates first, not to the one the members listed first.
+        return max(java_hash_map_order(list(votes)), key=votes.__getitem__)
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The order a java.util.HashMap<String, ?> filled with ``keys`` (in this order) iterates them.
+
+    Buckets in index order, each bucket's keys in insertion order (resizes keep that order);
+    index = (h ^ h >>> 16) & (capacity - 1) with h = String.hashCode, capacity 16 doubled while
+    the map holds more than 3/4 of it. (Bins only turn into trees at 8 colliding keys.)"""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = 0
+        encoded = key.encode("utf-16-be", "surrogatepass")
+        for i in range(0, len(encoded), 2):
+            h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)
 
 
 _group_fields = attrgetter(*ClassicGroup._SAVED)
