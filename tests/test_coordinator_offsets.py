@@ -750,3 +750,16 @@ def test_subscribed_topics_are_the_ones_cached_at_the_last_generation():
     assert coord.group("g").state == "PreparingRebalance"
     assert errors(call(coord, delete_request("g", {"refunds": [0], "orders": [0]}))) == {
         ("refunds", 0): 0, ("orders", 0): 86}
+
+
+@pytest.mark.parametrize("header", [3, -1])
+def test_subscribed_topics_are_read_as_the_v0_prefix_of_any_version(header):
+    """Kafka's ClassicGroup.computeSubscribedTopics skips the version header (deserializeVersion
+    checks nothing) and reads the v0 layout (topics, user data) that every version extends: a
+    v3 header over a body whose later fields are missing, or a negative version, still names
+    the subscribed topics."""
+    coord = make_coord()
+    metadata = header.to_bytes(2, "big", signed=True) + subscription("orders")[2:]
+    form_group(coord, "g", ["i1"], metadata=metadata)
+    assert errors(call(coord, delete_request("g", {"orders": [0], "other": [0]}))) == {
+        ("orders", 0): 86, ("other", 0): 0}

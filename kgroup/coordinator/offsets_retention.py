@@ -87,9 +87,9 @@ def remember_subscriptions(group) -> None:
 
 class GenerationSubscriptions:
     """What Kafka's ClassicGroup.computeSubscribedTopics reads, taken when it runs: only for
-    protocol type "consumer"; an empty group subscribes to nothing; otherwise every member's
-    metadata for the selected protocol must parse as a ConsumerProtocolSubscription, else the
-    answer is unknown. The metadata is decoded on first use (a generation of a large group that
+    protocol type "consumer"; an empty group subscribes to nothing; otherwise the v0 prefix of every
+    member's metadata for the selected protocol must parse as a ConsumerProtocolSubscription, else
+    the answer is unknown. The metadata is decoded on first use (a generation of a large group that
     nobody asks about costs one list of references)."""
 
     __slots__ = ("_metadata", "_known", "_topics")
@@ -104,11 +104,12 @@ class GenerationSubscriptions:
         if not self._known:
             return None
         if self._topics is None:
-            from kgroup.records import RecordDecodeError, decode_subscription
+            from kgroup.records import RecordDecodeError
+            from kgroup.records.consumer_protocol import subscription_topics_v0
             topics: set[str] = set()
             for metadata in self._metadata:
                 try:
-                    topics.update(decode_subscription(metadata)["topics"])
+                    topics.update(subscription_topics_v0(metadata))
                 except (RecordDecodeError, ValueError, KeyError, TypeError):
                     self._known = False
                     return None
