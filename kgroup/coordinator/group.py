@@ -7,6 +7,7 @@ for a walk over every member except where Kafka's protocol itself needs one.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from operator import attrgetter
 
 from . import codes
@@ -88,7 +89,8 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener", "undo", "_next_position", "generation_subscriptions")
+                 "record_dirty", "listener", "undo", "_next_position", "generation_subscriptions",
+                 "java_capacity")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
@@ -111,6 +113,8 @@ class ClassicGroup:
         self.protocol_counts: dict[str, int] = {}
         # the subscriptions as the last generation (or the load) saw them: offsets_retention
         self.generation_subscriptions = None
+        # the capacity of Kafka's members HashMap (it grows, never shrinks): java_first_member
+        self.java_capacity = 16
         # GroupMetadata record cache (persistence.group_metadata_record): each member's written
         # fields and their encoding, in self.members order, for protocol record_protocol; ids in
         # record_dirty are checked (and re-encoded if their fields changed) on the next write.
@@ -123,7 +127,7 @@ class ClassicGroup:
     # ---- undo ----------------------------------------------------------------------------
     _SAVED = ("state", "previous_state", "generation_id", "protocol_type", "protocol_name",
               "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join",
-              "generation_subscriptions")
+              "generation_subscriptions", "java_capacity")
 
     def save(self) -> None:
         """Call before changing the group's fields: the first change in an operation saves them
@@ -157,6 +161,9 @@ class ClassicGroup:
             member.position = self._next_position
             self._next_position += 1
         self.undo.dict_put(self.members, member.member_id, member)
+        while len(self.members) > self.java_capacity * 3 // 4:
+            self.save()
+            self.java_capacity *= 2
 
     def drop_member(self, member_id: str) -> None:
         """Take a member out of the member map (the map only: counts are the caller's)."""
@@ -267,7 +274,9 @@ class ClassicGroup:
                     and self.static_members.get(member.group_instance_id) == member_id:
                 undo.dict_del(self.static_members, member.group_instance_id)
         if self.leader_id == member_id:
-            self.leader_id = next(iter(self.members), None)
+            # Kafka's ClassicGroup.remove: the first key of the members HashMap leads
+            first = self.java_first_member(self.members.values())
+            self.leader_id = None if first is None else first.member_id
         undo.set_discard(self.pending_members, member_id)
         undo.set_discard(self.pending_sync, member_id)
         return member
@@ -310,6 +319,13 @@ class ClassicGroup:
         if member_id not in self.members:
             return codes.UNKNOWN_MEMBER_ID
         return codes.NONE
+
+    def java_first_member(self, members) -> "Member | None":
+        """The one of ``members`` Kafka's members HashMap iterates first (ClassicGroup.remove and
+        maybeElectNewJoinedLeader pick leaders that way): lowest bucket of String.hashCode at the
+        map's capacity, then insertion order, which a bucket keeps."""
+        capacity = self.java_capacity
+        return min(members, key=lambda m: (_java_bucket(m.member_id, capacity), m.position), default=None)
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
@@ -365,15 +381,23 @@ def java_hash_map_order(keys: list[str]) -> list[str]:
     capacity = 16
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
+    return sorted(keys, key=lambda key: _java_bucket(key, capacity))
 
-    def bucket(key: str) -> int:
-        h = 0
-        encoded = key.encode("utf-16-be", "surrogatepass")
-        for i in range(0, len(encoded), 2):
-            h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
 
-    return sorted(keys, key=bucket)
+@lru_cache(maxsize=65536)
+def _java_string_hash(key: str) -> int:
+    """Java's String.hashCode as an unsigned 32-bit value."""
+    h = 0
+    encoded = key.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(encoded), 2):
+        h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def _java_bucket(key: str, capacity: int) -> int:
+    """The bucket of ``key`` in a java.util.HashMap of ``capacity``: (h ^ h >>> 16) & (capacity - 1)."""
+    h = _java_string_hash(key)
+    return (h ^ (h >> 16)) & (capacity - 1)
 
 
 _group_fields = attrgetter(*ClassicGroup._SAVED)

@@ -191,12 +191,13 @@ def _maybe_elect_new_joined_leader(group: ClassicGroup) -> bool:
     leader = group.members.get(group.leader_id)
     if leader is not None and leader.join_reply is not None:
         return True
-    for member in group.members.values():
-        if member.join_reply is not None:
-            group.save()
-            group.leader_id = member.member_id
-            return True
-    return False
+    # Kafka's maybeElectNewJoinedLeader: the first rejoined member in its members HashMap's order
+    joined = group.java_first_member(m for m in group.members.values() if m.join_reply is not None)
+    if joined is None:
+        return False
+    group.save()
+    group.leader_id = joined.member_id
+    return True
 
 
 def _init_next_generation(coord, group: ClassicGroup) -> None:
