@@ -24,10 +24,11 @@ def output_option(choices, default_tty="table", default_pipe="json"):
                 ctx=ctx, param=param)
         return value
 
+    default = (default_tty if default_tty == default_pipe
+               else f"{default_tty} on a terminal, {default_pipe} otherwise")
     return click.option("-o", "--output", "output", type=click.Choice(choices), default=None,
                         callback=callback, is_eager=False,
-                        help=f"Output format: {', '.join(choices)} "
-                             f"(default: {default_tty} on a terminal, {default_pipe} otherwise).")
+                        help=f"Output format: {', '.join(choices)} (default: {default}).")
 
 
 class ClusterOptions:
