@@ -33,3 +33,10 @@ def test_plain_text_commands_say_their_output_default_is_table(command):
 def test_live_commands_say_json_when_not_a_terminal():
     text = " ".join(help_text("list").split())
     assert "(default: table on a terminal, json otherwise)" in text
+
+
+def test_by_duration_takes_seconds_as_its_metavar_says(monkeypatch):
+    from kgroup.client.reset import parse_duration_ms
+
+    assert "--by-duration PnDTnHnMnS" in help_text("reset-offsets")
+    assert parse_duration_ms("P1DT2H3M4S") == ((24 + 2) * 3600 + 3 * 60 + 4) * 1000
