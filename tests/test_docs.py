@@ -40,3 +40,79 @@ def test_by_duration_takes_seconds_as_its_metavar_says(monkeypatch):
 
     assert "--by-duration PnDTnHnMnS" in help_text("reset-offsets")
     assert parse_duration_ms("P1DT2H3M4S") == ((24 + 2) * 3600 + 3 * 60 + 4) * 1000
+
+
+# The README section that documents each command: from its heading to the next heading of the listed
+# levels (a command's `###` subsections belong to it unless they are another command's).
+README_SECTIONS = {
+    "demo": "## `kgroup demo`",
+    "serve": "## `kgroup serve`",
+    **{verb: "## Live groups:" for verb in ("list", "describe", "remove-members", "wait", "reset-offsets",
+                                            "delete-offsets", "delete")},
+    "simulate": "## `kgroup simulate`",
+    "simulate connect": "### `kgroup simulate connect`",
+    "decode-offsets": "## `kgroup decode-offsets`",
+}
+
+
+def readme_section(command: str) -> str:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(README_SECTIONS[command]))
+    level = lines[start].split(" ")[0]
+    ends = ("## ",) if level == "##" else ("## ", "### ")
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].startswith(ends) and not lines[i].startswith("### `kgroup simulate connect`")
+                or lines[i].startswith("### `kgroup simulate connect`") and command == "simulate"),
+               len(lines))
+    return "\n".join(lines[start:end])
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The text of each fenced block but Python ones."""
+    blocks, current, language = [], None, ""
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current, language = [], line[3:].strip()
+            else:
+                if language != "python":
+                    blocks.append("\n".join(current))
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def options_of(command: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", help_text(command))) - {"--help"}
+
+
+def mentions(text: str, option: str) -> bool:
+    return re.search(re.escape(option) + r"(?![a-z-])", text) is not None
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["simulate connect"])
+def test_every_option_of_help_is_in_the_man_page_and_the_readme_section(command):
+    options = options_of(command)
+    page = (ROOT / "man" / f"kgroup-{command.replace(' ', '-')}.1").read_text().replace("\\-", "-")
+    section = readme_section(command)
+    assert sorted(o for o in options if not mentions(page, o)) == [], "missing from the man page"
+    # -o/--output: README's "Every command has -o/--output" paragraph, and each section's -o values
+    assert sorted(o for o in options - {"--output"} if not mentions(section, o)) == [], \
+        "missing from the README section"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["simulate connect"])
+def test_the_readme_section_names_no_option_the_command_lacks(command):
+    """A `kgroup VERB ... --opt` line in a README code block uses only options VERB has."""
+    known = options_of(command)
+    section = readme_section(command)
+    prefix = f"kgroup {command} "
+    for block in code_blocks(section):
+        text = re.sub(r"\\\n\s*", " ", block)
+        for line in text.splitlines():
+            line = line.lstrip("$ ").split("#")[0]
+            if not line.startswith(prefix) or (command == "simulate" and line.startswith("kgroup simulate connect")):
+                continue
+            used = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", line))
+            assert used <= known, f"{line!r}: {sorted(used - known)}"
