@@ -116,3 +116,38 @@ def test_the_readme_section_names_no_option_the_command_lacks(command):
                 continue
             used = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", line))
             assert used <= known, f"{line!r}: {sorted(used - known)}"
+
+
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
+
+
+def test_the_verb_table_of_architecture_md_names_files_and_modules_that_exist():
+    import importlib
+    import importlib.util
+
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| (.*?) \|", ARCHITECTURE, re.M)
+    verbs = {verb.split(" --")[0] for verb, _, _ in rows}
+    assert verbs == set(COMMANDS) | {"simulate connect"}, "every verb has its row"
+    for verb, command_file, library in rows:
+        assert (ROOT / command_file).is_file(), f"{verb}: {command_file}"
+        for name in re.findall(r"`([a-z_]+(?:\.[a-z_]+)+)`", library):
+            module, _, attribute = f"kgroup.{name}".rpartition(".")
+            if importlib.util.find_spec(module) is not None and hasattr(importlib.import_module(module), attribute):
+                continue  # a function of a module: client.groups.list_groups
+            assert importlib.util.find_spec(f"kgroup.{name}") is not None, f"{verb}: {name}"
+
+
+@pytest.mark.parametrize("package", ["records", "decode", "coordinator", "assignors", "server", "client", "sim"])
+def test_the_modules_architecture_md_names_in_each_room_exist(package):
+    """Every `name` in a room's paragraph is a module (or subpackage) of that package, or, if it is
+    not module-shaped in the package, at least a name its code defines (a function, a parameter)."""
+    [room] = [p for p in ARCHITECTURE.split("\n\n") if p.startswith(f"**`kgroup/{package}/`")]
+    directory = ROOT / "kgroup" / package
+    sources = "\n".join(p.read_text() for p in directory.rglob("*.py"))
+    for name in sorted(set(re.findall(r"`([a-z_][a-z0-9_]*)\*?`", room))):
+        if name.startswith("__"):  # a topic: __consumer_offsets, __worker_offsets
+            continue
+        exists = any(directory.rglob(f"{name}.py")) or (directory / name).is_dir()
+        assert exists or re.search(rf"\b(def |class )?{name}\b", sources), f"kgroup/{package}: {name}"
+    for path in re.findall(r"`((?:assignors|tests|benchmarks)/[\w/]+\.py)`", room):
+        assert (ROOT / ("kgroup/" + path if path.startswith("assignors") else path)).is_file(), path
