@@ -151,3 +151,12 @@ def test_the_modules_architecture_md_names_in_each_room_exist(package):
         assert exists or re.search(rf"\b(def |class )?{name}\b", sources), f"kgroup/{package}: {name}"
     for path in re.findall(r"`((?:assignors|tests|benchmarks)/[\w/]+\.py)`", room):
         assert (ROOT / ("kgroup/" + path if path.startswith("assignors") else path)).is_file(), path
+
+
+def test_every_acl_operation_serve_accepts_is_documented():
+    from kgroup.server.acl import OPERATIONS
+
+    page = (ROOT / "man" / "kgroup-serve.1").read_text()
+    section = readme_section("serve")
+    for operation in OPERATIONS:
+        assert f"\\fB{operation}\\fR" in page and f"`{operation}`" in section, operation
