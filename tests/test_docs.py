@@ -160,3 +160,11 @@ def test_every_acl_operation_serve_accepts_is_documented():
     section = readme_section("serve")
     for operation in OPERATIONS:
         assert f"\\fB{operation}\\fR" in page and f"`{operation}`" in section, operation
+
+
+def test_every_repository_path_the_docs_cite_exists():
+    texts = [ROOT / "README.md", ROOT / "docs" / "architecture.md", *sorted((ROOT / "man").glob("*.1"))]
+    for doc in texts:
+        text = doc.read_text().replace("\\-", "-")
+        for path in re.findall(r"(?<![\w/])((?:benchmarks|tests|docs|man)/[\w./-]*\w)", text):
+            assert (ROOT / path).exists() or (ROOT / "docs" / path).exists(), f"{doc.name}: {path}"
