@@ -96,7 +96,8 @@ class SimulateCommand(click.Command):
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
               help="Bounce order (rolling-bounce, upgrade, downgrade, upgrade-protocol, "
                    "downgrade-protocol; also which members "
-                   "scale-down removes (the last ones) and crash kills (the first ones)).")
+                   "scale-down removes (the last ones), crash kills (the first ones) and leader-bounce "
+                   "restarts in a consumer group, which has no leader (the first one)).")
 @click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
               help="Members restarted at once; the next wave starts when the previous one is "
                    "back and the group has settled.")

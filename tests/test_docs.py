@@ -168,3 +168,14 @@ def test_every_repository_path_the_docs_cite_exists():
         text = doc.read_text().replace("\\-", "-")
         for path in re.findall(r"(?<![\w/])((?:benchmarks|tests|docs|man)/[\w./-]*\w)", text):
             assert (ROOT / path).exists() or (ROOT / "docs" / path).exists(), f"{doc.name}: {path}"
+
+
+def test_simulate_order_help_names_every_scenario_that_takes_it():
+    from kgroup.sim.scenario_options import SCENARIO_OPTIONS
+
+    text = " ".join(help_text("simulate").split())
+    order_help = text[text.index("--order ["):text.index("--concurrency")]
+    order_help = order_help.replace("- ", "-")  # help's line breaks inside hyphenated names
+    for scenario, options in SCENARIO_OPTIONS.items():
+        if "order" in options:
+            assert scenario in order_help, scenario
