@@ -75,6 +75,18 @@ def until_time_ms(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
+class CommandFailure(click.ClickException):
+    """A failure found inside a command (exit 1), shown as every verb shows one: `kgroup COMMAND: message`
+    (click's own ClickException would print `Error: message`)."""
+
+    def __init__(self, command: str, message: str):
+        super().__init__(message)
+        self.command = command
+
+    def show(self, file=None):
+        click.echo(f"kgroup {self.command}: {self.format_message()}", err=True)
+
+
 def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)

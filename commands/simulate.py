@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CommandFailure, CONTEXT_SETTINGS, output_option
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
@@ -164,19 +164,19 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         try:
             check_target(plot_path)
         except PlotUnavailable as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise CommandFailure("simulate", str(exc)) from exc
     try:
         results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
     except ParameterError as exc:
         raise click.UsageError(str(exc)) from exc
     except ScenarioError as exc:
-        raise click.ClickException(f"{scenario}: {exc}") from exc
+        raise CommandFailure("simulate", f"{scenario}: {exc}") from exc
     if plot_path:
         from kgroup.sim.plot import PlotUnavailable, plot_timeline
         try:
             plot_timeline(results, plot_path)
         except PlotUnavailable as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise CommandFailure("simulate", str(exc)) from exc
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json([r.document() for r in results] if compare else results[0].document())
