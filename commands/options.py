@@ -87,6 +87,23 @@ class CommandFailure(click.ClickException):
         click.echo(f"kgroup {self.command}: {self.format_message()}", err=True)
 
 
+class OneLineUsageError(click.UsageError):
+    """click's usage error shown as every verb shows its errors: one line, `kgroup COMMAND: message`,
+    exit 2, instead of click's usage block, help hint and `Error:` line (a script reads one line)."""
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file=None):
+        names, ctx = [], self.ctx
+        while ctx is not None and ctx.parent is not None:     # the root is kgroup, whatever it was invoked as
+            names.append(ctx.info_name)
+            ctx = ctx.parent
+        path = " ".join(["kgroup", *reversed(names)])
+        # one line even where click lays a message out on several (a missing choice lists them)
+        click.echo(f"{path}: {' '.join(self.format_message().split())}", err=True)
+
+
 def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)
