@@ -6,7 +6,7 @@ import sys
 import click
 
 from kgroup import __version__
-from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS
+from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS, OneLineUsageError
 
 # name -> (module in kgroup.commands, attribute, one-line help shown by `kgroup --help`)
 COMMANDS = {
@@ -39,12 +39,26 @@ class LazyGroup(click.Group):
         module, attr, _ = entry
         return getattr(importlib.import_module(f"kgroup.commands.{module}"), attr)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:       # the root's own options
+            raise OneLineUsageError(exc) from None
+
     def invoke(self, ctx):
-        """A reader of stdout that goes away (`| head`) ends the output, not the command: exit 0 for
+        """Every usage error of every command (an unknown command, option or choice, a missing
+        argument, a rule a command checks itself) as one line, `kgroup COMMAND: message`, exit 2.
+        A reader of stdout that goes away (`| head`) ends the output, not the command: exit 0 for
         every command and format, as JSON (`echo_json`) and decode-offsets do, not click's exit 1.
         An interrupt is `kgroup COMMAND: interrupted` and exit 130, as decode-offsets says it."""
         try:
             return super().invoke(ctx)
+        except (click.exceptions.NoArgsIsHelpError, OneLineUsageError):
+            raise
+        except click.UsageError as exc:
+            raise OneLineUsageError(exc) from None
         except BrokenPipeError:
             from kgroup.writers import stdout_closed, stdout_reader_gone
 

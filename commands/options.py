@@ -24,10 +24,11 @@ def output_option(choices, default_tty="table", default_pipe="json"):
                 ctx=ctx, param=param)
         return value
 
+    default = (default_tty if default_tty == default_pipe
+               else f"{default_tty} on a terminal, {default_pipe} otherwise")
     return click.option("-o", "--output", "output", type=click.Choice(choices), default=None,
                         callback=callback, is_eager=False,
-                        help=f"Output format: {', '.join(choices)} "
-                             f"(default: {default_tty} on a terminal, {default_pipe} otherwise).")
+                        help=f"Output format: {', '.join(choices)} (default: {default}).")
 
 
 class ClusterOptions:
@@ -85,6 +86,35 @@ def until_time_ms(ctx, param, value):
         return parse_until_time(value)
     except OptionError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+class CommandFailure(click.ClickException):
+    """A failure found inside a command (exit 1), shown as every verb shows one: `kgroup COMMAND: message`
+    (click's own ClickException would print `Error: message`)."""
+
+    def __init__(self, command: str, message: str):
+        super().__init__(message)
+        self.command = command
+
+    def show(self, file=None):
+        click.echo(f"kgroup {self.command}: {self.format_message()}", err=True)
+
+
+class OneLineUsageError(click.UsageError):
+    """click's usage error shown as every verb shows its errors: one line, `kgroup COMMAND: message`,
+    exit 2, instead of click's usage block, help hint and `Error:` line (a script reads one line)."""
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file=None):
+        names, ctx = [], self.ctx
+        while ctx is not None and ctx.parent is not None:     # the root is kgroup, whatever it was invoked as
+            names.append(ctx.info_name)
+            ctx = ctx.parent
+        path = " ".join(["kgroup", *reversed(names)])
+        # one line even where click lays a message out on several (a missing choice lists them)
+        click.echo(f"{path}: {' '.join(self.format_message().split())}", err=True)
 
 
 def fail(command: str, exc) -> None:

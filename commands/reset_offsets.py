@@ -25,7 +25,7 @@ COLUMNS = ["topic", "partition", "current", "new", "log_start", "log_end", "lag_
 @click.option("--shift-by", type=int, default=None, metavar="±N", help="By N from the committed offset.")
 @click.option("--to-datetime", default=None, metavar="ISO-8601",
               help="To the first offset whose record timestamp is at or after this time (UTC without an offset).")
-@click.option("--by-duration", default=None, metavar="PnDTnHnM",
+@click.option("--by-duration", default=None, metavar="PnDTnHnMnS",
               help="To the first offset at or after now minus this duration, e.g. PT1H or P1DT12H.")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), metavar="CSV",
               help="To the offsets in Kafka's TOPIC,PARTITION,OFFSET format (what --export writes).")

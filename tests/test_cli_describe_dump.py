@@ -58,16 +58,22 @@ def test_segment_b_legacy_and_unknown_group(segments_dir):
 
 
 def test_missing_dump_path_is_one_line(tmp_path):
-    result = describe("--from-dump", str(tmp_path / "nothing-here"), "g")
+    missing = tmp_path / "nothing-here"
+    result = describe("--from-dump", str(missing), "g")
     assert result.exit_code == 1
-    assert result.stderr == f"kgroup describe: {tmp_path / 'nothing-here'}: no such file or directory\n"
-    empty = tmp_path / "__consumer_offsets-3"
-    empty.mkdir()
-    for command in (["describe", "g"], ["list"]):
-        result = CliRunner().invoke(cli, [*command, "--from-dump", str(empty)])
+    assert result.stderr == (f"kgroup describe: no __consumer_offsets segment found in {missing} "
+                             f"({missing}: no such file or directory)\n")
+
+
+def test_a_dump_with_no_record_is_one_line_naming_the_file_and_why(tmp_path):
+    text = tmp_path / "notes.log"
+    text.write_text("hello\n")
+    for command in ("describe", "list"):
+        result = CliRunner().invoke(cli, [command, "--from-dump", str(text), *(["g"] if command == "describe" else [])])
         assert result.exit_code == 1
-        assert result.stderr == (f"kgroup {command[0]}: {empty}: holds no .log segment files (expected a segment, "
-                                 "a <topic>-<N> partition dir, or a log dir)\n")
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"kgroup {command}: no records could be read from {text} ({text}: byte 0: not a "
+                               "__consumer_offsets or __worker_offsets partition"), line
 
 
 def group_metadata(generation, members, ts):

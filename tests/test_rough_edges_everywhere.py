@@ -61,3 +61,29 @@ def test_a_reset_to_a_time_before_1970_asks_for_timestamp_0_not_a_special_value(
     # 1969-12-31T23:59:59.999Z is -1 ms: ListOffsets would read it as "latest"
     assert _target((), None, None, "1969-12-31T23:59:59.999Z", None, None).value == 0
     assert _target((), None, None, None, "P30000D", None).value == 0
+
+
+CLICK_USAGE_ERRORS = {
+    "no such option": (["--no-such-option"], "No such option '--no-such-option'"),
+    "bad choice": (["-o", "yaml"], "Invalid value for '-o' / '--output': 'yaml' is not one of"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["simulate", "serve", "demo", "simulate connect"])
+@pytest.mark.parametrize("case", sorted(CLICK_USAGE_ERRORS))
+def test_errors_click_finds_while_parsing_are_one_line_too(command, case):
+    """Not click's usage block, help hint and `Error:`: `kgroup COMMAND: message`, exit 2."""
+    args, message = CLICK_USAGE_ERRORS[case]
+    result = CliRunner().invoke(cli, [*command.split(), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"kgroup {command}: {result.stderr.split(': ', 1)[1]}" and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_a_missing_choice_argument_and_an_unknown_command_are_one_line():
+    missing = CliRunner().invoke(cli, ["simulate"])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("kgroup simulate: Missing argument 'SCENARIO'. Choose from: rolling-bounce, ")
+    assert len(missing.stderr.splitlines()) == 1
+    unknown = CliRunner().invoke(cli, ["describ"])
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("kgroup: No such command 'describ'.")
