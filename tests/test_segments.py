@@ -123,6 +123,19 @@ def test_a_companion_file_named_to_decode_is_said_to_be_one(tmp_path):
     assert [s.base_offset for s in find_segments(part / "00000000000000000000.log.deleted")] == [0]  # data
 
 
+def test_a_segment_being_deleted_named_as_a_file_keeps_its_base_offset(tmp_path):
+    """kafka-dump-log takes the base offset from the name up to the first dot: 500.log.deleted is 500."""
+    part = tmp_path / "__consumer_offsets-3"
+    path = _segment(part, 500)
+    for suffix in (".deleted", ".cleaned", ".swap"):
+        renamed = path.with_name(path.name + suffix)
+        path.rename(renamed)
+        [seg] = find_segments(renamed)
+        assert (seg.topic, seg.partition, seg.base_offset) == ("__consumer_offsets", 3, 500)
+        renamed.rename(path)
+    assert find_segments(part) == [SegmentFile(str(path), "__consumer_offsets", 3, 500)]  # a directory: .log only
+
+
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path):
     with pytest.raises(SegmentPathError) as info:
         find_segments(tmp_path / "nope")

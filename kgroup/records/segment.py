@@ -20,7 +20,7 @@ from .batch_model import Batch, BatchError, ReadFailed
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
 
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.(?:deleted|cleaned|swap))?$")  # named: a file being deleted, cleaned or swapped too
 # the shared vectors' flattened paths: <label><partition dir>__<20 digits>.log, where the
 # label is a short tag ("A") glued to an internal topic name ("__consumer_offsets")
 _FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
