@@ -53,6 +53,15 @@ def test_from_file_and_export_round_trip():
     assert read_offsets_csv(text) == {("orders", 0): 5, ("orders", 1): 6, ("other", 2): 0}
 
 
+def test_a_several_group_export_gives_only_the_groups_lines():
+    text = "g1,orders,0,5\ng2,orders,0,9\ng2,orders,1,3\ng1,other,2,0\n"
+    assert read_offsets_csv(text, group="g1") == {("orders", 0): 5, ("other", 2): 0}
+    assert read_offsets_csv(text, group="g2") == {("orders", 0): 9, ("orders", 1): 3}
+    assert read_offsets_csv("orders,0,5\n", group="g1") == {("orders", 0): 5}   # no group column: every line
+    with pytest.raises(KgroupUsageError, match=r"^f.csv: no line for group 'g3' \(the file has lines for g1, g2\)$"):
+        read_offsets_csv(text, "f.csv", group="g3")
+
+
 @pytest.mark.parametrize("text", ["orders,x,1", "orders,1", ",0,1", "orders,-1,3", ""])
 def test_bad_csv_is_a_usage_error(text):
     with pytest.raises(KgroupUsageError) as info:

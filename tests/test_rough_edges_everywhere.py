@@ -61,3 +61,27 @@ def test_a_reset_to_a_time_before_1970_asks_for_timestamp_0_not_a_special_value(
     # 1969-12-31T23:59:59.999Z is -1 ms: ListOffsets would read it as "latest"
     assert _target((), None, None, "1969-12-31T23:59:59.999Z", None, None).value == 0
     assert _target((), None, None, None, "P30000D", None).value == 0
+
+
+@pytest.mark.parametrize("scope", [["--topic", "orders"], ["--all-topics"]])
+def test_reset_offsets_from_a_file_with_a_topic_scope_is_a_usage_error_not_a_traceback(tmp_path, scope):
+    """The file's partitions are the selection: a --topic partition without a line in the file has
+    no new offset (it used to end in a TypeError)."""
+    plan = tmp_path / "plan.csv"
+    plan.write_text("orders,0,5\n")
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--from-file", str(plan), *scope,
+                                      "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    assert "--from-file selects the file's partitions: it cannot be combined with --topic or --all-topics" \
+        in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_reset_offsets_from_another_groups_export_is_a_usage_error(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("other-app,orders,0,5\n")
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--from-file", str(plan),
+                                      "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2
+    assert result.stderr == (f"kgroup reset-offsets: --from-file {plan}: no line for group 'g' "
+                             "(the file has lines for other-app)\n")

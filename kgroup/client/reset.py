@@ -96,15 +96,20 @@ def parse_datetime_ms(text: str) -> int:
                               "2024-05-01T12:00:00Z or 2024-05-01T12:00:00.000+02:00") from None
 
 
-def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, int], int]:
-    """Kafka's `topic,partition,offset` lines (a `group,` first column is accepted for one group);
-    blank lines and `#` comments are skipped."""
+def read_offsets_csv(text: str, source: str = "--from-file", group: str | None = None) -> dict[tuple[str, int], int]:
+    """Kafka's `topic,partition,offset` lines, or its `group,topic,partition,offset` export of several
+    groups, of which only `group`'s lines count (as Kafka's tool reads them; every line when `group`
+    is None); blank lines and `#` comments are skipped."""
     offsets = {}
+    other_groups = set()
     for number, row in enumerate(csv.reader(io.StringIO(text)), 1):
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in row]
         if len(fields) == 4:
+            if group is not None and fields[0] != group:
+                other_groups.add(fields[0])
+                continue
             fields = fields[1:]
         try:
             topic, partition, offset = fields[0], int(fields[1]), int(fields[2])
@@ -114,6 +119,9 @@ def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, 
             raise KgroupUsageError(f"{source} line {number}: expected TOPIC,PARTITION,OFFSET, got "
                                   f"{','.join(row)!r}") from None
         offsets[(topic, partition)] = offset
+    if not offsets and other_groups:
+        raise KgroupUsageError(f"{source}: no line for group {group!r} (the file has lines for "
+                              f"{', '.join(sorted(other_groups))})")
     if not offsets:
         raise KgroupUsageError(f"{source}: no TOPIC,PARTITION,OFFSET line")
     return offsets
