@@ -277,6 +277,7 @@ def test_empty_selection_is_a_usage_error_never_everyone(broker, fleets, tmp_pat
     blank.write_text("# nobody\n\n")
     result = kg(broker, "remove-members", "rm-empty", "--from-file", str(blank))
     assert result.exit_code == 2
+    assert result.stderr == f"kgroup remove-members: {blank}: no instance id in it (only blank lines and # comments)\n"
     result = kg(broker, "remove-members", "rm-empty", "--all", "--instance-id", "m-0")
     assert result.exit_code == 2
     assert set(snapshot(broker, "rm-empty").static_members) == {"m-0"}

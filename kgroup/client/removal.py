@@ -101,7 +101,8 @@ def split_ids(values) -> list[str]:
 
 
 def read_id_file(path: str) -> list[str]:
-    """One instance id per line (commas allowed); blank lines and `#` comments skipped."""
+    """One instance id per line (commas allowed); blank lines and `#` comments skipped; a file
+    without any is a usage error naming it."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
@@ -109,7 +110,10 @@ def read_id_file(path: str) -> list[str]:
         raise SelectionError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SelectionError(f"{path}: cannot read: {exc}") from None
-    return split_ids(line.split("#", 1)[0] for line in lines)
+    ids = split_ids(line.split("#", 1)[0] for line in lines)
+    if not ids:  # an empty selection never means everyone, and this one was surely meant to hold some
+        raise SelectionError(f"{path}: no instance id in it (only blank lines and # comments)")
+    return ids
 
 
 def build_targets(instance_ids=(), member_ids=()) -> list[Target]:
