@@ -86,9 +86,10 @@ class RemovalReport:
             if self.prediction_note:
                 data["prediction_note"] = self.prediction_note
         if self.after is not None:
-            data["wait"] = before_after(self.before, self.after)
-        elif self.wait_error:
-            data["wait"] = {"error": self.wait_error}
+            data["wait"] = {**before_after(self.before, self.after), "error": None}
+        elif self.wait_error:  # the same keys: what the wait did not see is null
+            data["wait"] = {"before": _summary(self.before), "after": None, "generation_advanced": None,
+                            "partitions_moved": None, "error": self.wait_error}
         return data
 
 
@@ -304,17 +305,23 @@ def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
     return {t: len(parts) for t, parts in topic_partitions(client, topics).items() if isinstance(parts, list)}
 
 
+def _label(m):
+    return m.group_instance_id or m.member_id
+
+
+def _summary(view: GroupView) -> dict:
+    """A view's state and members (instance id, else member id); a consumer group's epoch too."""
+    data = {"state": view.state, "members": sorted(_label(m) for m in view.members)}
+    if view.group_type == "consumer":  # the epochs the wait saw advance
+        data["group_epoch"] = view.group_epoch
+    return data
+
+
 def before_after(before: GroupView, after: GroupView) -> dict:
     """Members, state and partitions whose owner (instance id, else member id) changed."""
-    def label(m):
-        return m.group_instance_id or m.member_id
-    old = {tp: label(m) for tp, m in before.owners().items()}
-    new = {tp: label(m) for tp, m in after.owners().items()}
+    old = {tp: _label(m) for tp, m in before.owners().items()}
+    new = {tp: _label(m) for tp, m in after.owners().items()}
     moved = [{"topic": t, "partition": p, "from": old.get((t, p)), "to": new.get((t, p))}
              for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
-    data = {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
-            "after": {"state": after.state, "members": sorted(label(m) for m in after.members)},
-            "generation_advanced": True, "partitions_moved": moved}
-    if after.group_type == "consumer":  # the epochs the wait saw advance
-        data["before"]["group_epoch"], data["after"]["group_epoch"] = before.group_epoch, after.group_epoch
-    return data
+    return {"before": _summary(before), "after": _summary(after), "generation_advanced": True,
+            "partitions_moved": moved}
