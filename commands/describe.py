@@ -42,8 +42,10 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
 
     if static_only and dynamic_only:
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
-    if bool(groups) == bool(all_groups):
-        raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if groups and all_groups:
+        raise click.UsageError("give GROUP names or --all-groups, not both")
+    if not groups and not all_groups:
+        raise click.UsageError("give GROUP names or --all-groups")
     if until_time is not None and not dumps:
         raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
     if dumps:
@@ -149,6 +151,8 @@ def _render(views, output, with_offsets, offline):
                                assignment=_member_assignment_text(v, m))
                     writer.write(row)
         return
+    if not views:  # --all-groups on a cluster (or a dump) without groups, as `list` says it
+        click.echo("(none)")
     first = True
     for view in views:
         if view.error and not view.members:

@@ -46,6 +46,18 @@ def test_sasl_client_against_a_plaintext_listener_says_the_mismatch(broker, tmp_
                              "protocol mismatch, is it a plaintext listener?\n")
 
 
+def test_describe_all_groups_on_a_cluster_without_groups_says_none_and_the_group_rule_says_which(broker):
+    run = CliRunner().invoke
+    table = run(cli, ["describe", "--all-groups", "--bootstrap-server", broker.bootstrap, "-o", "table"])
+    assert (table.exit_code, table.stdout) == (0, "(none)\n"), table.stderr
+    doc = run(cli, ["describe", "--all-groups", "--bootstrap-server", broker.bootstrap, "-o", "json"])
+    assert (doc.exit_code, doc.stdout) == (0, "[]\n"), doc.stderr
+    neither = run(cli, ["describe", "--bootstrap-server", broker.bootstrap])
+    assert neither.exit_code == 2 and "Error: give GROUP names or --all-groups\n" in neither.stderr
+    both = run(cli, ["describe", "g", "--all-groups", "--bootstrap-server", broker.bootstrap])
+    assert both.exit_code == 2 and "Error: give GROUP names or --all-groups, not both\n" in both.stderr
+
+
 def test_serve_on_an_address_in_use_is_one_line_and_creates_nothing(broker, tmp_path):
     logs = tmp_path / "logs"
     host, port = broker.address
