@@ -94,3 +94,12 @@ def test_the_active_members_message():
                MemberView("m-3", None, "c", "h", assignment=[{"topic": "t", "partitions": [3]}])]
     message = active_members_error("g", "Stable", members)
     assert "is Stable, not Empty or Dead" in message and "(a, b, m-3)" in message
+    # a KIP-848 static member that stopped (member epoch -2) is not asked to stop again
+    members[1].member_epoch = -2
+    assert active_members_error("g", "Reconciling", members[1:]) == (
+        "group 'g' is Reconciling, not Empty or Dead: offsets can only be reset while no consumer is in the "
+        "group; stop its members first (m-3); b stopped but the group keeps them until their session times "
+        "out: wait (kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")
+    assert active_members_error("g", "Reconciling", members[1:2]).endswith(
+        "no consumer is in the group; b stopped but the group keeps them until their session times out: wait "
+        "(kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")

@@ -180,7 +180,16 @@ def plan_partition(topic: str, partition: int, target: Target, current: int | No
 def active_members_error(group: str, state: str, members) -> str:
     """Kafka's rule for committing as an admin (ConsumerGroupCommand: the group must be inactive),
     as one line naming who is still in the group."""
-    names = [m.group_instance_id or m.member_id for m in members]
-    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-    return (f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer "
-            f"is in the group; stop its members first ({shown or 'none listed'})")
+    def listed(names):
+        return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+    running = [m.group_instance_id or m.member_id for m in members if not m.left]
+    left = [m.group_instance_id for m in members if m.left]
+    message = f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer is in the group"
+    if running or not left:
+        message += f"; stop its members first ({listed(running) or 'none listed'})"
+    if left:  # KIP-848 static members that stopped: kept until their session times out
+        message += (f"; {listed(left)} stopped but the group keeps them until their session times out: "
+                    f"wait (kgroup wait {group} --state Empty) or remove them (kgroup remove-members {group} "
+                    f"--instance-id {','.join(left)})")
+    return message
