@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, Seconds, cluster_options, fail, output_option
 
 RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
 
@@ -26,7 +26,7 @@ RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
               help="After removing, wait until the group is Stable at a new generation with an "
                    "assignment that held for 1 s, and print a before/after view (members and "
                    "partitions that moved).")
-@click.option("--wait-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+@click.option("--wait-timeout", type=Seconds(min=0.1), default=60.0, show_default=True,
               metavar="SECONDS", help="How long --wait waits.")
 @cluster_options
 @output_option(["table", "json", "csv"])

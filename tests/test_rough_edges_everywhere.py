@@ -85,3 +85,13 @@ def test_reset_offsets_from_another_groups_export_is_a_usage_error(tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (f"kgroup reset-offsets: --from-file {plan}: no line for group 'g' "
                              "(the file has lines for other-app)\n")
+
+
+@pytest.mark.parametrize("command, option", [(c, "--timeout") for c in sorted(COMMANDS)]
+                         + [("wait", "--interval"), ("remove-members", "--wait-timeout")])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_duration_that_is_not_finite_is_a_usage_error_not_a_traceback(command, option, value):
+    """`nan` and `inf` parse as floats and passed the lower bound, then failed in a socket or a sleep."""
+    result = run(command, "--bootstrap-server", "127.0.0.1:1", option, value)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': '{value}' is not a finite number of seconds\n" in result.stderr
