@@ -72,7 +72,7 @@ def test_bad_csv_is_a_usage_error(text):
 def test_selectors_durations_datetimes():
     assert parse_topic_selector("orders") == ("orders", None)
     assert parse_topic_selector("orders:2,0,2") == ("orders", [0, 2])
-    for bad in ("orders:", ":1", "orders:a", "orders:-1"):
+    for bad in ("orders:", ":1", "orders:a", "orders:-1", "orders:2147483648"):
         with pytest.raises(KgroupUsageError):
             parse_topic_selector(bad)
     assert parse_duration_ms("PT1H30M") == 5_400_000

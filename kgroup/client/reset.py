@@ -56,6 +56,9 @@ def _lag(end, offset):
     return None if end is None or offset is None or offset < 0 else end - offset
 
 
+MAX_PARTITION = 2**31 - 1
+
+
 def parse_topic_selector(text: str) -> tuple[str, list[int] | None]:
     """`T` (every partition) or `T:P,P` -> (topic, partitions or None)."""
     topic, sep, parts = text.partition(":")
@@ -69,6 +72,8 @@ def parse_topic_selector(text: str) -> tuple[str, list[int] | None]:
         raise KgroupUsageError(f"bad --topic {text!r}: partitions must be numbers, as in {topic}:0,1") from None
     if partitions[0] < 0:
         raise KgroupUsageError(f"bad --topic {text!r}: partitions are not negative")
+    if partitions[-1] > MAX_PARTITION:  # a partition is an INT32 on the wire
+        raise KgroupUsageError(f"bad --topic {text!r}: a partition is at most {MAX_PARTITION}")
     return topic, partitions
 
 
