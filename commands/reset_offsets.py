@@ -148,7 +148,13 @@ def _render(report, output, export):
                "CLAMPED", "ERROR"])
         for source in report.instances or ():
             click.echo(f"instance {source.instance_id}: {_source_text(source)}", err=True)
-        verb = "committed" if report.executed else "plan only, nothing committed (add --execute)"
+        done = len(report.offsets) - report.failed
+        if not report.executed:
+            verb = "plan only, nothing committed (add --execute)"
+        elif not done:
+            verb = "nothing committed: every partition failed"
+        else:
+            verb = f"committed {done} partition(s)" + (f", {report.failed} failed" if report.failed else "")
         click.echo(f"group {report.group} ({report.state}): {verb}", err=True)
 
 
