@@ -299,6 +299,21 @@ def test_wait_after_removal_names_a_removed_member_that_joined_again(monkeypatch
         "running (stop it before removing it)")
 
 
+def test_a_wait_timeout_names_static_members_that_left(monkeypatch):
+    from kgroup.client import waiting
+
+    stopped = MemberView("m-k0", "k0", "c", "h", member_epoch=-2)
+    running = MemberView("m-k1", "k1", "c", "h", member_epoch=4)
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+        GroupView("g", "Reconciling", "consumer", "uniform", COORD, [stopped, running], group_type="consumer",
+                  group_epoch=4)])
+    now = [0.0]
+    with pytest.raises(waiting.WaitTimeout) as info:
+        waiting.wait_caught_up(None, "g", 1, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert str(info.value).endswith("(last state: Reconciling, 2 member(s); k0 left (static, member epoch -2): "
+                                    "the group stays Reconciling until they rejoin or their session times out)")
+
+
 def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
     from kgroup.client import waiting
     from kgroup.commands.output import WaitStatus
