@@ -173,6 +173,8 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
         response = client.send(request, node_id=coordinator.node_id, what=f"OffsetDelete for group {group!r}")
         if response.error_code:
             check(error_name(response.error_code), "Delete", group)
+            if error_name(response.error_code) == "GROUP_ID_NOT_FOUND":  # as describe and remove-members say it
+                raise KgroupError(f"group {group!r} does not exist (coordinator {coordinator})")
             raise KgroupError(f"group {group!r}: OffsetDelete failed: {error_name(response.error_code)}")
         for topic in response.topics:
             for part in topic.partitions:
