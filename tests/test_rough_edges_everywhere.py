@@ -95,3 +95,10 @@ def test_a_duration_that_is_not_finite_is_a_usage_error_not_a_traceback(command,
     result = run(command, "--bootstrap-server", "127.0.0.1:1", option, value)
     assert result.exit_code == 2, result.output
     assert f"Invalid value for '{option}': '{value}' is not a finite number of seconds\n" in result.stderr
+
+
+def test_remove_members_wait_timeout_without_wait_is_a_usage_error():
+    """It was accepted and ignored: a runbook that meant to wait went on before the group settled."""
+    result = run("remove-members", "--bootstrap-server", "127.0.0.1:1", "--wait-timeout", "120")
+    assert result.exit_code == 2
+    assert "Error: --wait-timeout needs --wait\n" in result.stderr
