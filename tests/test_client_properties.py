@@ -82,3 +82,15 @@ def test_bootstrap_server_must_be_host_port():
     for bad in ("kafka-1", "kafka-1:notaport", "kafka-1:9092,:9093", "kafka-1:70000"):
         with pytest.raises(KgroupError, match="bad bootstrap server .*: expected HOST:PORT"):
             ClusterClient(bad)
+
+
+def test_empty_bootstrap_entries_are_skipped_as_kafka_does():
+    """'h:p,' and 'h:p,,h2:p' name the same brokers as without the empty entries (Kafka's
+    ClientUtils.parseAndValidateAddresses); nothing but commas is still a usage error."""
+    from kgroup.client.wire import ClusterClient
+
+    for listed in ("127.0.0.1:1,", "127.0.0.1:1,,127.0.0.1:1", " ,127.0.0.1:1"):
+        with pytest.raises(KgroupError, match="connection refused by"):
+            ClusterClient(listed)
+    with pytest.raises(KgroupError, match="bad bootstrap server ',': expected HOST:PORT"):
+        ClusterClient(",")

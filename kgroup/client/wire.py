@@ -63,11 +63,14 @@ class ClusterClient:
             raise KgroupUsageError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
                                    "KGROUP_BOOTSTRAP_SERVER")
         addresses = []
-        for entry in bootstrap.split(","):
+        # empty entries ("h:9092,", "h:9092,,h2:9092") are skipped, as Kafka's ClientUtils does
+        for entry in (e for e in bootstrap.split(",") if e.strip()):
             host, sep, port = entry.strip().rpartition(":")
             if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise KgroupUsageError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
             addresses.append((host.strip("[]"), int(port)))
+        if not addresses:
+            raise KgroupUsageError(f"bad bootstrap server {bootstrap!r}: expected HOST:PORT[,HOST:PORT...]")
         from kgroup.client.bootstrap_failures import (BootstrapFailure, BootstrapWatch, refuses,
                                                       tls_unanswered)
 
