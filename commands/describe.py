@@ -43,8 +43,10 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
 
     if static_only and dynamic_only:
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
-    if bool(groups) == bool(all_groups):
-        raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if groups and all_groups:
+        raise click.UsageError("give GROUP names or --all-groups, not both")
+    if not groups and not all_groups:
+        raise click.UsageError("give GROUP names or --all-groups")
     if until_time is not None and not dumps:
         raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
     refuse_cluster_with_dump(dumps)
@@ -151,6 +153,8 @@ def _render(views, output, with_offsets, offline):
                                assignment=_member_assignment_text(v, m))
                     writer.write(row)
         return
+    if not views:  # --all-groups on a cluster (or a dump) without groups, as `list` says it
+        click.echo("(none)")
     first = True
     for view in views:
         if view.error and not view.members:
@@ -209,7 +213,7 @@ def _table(view, with_offsets, offline):
         if consumer:
             row[5:5] = [m.member_type, _cell(m.member_epoch)]
             row += [_topic_partitions_text(m.target_assignment or []),
-                    "RECONCILING" if view.reconciling(m) else "caught-up"]
+                    "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"]
         if offline and not consumer:
             row += ["-" if m.session_timeout_ms is None else str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
@@ -221,10 +225,16 @@ def _table(view, with_offsets, offline):
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
     if consumer and view.members:
-        behind = sum(1 for m in view.members if view.reconciling(m))
+        left = [m.group_instance_id for m in view.members if m.left]
+        behind = sum(1 for m in view.members if view.reconciling(m) and not m.left)
         click.echo("")
         click.echo(f"{behind} of {len(view.members)} member(s) still reconciling to group epoch {view.group_epoch}"
-                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}")
+                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}"
+                   if not left else f"{len(view.members) - len(left)} of {len(view.members)} member(s) caught up "
+                   f"at group epoch {view.group_epoch}")
+        if left:
+            click.echo(f"left (static, member epoch -2): {', '.join(left)}: the group keeps their partitions until "
+                       "they rejoin or their session times out (kgroup remove-members releases them now)")
     if with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),

@@ -31,6 +31,19 @@ def output_option(choices, default_tty="table", default_pipe="json"):
                         help=f"Output format: {', '.join(choices)} (default: {default}).")
 
 
+class Seconds(click.FloatRange):
+    """A duration in seconds with a lower bound: FloatRange, and finite (`nan` and `inf` parse as
+    floats and pass its bound check, then fail deep in a socket or a sleep)."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
 class ClusterOptions:
     """The shared connection options of the live commands, opened lazily into a ClusterClient."""
 
@@ -56,7 +69,7 @@ def cluster_options(fn):
                   help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
     @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
                   help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id).")
-    @click.option("--timeout", "timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+    @click.option("--timeout", "timeout", type=Seconds(min=0.1), default=30.0, show_default=True,
                   metavar="SECONDS", help="Timeout for connecting and for each request.")
     @functools.wraps(fn)
     def wrapper(*args, bootstrap, command_config, timeout, **kwargs):

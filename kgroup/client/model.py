@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kgroup.client.wire import Coordinator
 
 CONSUMER_PROTOCOL = "consumer"
+STATIC_LEAVE_EPOCH = -2   # ConsumerGroupDescribe's member epoch of a static member that left for a while
 
 
 @dataclass
@@ -42,6 +43,12 @@ class MemberView:
     @property
     def static(self) -> bool:
         return self.group_instance_id is not None
+
+    @property
+    def left(self) -> bool:
+        """A static consumer-group member that left for a while (member epoch -2, KIP-848): the
+        coordinator keeps it and its partitions until it rejoins or its session times out."""
+        return self.member_epoch == STATIC_LEAVE_EPOCH
 
     def partitions(self) -> list[tuple[str, int]]:
         return [(tp["topic"], p) for tp in self.assignment for p in tp["partitions"]]
