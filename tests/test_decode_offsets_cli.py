@@ -554,3 +554,12 @@ def test_state_replays_a_partitions_segments_in_log_order_whatever_order_they_ar
         assert [(o["partition"], o["committed"]) for o in json.loads(view.stdout)[0]["offsets"]] == [(0, 100)]
     records = run("decode-offsets", "-o", "jsonl", later, earlier)      # records: in the order named
     assert [json.loads(line)["offset"] for line in records.stdout.splitlines()] == [100, 1]
+
+
+def test_engine_auto_says_sizes_in_the_binary_units_they_are_given_in():
+    """--spark-threshold 1g is 1.0 GiB (the note said 1.07 GB), and a small input is not 0.0 MB."""
+    segment = str(VECTORS / "segments" / SEGMENTS["A"][0])
+    result = run("decode-offsets", "--engine", "auto", "-o", "jsonl", segment)
+    assert result.exit_code == 0
+    assert result.stderr == ("kgroup decode-offsets: note: --engine auto: decoding locally (2.1 KiB of input is "
+                             "below the Spark threshold of 1.0 GiB, see --spark-threshold)\n")
