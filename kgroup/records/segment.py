@@ -20,7 +20,8 @@ from .batch_model import Batch, BatchError, ReadFailed
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
 
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.(?:deleted|cleaned|swap))?$")  # named: a file being deleted, cleaned or swapped too
+# a segment, or (named as a file) one being deleted, cleaned or swapped: the base offset is in its name
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.(?:deleted|cleaned|swap))?$")
 # the shared vectors' flattened paths: <label><partition dir>__<20 digits>.log, where the
 # label is a short tag ("A") glued to an internal topic name ("__consumer_offsets")
 _FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
@@ -93,8 +94,9 @@ def find_segments(path) -> list[SegmentFile]:
 
     A directory holding <topic>-<N> directories is a log directory (its own .log files, such as
     log4j's server.log, are not segments) unless its own name is <topic>-<N>. In a log directory
-    only the __consumer_offsets-N / __worker_offsets-N partition directories are read when there are any (a broker's other topics are not coordinator logs); otherwise
-    every <topic>-<N> directory is. Partition directories come sorted by topic then partition
+    only the __consumer_offsets-N / __worker_offsets-N partition directories are read when there
+    are any (a broker's other topics are not coordinator logs); otherwise every <topic>-<N>
+    directory is. Partition directories come sorted by topic then partition
     number; segments within one by base offset. Raises SegmentPathError naming the path when
     nothing is found.
     """
