@@ -123,6 +123,7 @@ def _filter(view, static_only, dynamic_only):
     if not (static_only or dynamic_only):
         return
     keep = (lambda static: static) if static_only else (lambda static: not static)
+    view.counted_before_filter = (view.static_count, view.dynamic_count)    # the table counts the group
     view.members = [m for m in view.members if keep(m.static)]
     if view.offsets is not None:
         view.offsets = [r for r in view.offsets
@@ -186,6 +187,15 @@ def _topic_partitions_text(assignment):
     return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
+def _member_counts(view) -> str:
+    """The group's members, all of them even when --static-only/--dynamic-only shows some."""
+    static, dynamic = view.counted_before_filter or (view.static_count, view.dynamic_count)
+    text = f"{static + dynamic} (static {static}, dynamic {dynamic})"
+    if view.counted_before_filter is not None:
+        text += f", {len(view.members)} shown"
+    return text
+
+
 def _table(view, with_offsets, offline):
     from kgroup.writers import iso_ms, table
 
@@ -195,8 +205,7 @@ def _table(view, with_offsets, offline):
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
-    summary = [view.group, coordinator, view.state, view.group_type, protocol,
-               f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]
+    summary = [view.group, coordinator, view.state, view.group_type, protocol, _member_counts(view)]
     headers = ["GROUP", "COORDINATOR", "STATE", "TYPE", "PROTOCOL", "MEMBERS"]
     if consumer:
         summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]

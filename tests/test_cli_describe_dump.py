@@ -234,3 +234,14 @@ def test_an_interrupt_is_one_line_and_exit_130(segments_dir, monkeypatch):
     for command in (["describe", "--all-groups"], ["list"]):
         result = CliRunner().invoke(cli, [*command, "--from-dump", str(segments_dir / SEGMENT_A)])
         assert (result.exit_code, result.stderr) == (130, f"kgroup {command[0]}: interrupted\n")
+
+
+def test_a_member_filter_keeps_the_groups_counts_and_says_how_many_are_shown(segments_dir):
+    """--static-only on a group of one dynamic member: the group still has that member (not
+    "0 (static 0, dynamic 0)"); the rows are the filtered ones."""
+    dump = str(segments_dir / SEGMENT_A)
+    static = describe("--from-dump", dump, "my-group", "--static-only", "-o", "table")
+    assert static.exit_code == 0, static.output
+    assert "1 (static 0, dynamic 1), 0 shown" in static.stdout
+    unfiltered = describe("--from-dump", dump, "my-group", "-o", "table")
+    assert "1 (static 0, dynamic 1)" in unfiltered.stdout and "shown" not in unfiltered.stdout

@@ -116,6 +116,8 @@ class GroupView:
     group_epoch: int | None = None         # consumer groups only, as the three below
     assignment_epoch: int | None = None
     assignor: str | None = None
+    # (static, dynamic) of the whole group when --static-only/--dynamic-only left some members out
+    counted_before_filter: tuple[int, int] | None = None
 
     def reconciling(self, member: MemberView) -> bool:
         """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it
