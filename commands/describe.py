@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, fail, output_option,
+from kgroup.commands.options import (CONTEXT_SETTINGS, DumpWarnings, cluster_options, fail, output_option,
                                      refuse_cluster_with_dump, until_time_ms)
 
 MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
@@ -37,7 +37,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     the generation, and instance ids that changed member id or host.
 
     Exit status: 0 ok, 1 nothing could be described (unreachable broker, unknown group), 3 some
-    of several groups failed.
+    of several groups failed, or --from-dump found problems in the dump (warnings) and described the rest.
     """
     from kgroup.errors import KgroupError
 
@@ -52,8 +52,9 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     refuse_cluster_with_dump(dumps)
     if dumps:
         _check_no_dump_paths_as_groups(groups)
+    warnings = DumpWarnings("describe")
     try:
-        views = (_offline(dumps, groups, until_time) if dumps
+        views = (_offline(dumps, groups, until_time, warnings) if dumps
                  else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
@@ -66,6 +67,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
         click.echo(f"kgroup describe: {view.error}", err=True)
     if failed:
         raise SystemExit(1 if len(failed) == len(views) else 3)
+    warnings.exit_if_any()
 
 
 def _check_no_dump_paths_as_groups(groups):
@@ -109,13 +111,10 @@ def _live(cluster, groups, all_groups, with_offsets):
     return views
 
 
-def _offline(dumps, groups, until_time):
+def _offline(dumps, groups, until_time, warnings):
     from kgroup.client.from_dump import group_views, replay_dump
 
-    def report(problem):
-        click.echo(f"kgroup describe: warning: {problem}", err=True)
-
-    replay = replay_dump(dumps, report=report, until_time=until_time)
+    replay = replay_dump(dumps, report=warnings, until_time=until_time)
     return group_views(replay, list(dict.fromkeys(groups)) or None)
 
 

@@ -130,6 +130,24 @@ class OneLineUsageError(click.UsageError):
         click.echo(f"{path}: {' '.join(self.format_message().split())}", err=True)
 
 
+class DumpWarnings:
+    """What replaying a dump for `--from-dump` found wrong (a bad CRC, an undecodable record): each a
+    `kgroup COMMAND: warning:` line as it is found, and exit 3 at the end (some records could not be
+    used, the rest were), as decode-offsets has it."""
+
+    def __init__(self, command: str):
+        self.command = command
+        self.count = 0
+
+    def __call__(self, problem) -> None:
+        self.count += 1
+        click.echo(f"kgroup {self.command}: warning: {problem}", err=True)
+
+    def exit_if_any(self) -> None:
+        if self.count:
+            raise SystemExit(3)
+
+
 def fail(command: str, exc) -> None:
     """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
     click.echo(f"kgroup {command}: {exc}", err=True)
