@@ -6,7 +6,7 @@ import sys
 import click
 
 from kgroup import __version__
-from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS
+from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS, OneLineUsageError
 
 # name -> (module in kgroup.commands, attribute, one-line help shown by `kgroup --help`)
 COMMANDS = {
@@ -38,6 +38,37 @@ class LazyGroup(click.Group):
             return None
         module, attr, _ = entry
         return getattr(importlib.import_module(f"kgroup.commands.{module}"), attr)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:       # the root's own options
+            raise OneLineUsageError(exc) from None
+
+    def invoke(self, ctx):
+        """Every usage error of every command (an unknown command, option or choice, a missing
+        argument, a rule a command checks itself) as one line, `kgroup COMMAND: message`, exit 2.
+        A reader of stdout that goes away (`| head`) ends the output, not the command: exit 0 for
+        every command and format, as JSON (`echo_json`) and decode-offsets do, not click's exit 1.
+        An interrupt is `kgroup COMMAND: interrupted` and exit 130, as decode-offsets says it."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.NoArgsIsHelpError, OneLineUsageError):
+            raise
+        except click.UsageError as exc:
+            raise OneLineUsageError(exc) from None
+        except BrokenPipeError:
+            from kgroup.writers import stdout_closed, stdout_reader_gone
+
+            if not stdout_closed():   # a socket's, not stdout's: a failure like any other
+                raise
+            stdout_reader_gone()
+            ctx.exit(0)
+        except KeyboardInterrupt:   # Ctrl-C: one line and 130 (click would print "Aborted!" and exit 1)
+            click.echo(f"kgroup {ctx.invoked_subcommand}: interrupted", err=True)
+            ctx.exit(130)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

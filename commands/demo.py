@@ -15,8 +15,8 @@ SESSION_TIMEOUT_MS = 6000
               help="Static consumers to start (group.instance.id node-0, node-1, ...).")
 @click.option("--partitions", type=click.IntRange(1, 64), default=6, show_default=True,
               help=f"Partitions of the demo topic {TOPIC!r}.")
-@click.option("--log-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep the broker's log directory here (default: a temporary directory, removed at the end).")
+@click.option("--log-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Keep the broker's log directory in DIR/logs (default: a temporary directory, removed at the end).")
 def demo(output, consumers, partitions, log_dir):
     """Run kgroup against an embedded broker and real kafka-python static consumers.
 
@@ -24,7 +24,7 @@ def demo(output, consumers, partitions, log_dir):
     describe, a rolling restart of one consumer (no rebalance), remove-members of another,
     describe again, an offset reset (the fleet stopped and removed, wait for Empty, the plan, then
     --execute), and decode-offsets / describe --from-dump of the resulting __consumer_offsets,
-    printing each kgroup command line before its output. Takes well under a minute and cleans up.
+    printing each kgroup command line before its output. Takes about 15 s and cleans up.
 
     With -o json nothing is printed until the end, then one JSON object:
     {"ok", "steps": [{"note"} | {"command": [...], "exit_code", "output": the command's own -o json

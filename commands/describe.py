@@ -2,7 +2,8 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option, until_time_ms
+from kgroup.commands.options import (CONTEXT_SETTINGS, DumpWarnings, cluster_options, fail, output_option,
+                                     refuse_cluster_with_dump, until_time_ms)
 
 MEMBER_COLUMNS = ["group", "state", "protocol_type", "protocol", "coordinator", "member_id",
                   "group_instance_id", "static", "client_id", "client_host", "assignment"]
@@ -36,32 +37,37 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     the generation, and instance ids that changed member id or host.
 
     Exit status: 0 ok, 1 nothing could be described (unreachable broker, unknown group), 3 some
-    of several groups failed.
+    of several groups failed, or --from-dump found problems in the dump (warnings) and described the rest.
     """
     from kgroup.errors import KgroupError
 
     if static_only and dynamic_only:
         raise click.UsageError("--static-only and --dynamic-only exclude each other")
-    if bool(groups) == bool(all_groups):
-        raise click.UsageError("give GROUP names or --all-groups (not both)")
+    if groups and all_groups:
+        raise click.UsageError("give GROUP names or --all-groups, not both")
+    if not groups and not all_groups:
+        raise click.UsageError("give GROUP names or --all-groups")
     if until_time is not None and not dumps:
         raise click.UsageError("--until-time needs --from-dump (a live group has only its present)")
+    refuse_cluster_with_dump(dumps)
     if dumps:
         _check_no_dump_paths_as_groups(groups)
+    warnings = DumpWarnings("describe")
     try:
-        views = (_offline(dumps, groups, until_time) if dumps
+        views = (_offline(dumps, groups, until_time, warnings) if dumps
                  else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
     for view in views:
         _filter(view, static_only, dynamic_only)
     offline = bool(dumps)
-    _render(views, output, with_offsets or offline, offline)
+    _render(views, output, with_offsets, offline)
     failed = [v for v in views if v.error]
     for view in failed:
         click.echo(f"kgroup describe: {view.error}", err=True)
     if failed:
         raise SystemExit(1 if len(failed) == len(views) else 3)
+    warnings.exit_if_any()
 
 
 def _check_no_dump_paths_as_groups(groups):
@@ -105,13 +111,10 @@ def _live(cluster, groups, all_groups, with_offsets):
     return views
 
 
-def _offline(dumps, groups, until_time):
+def _offline(dumps, groups, until_time, warnings):
     from kgroup.client.from_dump import group_views, replay_dump
 
-    def report(problem):
-        click.echo(f"kgroup describe: warning: {problem}", err=True)
-
-    replay = replay_dump(dumps, report=report, until_time=until_time)
+    replay = replay_dump(dumps, report=warnings, until_time=until_time)
     return group_views(replay, list(dict.fromkeys(groups)) or None)
 
 
@@ -119,6 +122,7 @@ def _filter(view, static_only, dynamic_only):
     if not (static_only or dynamic_only):
         return
     keep = (lambda static: static) if static_only else (lambda static: not static)
+    view.counted_before_filter = (view.static_count, view.dynamic_count)    # the table counts the group
     view.members = [m for m in view.members if keep(m.static)]
     if view.offsets is not None:
         view.offsets = [r for r in view.offsets
@@ -132,7 +136,7 @@ def _render(views, output, with_offsets, offline):
     if output == "json":
         echo_json([v.to_json(offline) for v in views])
         return
-    if output == "csv":
+    if output == "csv":         # one row per member, or per partition with --offsets, live or offline
         if with_offsets:
             writer = CsvWriter(OFFSET_COLUMNS)
             for v in views:
@@ -149,6 +153,8 @@ def _render(views, output, with_offsets, offline):
                                assignment=_member_assignment_text(v, m))
                     writer.write(row)
         return
+    if not views:  # --all-groups on a cluster (or a dump) without groups, as `list` says it
+        click.echo("(none)")
     first = True
     for view in views:
         if view.error and not view.members:
@@ -156,7 +162,7 @@ def _render(views, output, with_offsets, offline):
         if not first:
             click.echo("")
         first = False
-        _table(view, with_offsets, offline)
+        _table(view, with_offsets or offline, offline)     # offline, the committed offsets are what the log knows
 
 
 def _assignment_text(member, protocol_type):
@@ -180,6 +186,15 @@ def _topic_partitions_text(assignment):
     return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
+def _member_counts(view) -> str:
+    """The group's members, all of them even when --static-only/--dynamic-only shows some."""
+    static, dynamic = view.counted_before_filter or (view.static_count, view.dynamic_count)
+    text = f"{static + dynamic} (static {static}, dynamic {dynamic})"
+    if view.counted_before_filter is not None:
+        text += f", {len(view.members)} shown"
+    return text
+
+
 def _table(view, with_offsets, offline):
     from kgroup.writers import iso_ms, table
 
@@ -189,14 +204,13 @@ def _table(view, with_offsets, offline):
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
-    summary = [view.group, coordinator, view.state, view.group_type, protocol,
-               f"{len(view.members)} (static {view.static_count}, dynamic {view.dynamic_count})"]
+    summary = [view.group, coordinator, view.state, view.group_type, protocol, _member_counts(view)]
     headers = ["GROUP", "COORDINATOR", "STATE", "TYPE", "PROTOCOL", "MEMBERS"]
     if consumer:
         summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]
         headers[3:3] = ["GROUP-EPOCH", "ASSIGNMENT-EPOCH"]
     elif offline:
-        summary.insert(3, str(view.generation))
+        summary.insert(3, _cell(view.generation))
         headers.insert(3, "GENERATION")
     table([summary], headers)
     click.echo("")
@@ -207,7 +221,7 @@ def _table(view, with_offsets, offline):
         if consumer:
             row[5:5] = [m.member_type, _cell(m.member_epoch)]
             row += [_topic_partitions_text(m.target_assignment or []),
-                    "RECONCILING" if view.reconciling(m) else "caught-up"]
+                    "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"]
         if offline and not consumer:
             row += ["-" if m.session_timeout_ms is None else str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
         rows.append(row)
@@ -219,10 +233,16 @@ def _table(view, with_offsets, offline):
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
     if consumer and view.members:
-        behind = sum(1 for m in view.members if view.reconciling(m))
+        left = [m.group_instance_id for m in view.members if m.left]
+        behind = sum(1 for m in view.members if view.reconciling(m) and not m.left)
         click.echo("")
         click.echo(f"{behind} of {len(view.members)} member(s) still reconciling to group epoch {view.group_epoch}"
-                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}")
+                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}"
+                   if not left else f"{len(view.members) - len(left)} of {len(view.members)} member(s) caught up "
+                   f"at group epoch {view.group_epoch}")
+        if left:
+            click.echo(f"left (static, member epoch -2): {', '.join(left)}: the group keeps their partitions until "
+                       "they rejoin or their session times out (kgroup remove-members releases them now)")
     if with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),

@@ -2,7 +2,8 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import (CONTEXT_SETTINGS, DumpWarnings, cluster_options, fail, output_option,
+                                     refuse_cluster_with_dump)
 
 COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 
@@ -22,7 +23,8 @@ COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 def list_command(cluster, states, types, dumps, output):
     """List consumer groups on every broker of the cluster (or in a dump, with --from-dump).
 
-    Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed.
+    Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed,
+    3 --from-dump found problems in the dump (warnings) and listed the rest.
     """
     from kgroup.client.groups import GROUP_STATES, GROUP_TYPES, list_groups
     from kgroup.commands.output import echo_json
@@ -32,13 +34,15 @@ def list_command(cluster, states, types, dumps, output):
     for s in states:
         if s.lower() not in {g.lower() for g in GROUP_STATES}:
             raise click.BadParameter(f"{s!r}; choose from {', '.join(GROUP_STATES)}", param_hint="--state")
+    refuse_cluster_with_dump(dumps)
     known_types = GROUP_TYPES + ("connect",) if dumps else GROUP_TYPES
     for t in types:
         if t.lower() not in known_types:
             raise click.BadParameter(f"{t!r}; choose from {', '.join(known_types)}", param_hint="--type")
+    warnings = DumpWarnings("list")
     try:
         if dumps:
-            groups = _offline(dumps, states, types)
+            groups = _offline(dumps, states, types, warnings)
         else:
             with cluster.connect() as client:
                 groups = list_groups(client, states, types)
@@ -56,12 +60,10 @@ def list_command(cluster, states, types, dumps, output):
     else:
         table([[g.group, g.state, g.protocol_type, g.group_type, str(g.coordinator or "(offline)")] for g in groups],
               ["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"])
+    warnings.exit_if_any()
 
 
-def _offline(dumps, states, types):
+def _offline(dumps, states, types, warnings):
     from kgroup.client.from_dump import listed_groups, replay_dump
 
-    def report(problem):
-        click.echo(f"kgroup list: warning: {problem}", err=True)
-
-    return listed_groups(replay_dump(dumps, report=report), states, types)
+    return listed_groups(replay_dump(dumps, report=warnings), states, types)

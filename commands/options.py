@@ -24,10 +24,24 @@ def output_option(choices, default_tty="table", default_pipe="json"):
                 ctx=ctx, param=param)
         return value
 
+    default = (default_tty if default_tty == default_pipe
+               else f"{default_tty} on a terminal, {default_pipe} otherwise")
     return click.option("-o", "--output", "output", type=click.Choice(choices), default=None,
                         callback=callback, is_eager=False,
-                        help=f"Output format: {', '.join(choices)} "
-                             f"(default: {default_tty} on a terminal, {default_pipe} otherwise).")
+                        help=f"Output format: {', '.join(choices)} (default: {default}).")
+
+
+class Seconds(click.FloatRange):
+    """A duration in seconds with a lower bound: FloatRange, and finite (`nan` and `inf` parse as
+    floats and pass its bound check, then fail deep in a socket or a sleep)."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
 
 
 class ClusterOptions:
@@ -55,13 +69,26 @@ def cluster_options(fn):
                   help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
     @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
                   help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id).")
-    @click.option("--timeout", "timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+    @click.option("--timeout", "timeout", type=Seconds(min=0.1), default=30.0, show_default=True,
                   metavar="SECONDS", help="Timeout for connecting and for each request.")
     @functools.wraps(fn)
     def wrapper(*args, bootstrap, command_config, timeout, **kwargs):
         return fn(*args, cluster=ClusterOptions(bootstrap, command_config, timeout), **kwargs)
 
     return wrapper
+
+
+def refuse_cluster_with_dump(dumps) -> None:
+    """--from-dump reads files offline: --bootstrap-server or --command-config given with it on the
+    command line is a usage error, not silently ignored (KGROUP_BOOTSTRAP_SERVER is only a default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [name for param, name in (("bootstrap", "--bootstrap-server"), ("command_config", "--command-config"))
+             if ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE]
+    if dumps and given:
+        raise click.UsageError(f"--from-dump reads a dump offline; {given[0]} is for a live cluster: give one or "
+                               f"the other")
 
 
 def until_time_ms(ctx, param, value):
@@ -72,6 +99,53 @@ def until_time_ms(ctx, param, value):
         return parse_until_time(value)
     except OptionError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+class CommandFailure(click.ClickException):
+    """A failure found inside a command (exit 1), shown as every verb shows one: `kgroup COMMAND: message`
+    (click's own ClickException would print `Error: message`)."""
+
+    def __init__(self, command: str, message: str):
+        super().__init__(message)
+        self.command = command
+
+    def show(self, file=None):
+        click.echo(f"kgroup {self.command}: {self.format_message()}", err=True)
+
+
+class OneLineUsageError(click.UsageError):
+    """click's usage error shown as every verb shows its errors: one line, `kgroup COMMAND: message`,
+    exit 2, instead of click's usage block, help hint and `Error:` line (a script reads one line)."""
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file=None):
+        names, ctx = [], self.ctx
+        while ctx is not None and ctx.parent is not None:     # the root is kgroup, whatever it was invoked as
+            names.append(ctx.info_name)
+            ctx = ctx.parent
+        path = " ".join(["kgroup", *reversed(names)])
+        # one line even where click lays a message out on several (a missing choice lists them)
+        click.echo(f"{path}: {' '.join(self.format_message().split())}", err=True)
+
+
+class DumpWarnings:
+    """What replaying a dump for `--from-dump` found wrong (a bad CRC, an undecodable record): each a
+    `kgroup COMMAND: warning:` line as it is found, and exit 3 at the end (some records could not be
+    used, the rest were), as decode-offsets has it."""
+
+    def __init__(self, command: str):
+        self.command = command
+        self.count = 0
+
+    def __call__(self, problem) -> None:
+        self.count += 1
+        click.echo(f"kgroup {self.command}: warning: {problem}", err=True)
+
+    def exit_if_any(self) -> None:
+        if self.count:
+            raise SystemExit(3)
 
 
 def fail(command: str, exc) -> None:

@@ -45,5 +45,12 @@ def render_rows(rows: list[dict], columns: list[str], output: str) -> None:
         for row in rows:
             writer.write(row)
     else:
-        table([["-" if row.get(c) is None else str(row[c]) for c in columns] for row in rows],
+        def cell(value):
+            if value is None:
+                return "-"
+            if isinstance(value, bool):  # `delete`'s DELETED: yes/no, not Python's True/False
+                return "yes" if value else "no"
+            return str(value)
+
+        table([[cell(row.get(c)) for c in columns] for row in rows],
               [c.upper().replace("_", "-") for c in columns])

@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, Seconds, cluster_options, fail, output_option
 
 RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
 
@@ -26,11 +26,12 @@ RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
               help="After removing, wait until the group is Stable at a new generation with an "
                    "assignment that held for 1 s, and print a before/after view (members and "
                    "partitions that moved).")
-@click.option("--wait-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+@click.option("--wait-timeout", type=Seconds(min=0.1), default=60.0, show_default=True,
               metavar="SECONDS", help="How long --wait waits.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def remove_members(group, instance_ids, from_file, member_ids, remove_all, reason, dry_run, wait,
+@click.pass_context
+def remove_members(ctx, group, instance_ids, from_file, member_ids, remove_all, reason, dry_run, wait,
                    wait_timeout, cluster, output):
     """Remove members from GROUP with one LeaveGroup request (v3+ batch, KIP-345).
 
@@ -41,6 +42,8 @@ def remove_members(group, instance_ids, from_file, member_ids, remove_all, reaso
     Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown) or
     --wait timed out, 1 nothing done (unreachable broker, unknown group, old broker), 2 usage error.
     """
+    from click.core import ParameterSource
+
     from kgroup.client.removal import build_targets, read_id_file, split_ids
     from kgroup.errors import KgroupError
 
@@ -54,6 +57,9 @@ def remove_members(group, instance_ids, from_file, member_ids, remove_all, reaso
                                    "(an empty selection never means everyone)")
         if dry_run and wait:
             raise click.UsageError("--wait has nothing to wait for with --dry-run")
+        if not wait and ctx.get_parameter_source("wait_timeout") is not ParameterSource.DEFAULT:
+            # a runbook that meant to wait must not go on before the group has settled
+            raise click.UsageError("--wait-timeout needs --wait")
         report = _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout)
     except KgroupError as exc:
         fail("remove-members", exc)

@@ -25,7 +25,7 @@ COLUMNS = ["topic", "partition", "current", "new", "log_start", "log_end", "lag_
 @click.option("--shift-by", type=int, default=None, metavar="±N", help="By N from the committed offset.")
 @click.option("--to-datetime", default=None, metavar="ISO-8601",
               help="To the first offset whose record timestamp is at or after this time (UTC without an offset).")
-@click.option("--by-duration", default=None, metavar="PnDTnHnM",
+@click.option("--by-duration", default=None, metavar="PnDTnHnMnS",
               help="To the first offset at or after now minus this duration, e.g. PT1H or P1DT12H.")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), metavar="CSV",
               help="To the offsets in Kafka's TOPIC,PARTITION,OFFSET format (what --export writes).")
@@ -56,10 +56,14 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
         flags = [name for name, on in (("to-earliest", to_earliest), ("to-latest", to_latest),
                                        ("to-current", to_current)) if on]
         chosen = _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file)
-        file_offsets = _read_file(from_file) if from_file else None
+        file_offsets = _read_file(from_file, group) if from_file else None
         instances = split_ids(instance_ids)
         if all_topics and topics:
             raise click.UsageError("--all-topics cannot be combined with --topic")
+        if file_offsets and (topics or all_topics):
+            # Kafka's tool would silently reset the file's partitions only; say so instead
+            raise click.UsageError("--from-file selects the file's partitions: it cannot be combined with "
+                                   "--topic or --all-topics (--instance-id narrows it)")
         if not (topics or all_topics or file_offsets or instances):
             raise click.UsageError("no partitions selected: give --topic, --all-topics, --from-file or --instance-id")
         from kgroup.client.offsets_admin import plan_reset
@@ -107,7 +111,7 @@ def _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file):
     return Target(flags[0])
 
 
-def _read_file(path):
+def _read_file(path, group):
     from kgroup.client.reset import read_offsets_csv
     from kgroup.errors import KgroupUsageError
 
@@ -117,7 +121,7 @@ def _read_file(path):
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or "not UTF-8 text"
         raise KgroupUsageError(f"cannot read --from-file {path}: {reason}") from None
-    return read_offsets_csv(text, f"--from-file {path}")
+    return read_offsets_csv(text, f"--from-file {path}", group)
 
 
 def _render(report, output, export):
@@ -144,7 +148,13 @@ def _render(report, output, export):
                "CLAMPED", "ERROR"])
         for source in report.instances or ():
             click.echo(f"instance {source.instance_id}: {_source_text(source)}", err=True)
-        verb = "committed" if report.executed else "plan only, nothing committed (add --execute)"
+        done = len(report.offsets) - report.failed
+        if not report.executed:
+            verb = "plan only, nothing committed (add --execute)"
+        elif not done:
+            verb = "nothing committed: every partition failed"
+        else:
+            verb = f"committed {done} partition(s)" + (f", {report.failed} failed" if report.failed else "")
         click.echo(f"group {report.group} ({report.state}): {verb}", err=True)
 
 

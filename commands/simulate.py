@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CommandFailure, CONTEXT_SETTINGS, output_option
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
@@ -102,7 +102,8 @@ class SimulateCommand(click.Command):
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
               help="Bounce order (rolling-bounce, upgrade, downgrade, upgrade-protocol, "
                    "downgrade-protocol; also which members "
-                   "scale-down removes (the last ones) and crash kills (the first ones)).")
+                   "scale-down removes (the last ones), crash kills (the first ones) and leader-bounce "
+                   "restarts in a consumer group, which has no leader (the first one)).")
 @click.option("--concurrency", type=int, default=1, show_default=True, callback=_positive,
               help="Members restarted at once; the next wave starts when the previous one is "
                    "back and the group has settled.")
@@ -169,19 +170,19 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         try:
             check_target(plot_path)
         except PlotUnavailable as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise CommandFailure("simulate", str(exc)) from exc
     try:
         results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
     except ParameterError as exc:
         raise click.UsageError(str(exc)) from exc
     except ScenarioError as exc:
-        raise click.ClickException(f"{scenario}: {exc}") from exc
+        raise CommandFailure("simulate", f"{scenario}: {exc}") from exc
     if plot_path:
         from kgroup.sim.plot import PlotUnavailable, plot_timeline
         try:
             plot_timeline(results, plot_path)
         except PlotUnavailable as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise CommandFailure("simulate", str(exc)) from exc
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json([r.document() for r in results] if compare else results[0].document())

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CommandFailure, CONTEXT_SETTINGS, output_option
 from kgroup.sim.connect_params import CASES
 
 
@@ -96,7 +96,7 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
-        raise click.ClickException(f"{case}: {exc}") from exc
+        raise CommandFailure("simulate connect", f"{case}: {exc}") from exc
     if plot_path:
         from kgroup.sim.connect_plot import plot_connect
         with _plot_errors():
@@ -117,7 +117,7 @@ def _plot_errors():
     try:
         yield
     except PlotUnavailable as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise CommandFailure("simulate connect", str(exc)) from exc
 
 
 def _items(item_set: dict) -> str:

@@ -2,7 +2,7 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, Seconds, cluster_options, fail, output_option
 
 STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "Dead"]
 
@@ -16,7 +16,7 @@ STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Assig
 @click.option("--caught-up", is_flag=True,
               help="Wait until the group is Stable and every member's epoch equals the group epoch with its "
                    "target assignment owned (a consumer group has converged; for a classic group: Stable).")
-@click.option("--interval", type=click.FloatRange(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
+@click.option("--interval", type=Seconds(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
               help="Time between describe polls.")
 @cluster_options
 @output_option(["table", "json"])

@@ -97,6 +97,19 @@ def _write_streamed(items, stream, level: int, chunk: int) -> None:
     stream.write("\n" + pad + "]" if written else "[]")
 
 
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`| head` exited): poll reports an error on it.
+    Tells a BrokenPipeError of stdout from one of a socket, which is a real failure."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no real file behind stdout (a test's buffer)
+        return False
+
+
 def stdout_reader_gone() -> None:
     """The reader of stdout has gone (`| head`): there is nothing more to write. Stdout now goes to
     /dev/null, so that the flush at exit does not fail again."""

@@ -277,6 +277,7 @@ def test_empty_selection_is_a_usage_error_never_everyone(broker, fleets, tmp_pat
     blank.write_text("# nobody\n\n")
     result = kg(broker, "remove-members", "rm-empty", "--from-file", str(blank))
     assert result.exit_code == 2
+    assert result.stderr == f"kgroup remove-members: {blank}: no instance id in it (only blank lines and # comments)\n"
     result = kg(broker, "remove-members", "rm-empty", "--all", "--instance-id", "m-0")
     assert result.exit_code == 2
     assert set(snapshot(broker, "rm-empty").static_members) == {"m-0"}
@@ -335,6 +336,7 @@ def test_remove_wait_prints_before_after(broker, fleets):
     wait = out["wait"]
     assert wait["before"] == {"state": "Stable", "members": ["w-0", "w-1", "w-2"]}
     assert wait["after"] == {"state": "Stable", "members": ["w-0", "w-1"]}
+    assert wait["generation_advanced"] is True and wait["error"] is None
     # range: w-0 0,1 / w-1 2,3 / w-2 4,5  ->  w-0 0,1,2 / w-1 3,4,5
     assert wait["partitions_moved"] == [
         {"topic": TOPIC, "partition": 2, "from": "w-1", "to": "w-0"},
@@ -468,6 +470,10 @@ def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
     assert out["results"] == [{"group_instance_id": "s-1", "member_id": None, "error": None}]
     assert out["wait"]["error"].startswith("group 'rm-slow': timed out after 0.5s waiting for a Stable group at a "
                                            "new generation (last state: PreparingRebalance")
+    # the same keys as a wait that succeeded: what it did not see is null
+    assert {k: v for k, v in out["wait"].items() if k != "error"} == {
+        "before": {"state": "Stable", "members": ["s-0", "s-1"]}, "after": None, "generation_advanced": None,
+        "partitions_moved": None}
     assert result.stderr.startswith("kgroup remove-members: the removal was done, but group 'rm-slow': timed out")
 
 

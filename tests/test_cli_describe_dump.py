@@ -58,9 +58,22 @@ def test_segment_b_legacy_and_unknown_group(segments_dir):
 
 
 def test_missing_dump_path_is_one_line(tmp_path):
-    result = describe("--from-dump", str(tmp_path / "nothing-here"), "g")
+    missing = tmp_path / "nothing-here"
+    result = describe("--from-dump", str(missing), "g")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[-1].startswith("kgroup describe: no __consumer_offsets segment found in")
+    assert result.stderr == (f"kgroup describe: no __consumer_offsets segment found in {missing} "
+                             f"({missing}: no such file or directory)\n")
+
+
+def test_a_dump_with_no_record_is_one_line_naming_the_file_and_why(tmp_path):
+    text = tmp_path / "notes.log"
+    text.write_text("hello\n")
+    for command in ("describe", "list"):
+        result = CliRunner().invoke(cli, [command, "--from-dump", str(text), *(["g"] if command == "describe" else [])])
+        assert result.exit_code == 1
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"kgroup {command}: no records could be read from {text} ({text}: byte 0: not a "
+                               "__consumer_offsets or __worker_offsets partition"), line
 
 
 def group_metadata(generation, members, ts):
@@ -128,3 +141,110 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
     assert {t for t, _ in owned} == {"foo", "bar"}
     table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout
     assert "None" not in table and "consumer/uniform" in table
+
+
+def test_offline_csv_is_one_row_per_member_unless_offsets_and_the_table_never_says_none(segments_dir):
+    dump = str(segments_dir / SEGMENT_A)
+    members = describe("--from-dump", dump, "my-group", "gzip-group", "-o", "csv")
+    assert members.exit_code == 0, members.stderr
+    assert members.stdout.splitlines() == [
+        "group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,client_id,"
+        "client_host,assignment",
+        'my-group,Stable,consumer,range,,m1,,false,c1,/127.0.0.1,"orders:0,1"']
+    offsets = describe("--from-dump", dump, "my-group", "--offsets", "-o", "csv")
+    assert offsets.stdout.splitlines() == ["group,topic,partition,committed,log_end,lag,member_id,group_instance_id",
+                                           "my-group,orders,0,100,,,m1,", "my-group,orders,1,,,,m1,"]
+    # gzip-group's GroupMetadata was deleted (offset 22): no generation, shown as "-", as every unknown cell is
+    table = describe("--from-dump", dump, "gzip-group", "-o", "table").stdout
+    assert "None" not in table
+    assert table.splitlines()[1].split()[:4] == ["gzip-group", "(offline)", "Empty", "-"]
+    assert "COMMITTED" in table          # offline, the table always shows the committed offsets
+
+
+def test_until_time_before_the_first_record_says_so_not_that_nothing_could_be_read(segments_dir):
+    result = describe("--from-dump", str(segments_dir / SEGMENT_A), "--all-groups", "--until-time",
+                      "2020-01-01T00:00:00Z", "-o", "json")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"kgroup describe: no record of {segments_dir / SEGMENT_A} was written at or before "
+                             "--until-time 2020-01-01T00:00:00.000Z (the dump starts later)\n")
+
+
+def test_a_reader_that_goes_away_ends_the_output_not_the_command(segments_dir):
+    """`kgroup describe --from-dump ... | head -1`: exit 0 and nothing on stderr, in every format."""
+    import subprocess
+    import sys
+
+    for command in (["describe", "--all-groups"], ["list"]):
+        for output in ("table", "csv", "json"):
+            proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", *command, "--from-dump",
+                                     str(segments_dir / SEGMENT_A), "-o", output],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc.stdout.close()             # gone before the first line is written
+            err = proc.stderr.read()
+            assert (proc.wait(timeout=60), err) == (0, b""), (command, output)
+
+
+def test_a_batch_whose_crc_does_not_match_is_reported_and_not_replayed(segments_dir, tmp_path):
+    """The rule of decode-offsets --view state: corrupt bytes never change the state."""
+    data = bytearray((segments_dir / SEGMENT_A).read_bytes())
+    data[18] ^= 0xFF      # the first batch's stored CRC-32C: my-group's commits of orders-0 and orders-1
+    part = tmp_path / "__consumer_offsets-7"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(bytes(data))
+    result = describe("--from-dump", str(part), "my-group", "-o", "json")
+    assert result.exit_code == 3     # partial: the rest of the dump was described
+    assert "CRC-32C mismatch" in result.stderr and result.stderr.startswith("kgroup describe: warning: ")
+    listed = CliRunner().invoke(cli, ["list", "--from-dump", str(part), "-o", "json"])
+    assert listed.exit_code == 3 and "my-group" in listed.stdout
+    assert listed.stderr.startswith("kgroup list: warning: ")
+    assert [(o["partition"], o["committed"]) for o in by_group(result)["my-group"]["offsets"]] == [(0, None), (1, None)]
+    state = CliRunner().invoke(cli, ["decode-offsets", "--view", "state", "--group", "my-group", "-o", "json",
+                                     str(part)])
+    assert json.loads(state.stdout)["committed_offsets"] == []
+
+
+def test_a_cluster_option_given_with_from_dump_is_a_usage_error_not_ignored(segments_dir, monkeypatch):
+    dump = str(segments_dir / SEGMENT_A)
+    for command in (["describe", "--all-groups"], ["list"]):
+        for option in (["--bootstrap-server", "kafka-1:9092"], ["--command-config", "admin.properties"]):
+            result = CliRunner().invoke(cli, [*command, "--from-dump", dump, *option])
+            assert result.exit_code == 2, (command, option)
+            assert f"--from-dump reads a dump offline; {option[0]} is for a live cluster" in result.stderr
+    monkeypatch.setenv("KGROUP_BOOTSTRAP_SERVER", "kafka-1:9092")     # only a default: the dump is read
+    assert CliRunner().invoke(cli, ["list", "--from-dump", dump, "-o", "json"]).exit_code == 0
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_still_a_failure(segments_dir, monkeypatch):
+    import kgroup.client.from_dump as from_dump
+
+    def socket_gone(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")      # e.g. a socket's: stdout is still there
+
+    monkeypatch.setattr(from_dump, "replay_dump", socket_gone)
+    result = CliRunner().invoke(cli, ["describe", "--from-dump", str(segments_dir / SEGMENT_A), "--all-groups"])
+    assert result.exit_code != 0
+
+
+def test_an_interrupt_is_one_line_and_exit_130(segments_dir, monkeypatch):
+    """Ctrl-C during a long replay: `kgroup describe: interrupted`, 130, as decode-offsets says it
+    (click alone printed "Aborted!" and exited 1)."""
+    import kgroup.client.from_dump as from_dump
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(from_dump, "replay_dump", interrupted)
+    for command in (["describe", "--all-groups"], ["list"]):
+        result = CliRunner().invoke(cli, [*command, "--from-dump", str(segments_dir / SEGMENT_A)])
+        assert (result.exit_code, result.stderr) == (130, f"kgroup {command[0]}: interrupted\n")
+
+
+def test_a_member_filter_keeps_the_groups_counts_and_says_how_many_are_shown(segments_dir):
+    """--static-only on a group of one dynamic member: the group still has that member (not
+    "0 (static 0, dynamic 0)"); the rows are the filtered ones."""
+    dump = str(segments_dir / SEGMENT_A)
+    static = describe("--from-dump", dump, "my-group", "--static-only", "-o", "table")
+    assert static.exit_code == 0, static.output
+    assert "1 (static 0, dynamic 1), 0 shown" in static.stdout
+    unfiltered = describe("--from-dump", dump, "my-group", "-o", "table")
+    assert "1 (static 0, dynamic 1)" in unfiltered.stdout and "shown" not in unfiltered.stdout

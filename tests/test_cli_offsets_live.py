@@ -97,6 +97,38 @@ def test_some_partitions_fail_exit_3_and_usage_errors_exit_2(broker):
         assert code == 2, (args, err)
 
 
+def test_execute_says_how_many_partitions_it_committed(broker):
+    """The table's closing line on stderr used to say 'committed' also when every partition failed."""
+    commit(broker, "exec-count", {(TOPIC, 0): 1})
+    code, _, err = run(broker, "reset-offsets", "exec-count", "--topic", f"{TOPIC}:0,7", "--to-offset", "2",
+                       "--execute", "-o", "table")
+    assert code == 3 and "group exec-count (Empty): committed 1 partition(s), 1 failed\n" in err, err
+    code, _, err = run(broker, "reset-offsets", "exec-count", "--topic", "no-such-topic", "--to-offset", "2",
+                       "--execute", "-o", "table")
+    assert code == 1 and "group exec-count (Empty): nothing committed: every partition failed\n" in err, err
+    code, _, err = run(broker, "reset-offsets", "exec-count", "--topic", f"{TOPIC}:0", "--to-offset", "3",
+                       "--execute", "-o", "table")
+    assert code == 0 and err.endswith("group exec-count (Empty): committed 1 partition(s)\n"), err
+    assert committed(broker, "exec-count") == {(TOPIC, 0): 3}
+
+
+def test_delete_offsets_of_a_partition_the_topic_does_not_have_is_unknown_as_in_kafka(broker):
+    """KafkaApis answers a partition missing from its metadata UNKNOWN_TOPIC_OR_PARTITION before the
+    coordinator is asked (KAFKA-8954); a group error still comes alone."""
+    commit(broker, "del-unknown", {(TOPIC, 0): 1, (TOPIC, 1): 1})
+    code, out, err = run(broker, "delete-offsets", "del-unknown", "--topic", f"{TOPIC}:0,7", "-o", "json")
+    assert code == 3, err
+    assert json.loads(out) == [{"topic": TOPIC, "partition": 0, "error": None},
+                               {"topic": TOPIC, "partition": 7, "error": "UNKNOWN_TOPIC_OR_PARTITION"}]
+    assert err == f"kgroup delete-offsets: {TOPIC}:7: UNKNOWN_TOPIC_OR_PARTITION\n"
+    assert committed(broker, "del-unknown") == {(TOPIC, 1): 1}
+    code, out, err = run(broker, "delete-offsets", "del-unknown", "--topic", f"{TOPIC}:9", "-o", "json")
+    assert code == 1 and json.loads(out) == [{"topic": TOPIC, "partition": 9, "error": "UNKNOWN_TOPIC_OR_PARTITION"}]
+    code, _, err = run(broker, "delete-offsets", "no-such-group", "--topic", f"{TOPIC}:9")
+    assert code == 1 and err == (f"kgroup delete-offsets: group 'no-such-group' does not exist "
+                                 f"(coordinator {broker.bootstrap} (id: 0))\n"), err
+
+
 def test_classic_group_active_refuses_execute_naming_members_then_resets_when_empty(broker):
     consumers = [FleetConsumer(broker.bootstrap, "classic", [TOPIC], i, session_timeout_ms=2000) for i in ("c-0", "c-1")]
     try:

@@ -35,6 +35,29 @@ def test_tls_client_against_a_plaintext_listener(broker, tmp_path, caplog, proto
     assert not any("request size" in r.getMessage() for r in caplog.records)
 
 
+def test_sasl_client_against_a_plaintext_listener_says_the_mismatch(broker, tmp_path):
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=u\nsasl.password=p\n")
+    result = CliRunner().invoke(cli, ["describe", "g", "--bootstrap-server", broker.bootstrap, "--command-config",
+                                      str(props), "--timeout", "30"])
+    assert result.exit_code == 1
+    assert result.stderr == (f"kgroup describe: cannot connect to {broker.bootstrap}: the listener does not speak "
+                             "SASL (no SaslHandshake in its ApiVersions) but security.protocol=SASL_PLAINTEXT: a "
+                             "protocol mismatch, is it a plaintext listener?\n")
+
+
+def test_describe_all_groups_on_a_cluster_without_groups_says_none_and_the_group_rule_says_which(broker):
+    run = CliRunner().invoke
+    table = run(cli, ["describe", "--all-groups", "--bootstrap-server", broker.bootstrap, "-o", "table"])
+    assert (table.exit_code, table.stdout) == (0, "(none)\n"), table.stderr
+    doc = run(cli, ["describe", "--all-groups", "--bootstrap-server", broker.bootstrap, "-o", "json"])
+    assert (doc.exit_code, doc.stdout) == (0, "[]\n"), doc.stderr
+    neither = run(cli, ["describe", "--bootstrap-server", broker.bootstrap])
+    assert neither.exit_code == 2 and neither.stderr == "kgroup describe: give GROUP names or --all-groups\n"
+    both = run(cli, ["describe", "g", "--all-groups", "--bootstrap-server", broker.bootstrap])
+    assert both.exit_code == 2 and both.stderr == "kgroup describe: give GROUP names or --all-groups, not both\n"
+
+
 def test_serve_on_an_address_in_use_is_one_line_and_creates_nothing(broker, tmp_path):
     logs = tmp_path / "logs"
     host, port = broker.address

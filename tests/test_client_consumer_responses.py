@@ -53,3 +53,20 @@ def test_v0_has_no_member_type_and_unnamed_topic_ids_are_resolved_or_shown_as_id
     assert named.members[0].assignment == [{"topic": "orders", "partitions": [0]}]
     unnamed = group_from_consumer_described(raw, COORD, {})
     assert unnamed.members[0].assignment == [{"topic": str(ORDERS), "partitions": [0]}]
+
+
+def test_a_static_member_that_left_shows_left_not_reconciling(capsys):
+    """Member epoch -2: a static member stopped and the coordinator keeps its partitions until it
+    rejoins or its session times out. The group is Reconciling, as Kafka says, but the member is not
+    'still reconciling': the table says LEFT and how to release its partitions."""
+    from kgroup.commands.describe import _table
+
+    raw = roundtrip([member("a", "i-1", 7, [0, 1], [0, 1], 1), member("b", "i-2", -2, [2, 3], [2, 3], 1)], 1)
+    view = group_from_consumer_described(raw, COORD, {})
+    assert [m.left for m in view.members] == [False, True] and not view.caught_up
+    _table(view, with_offsets=False, offline=False)
+    out = capsys.readouterr().out
+    assert out.splitlines()[4].split()[-1] == "caught-up" and out.splitlines()[5].split()[-1] == "LEFT"
+    assert out.endswith("1 of 2 member(s) caught up at group epoch 7\n"
+                        "left (static, member epoch -2): i-2: the group keeps their partitions until they rejoin "
+                        "or their session times out (kgroup remove-members releases them now)\n")

@@ -281,6 +281,39 @@ def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
     assert now[0] == 2.5  # the held view was first seen at 1.5 s and accepted 1 s later
 
 
+def test_wait_after_removal_names_a_removed_member_that_joined_again(monkeypatch):
+    """A running KIP-848 consumer that is fenced rejoins under its own member id: the timeout says
+    so instead of only 'last state: Stable'."""
+    from kgroup.client import waiting
+
+    back = MemberView("m-c0", "c0", "c", "h", [{"topic": "t", "partitions": [0]}])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+        GroupView("g", "Stable", "consumer", "uniform", COORD, [back])])
+    now = [0.0]
+    with pytest.raises(waiting.WaitTimeout) as info:
+        waiting.wait_after_removal(None, "g", ["m-c0"], timeout_s=2, clock=lambda: now[0],
+                                   sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert str(info.value) == (
+        "group 'g': timed out after 2s waiting for a Stable group at a new generation (last state: Stable, "
+        "1 member(s)); removed member(s) c0 joined again under the same member id: the consumer is still "
+        "running (stop it before removing it)")
+
+
+def test_a_wait_timeout_names_static_members_that_left(monkeypatch):
+    from kgroup.client import waiting
+
+    stopped = MemberView("m-k0", "k0", "c", "h", member_epoch=-2)
+    running = MemberView("m-k1", "k1", "c", "h", member_epoch=4)
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+        GroupView("g", "Reconciling", "consumer", "uniform", COORD, [stopped, running], group_type="consumer",
+                  group_epoch=4)])
+    now = [0.0]
+    with pytest.raises(waiting.WaitTimeout) as info:
+        waiting.wait_caught_up(None, "g", 1, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert str(info.value).endswith("(last state: Reconciling, 2 member(s); k0 left (static, member epoch -2): "
+                                    "the group stays Reconciling until they rejoin or their session times out)")
+
+
 def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
     from kgroup.client import waiting
     from kgroup.commands.output import WaitStatus

@@ -69,3 +69,28 @@ def test_describe_csv(broker):
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [(r["group"], r["state"], r["protocol_type"], r["member_id"], r["assignment"]) for r in rows] == [
         ("cc", "Assigning", "connect", "W1", "A,A-1"), ("cc", "Assigning", "connect", "W2", "-")]
+
+
+def test_member_and_offset_verbs_refuse_a_worker_group_and_wait_reads_it(broker):
+    """remove-members (a dry run too), reset-offsets and delete-offsets used to end in an
+    AttributeError traceback or a wrong 'does not exist'; wait crashed printing the counts."""
+    def run(*args):
+        return CliRunner().invoke(cli, [*args, "--bootstrap-server", "%s:%s" % broker.address])
+
+    leave = "LeaveGroup does not remove its workers; a worker leaves with its own heartbeat"
+    offsets = "it commits no offsets here (the coordinator refuses OffsetCommit and OffsetDelete for it)"
+    for args, why in ((["remove-members", "cc", "--member-id", "W1", "--dry-run"], leave),
+                      (["remove-members", "cc", "--member-id", "W1"], leave),
+                      (["remove-members", "cc", "--all"], leave),
+                      (["reset-offsets", "cc", "--all-topics", "--to-earliest", "--execute"], offsets),
+                      (["delete-offsets", "cc", "--topic", "__consumer_offsets:0"], offsets)):
+        result = run(*args)
+        assert (result.exit_code, result.stderr) == (
+            1, f"kgroup {args[0]}: group 'cc' is a Connect worker group (type connect): {why}\n"), args
+    result = run("wait", "cc", "--state", "Assigning", "--timeout", "5", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"group": "cc", "state": "Assigning", "members": 2, "static": 0,
+                                         "dynamic": 2}
+    result = run("wait", "cc", "--caught-up", "--timeout", "0.5")
+    assert result.exit_code == 1 and result.stderr.startswith("kgroup wait: group 'cc': timed out after 0.5s"), \
+        result.output

@@ -5,6 +5,7 @@ import uuid
 
 from helpers.consumer import TOPICS, assignment_of, heartbeat, owned
 
+from kgroup.assignors.server_api import HETEROGENEOUS, HOMOGENEOUS, register_server_assignor
 from kgroup.coordinator import GroupCoordinator
 
 
@@ -68,3 +69,28 @@ def test_unknown_assignor_in_config_is_a_config_error():
 
     with pytest.raises(CoordinatorConfigError, match="group.consumer.assignors"):
         _coordinator(**{"group.consumer.assignors": "no-such-assignor"})
+
+
+@register_server_assignor
+class _RecordingAssignor:
+    """Gives nothing; remembers the subscription type of every GroupSpec it was handed."""
+
+    name = "test-recording"
+    seen: list = []
+
+    def assign(self, group, topics):
+        self.seen.append(group.subscription_type)
+        return {member_id: {} for member_id in group.members}
+
+
+def test_subscription_type_compares_topic_names_not_the_topics_that_exist():
+    """Kafka's ModernGroup.subscriptionType counts subscribers per subscribed topic *name*: a member
+    that also names a topic the image lacks makes the group HETEROGENEOUS, though both members
+    end up with the same existing topics (the uniform assignor then takes its heterogeneous path)."""
+    coord = _coordinator(**{"group.consumer.assignors": "test-recording"})
+    _RecordingAssignor.seen.clear()
+    heartbeat(coord, member_id="a", topics=["foo"])
+    heartbeat(coord, member_id="b", topics=["foo"])
+    assert _RecordingAssignor.seen == [HOMOGENEOUS, HOMOGENEOUS]
+    heartbeat(coord, member_id="c", topics=["foo", "not-created-yet"])
+    assert _RecordingAssignor.seen[-1] == HETEROGENEOUS

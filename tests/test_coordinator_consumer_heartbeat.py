@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
-from helpers.consumer import BAR, FOO, assignment_of, classic_join, heartbeat, new_coordinator
+from helpers.consumer import BAR, FOO, TOPICS, assignment_of, classic_join, heartbeat, new_coordinator
 
 from kgroup.coordinator import GroupCoordinator
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -199,12 +201,13 @@ def test_group_max_size():
     assert heartbeat(coord, member_id="a", epoch=1).error_code == 0
 
 
-def test_server_assignor_choice_and_failure():
+def test_server_assignor_choice_and_failure(caplog):
     coord = new_coordinator()
     assert heartbeat(coord, member_id="a", server_assignor="uniform").error_code == UNSUPPORTED_ASSIGNOR
     failed = heartbeat(coord, member_id="a", server_assignor="test-failing")
-    assert failed.error_code == UNKNOWN_SERVER_ERROR
-    assert "Failed to compute a new target assignment for epoch 1" in failed.error_message
+    # Kafka's handleOperationException answers UNKNOWN_SERVER_ERROR without a message and logs it
+    assert (failed.error_code, failed.error_message) == (UNKNOWN_SERVER_ERROR, None)
+    assert "Failed to compute a new target assignment for epoch 1" in caplog.text
     assert coord.group("g") is None      # nothing was written
 
 
@@ -335,3 +338,95 @@ def test_a_refused_leave_puts_the_partition_owners_back(epoch):
     assert isinstance(reply.error, OSError)
     group = coord.get_group("g")
     assert {key: group.partition_epoch(*key) for key in owners} == owners
+
+
+# ---- details pinned against Kafka 4.0's GroupMetadataManager --------------------------------
+def test_leave_names_a_missing_or_classic_group_like_kafka():
+    """consumerGroupLeave looks the group up with consumerGroup(groupId): group() says "Group g not
+    found.", a classic group "is not a consumer group" (not the join path's "Consumer group g not found.")."""
+    coord = new_coordinator(**{"group.consumer.migration.policy": "downgrade"})
+    missing = heartbeat(coord, member_id="a", epoch=-1)
+    assert (missing.error_code, missing.error_message) == (GROUP_ID_NOT_FOUND, "Group g not found.")
+    classic_join(coord, "g")
+    classic = heartbeat(coord, member_id="a", epoch=-1)
+    assert (classic.error_code, classic.error_message) == (GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    parked = heartbeat(coord, member_id="a", epoch=-2, instance_id="i-a")
+    assert (parked.error_code, parked.error_message) == (GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+
+def test_fenced_instance_id_message():
+    """throwIfInstanceIdIsFenced: "Static member <id> with instance id <i> was fenced by member <owner>."."""
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a1", instance_id="i-a")
+    for epoch in (1, -1, -2):
+        fenced = heartbeat(coord, member_id="a2", epoch=epoch, instance_id="i-a")
+        assert (fenced.error_code, fenced.error_message) == (
+            FENCED_INSTANCE_ID, "Static member a2 with instance id i-a was fenced by member a1.")
+
+def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
+    """getOrMaybeSubscribeStaticConsumerGroupMember: an epoch-0 join whose instance id maps to no
+    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check, unlike the
+    dynamic path — so a known member id at epoch 2 is not fenced; it keeps its epoch and assignment."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    a = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    assert a.member_epoch == 2
+    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH     # dynamic: checked
+    joined = heartbeat(coord, member_id="a", epoch=0, instance_id="i-a", topics=["foo", "bar"])
+    assert (joined.error_code, joined.member_epoch) == (0, 2)
+    assert assignment_of(joined) == assignment_of(a)
+    assert coord.group("g").static_members == {"i-a": "a"}
+
+def test_lost_response_tolerance_counts_every_topic_the_member_lists():
+    """isSubset: a listed topic the member is not assigned fails the subset test even with no
+    partitions (``target.get(topicId) == null``), so the previous epoch is FENCED_MEMBER_EPOCH."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    unassigned = uuid.UUID(int=7)
+    assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
+    stale = heartbeat(coord, member_id="a", epoch=1, owned_partitions={**assignment_of(a), unassigned: frozenset()})
+    assert stale.error_code == FENCED_MEMBER_EPOCH
+
+
+def test_a_full_heartbeat_gets_the_unchanged_assignment_again():
+    """consumerGroupHeartbeat's isFullRequest: RebalanceTimeoutMs, SubscribedTopicNames and
+    TopicPartitions all set (what a client sends after an error) returns the assignment even when it
+    did not change; lacking any one of them, an unchanged assignment is not sent."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    held = assignment_of(a)
+    full = heartbeat(coord, member_id="a", epoch=1, rebalance_timeout_ms=1000, topics=["foo"], owned_partitions=held)
+    assert assignment_of(full) == held
+    for partial in (dict(topics=["foo"], owned_partitions=held), dict(rebalance_timeout_ms=1000, owned_partitions=held),
+                    dict(rebalance_timeout_ms=1000, topics=["foo"])):
+        assert heartbeat(coord, member_id="a", epoch=1, **partial).assignment is None
+
+
+def test_a_server_assignor_change_writes_the_member_but_keeps_the_epoch():
+    """hasMemberSubscriptionChanged writes the member record for any change but bumps the group
+    epoch only for new topic names: a new ServerAssignor waits for the next epoch bump."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    before = len(coord.records)
+    same = heartbeat(coord, member_id="a", epoch=1, server_assignor="test-failing", owned_partitions=assignment_of(a))
+    assert (same.error_code, same.member_epoch) == (0, 1) and coord.group("g").group_epoch == 1
+    assert len(coord.records) == before + 1      # the member metadata record only
+
+
+def test_a_member_state_this_coordinator_does_not_know_is_unknown():
+    """MemberState.fromValue reads a state byte it does not know (a newer coordinator's) as UNKNOWN
+    (127); CurrentAssignmentBuilder then fences the member unless it owns nothing, with Kafka's text."""
+    from kgroup.coordinator import consumer_records as rec
+
+    coord = new_coordinator()
+    heartbeat(coord, member_id="a")
+    member = coord.get_group("g").members["a"]
+    future = rec.encoded([rec.current_assignment_record("g", member.evolve(state=3))])
+    loaded = GroupCoordinator.from_records(coord.records + future, config=dict(coord.config.as_dict()))
+    loaded.set_topics(TOPICS)
+    assert loaded.get_group("g").members["a"].state == 127
+    fenced = heartbeat(loaded, member_id="a", epoch=1, owned_partitions={FOO: frozenset({0})})
+    assert (fenced.error_code, fenced.error_message) == (
+        FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. "
+                             "The member must abandon all its partitions and rejoin.")
+    assert heartbeat(loaded, member_id="a", epoch=1, owned_partitions={}).error_code == 0

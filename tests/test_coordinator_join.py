@@ -184,6 +184,22 @@ def test_common_protocol_is_selected_by_vote():
         ("a-u0", b"2"), ("b-u1", b"3"), ("c-u2", b"5")]
 
 
+@pytest.mark.parametrize("first,second,chosen", [
+    ("cooperative-sticky", "range", "range"),          # Java String hash buckets 15 and 9
+    ("range", "sticky", "sticky"),                     # buckets 9 and 8
+    ("range", "roundrobin", "range"),                  # buckets 9 and 10
+])
+def test_tied_vote_goes_to_the_protocol_javas_hash_map_yields_first(first, second, chosen):
+    """ClassicGroup.selectProtocol counts votes in a java.util.HashMap and takes Stream.max, which
+    keeps the first of equal counts in the map's iteration order (bucket order of String.hashCode),
+    not the order in which the members listed the protocols."""
+    h = Harness()
+    a = h.join(instance="a", protocols=((first, b"1"), (second, b"2")))
+    h.join(instance="b", protocols=((second, b"3"), (first, b"4")))
+    h.advance(6000)
+    assert a.response.protocol_name == chosen
+
+
 # ---- b.3 / row 4: static replacement ------------------------------------------------------------
 def test_row4_stable_restart_of_follower_no_rebalance_and_record_written():
     h, ids, _ = in_state("Stable")

@@ -167,3 +167,29 @@ def test_every_version_encodes(version):
         r = h.leave([(ids["i1"], "i1")], version=version)
     assert (r.response.API_VERSION, r.response.error_code) == (version, NONE)
     r.response.encode()
+
+
+def test_leader_leaving_hands_leadership_to_the_member_javas_hash_map_yields_first():
+    """ClassicGroup.remove makes the first key of its members HashMap the new leader: bucket order
+    of String.hashCode (i2-u2 before i0-u0 before i1-u1 here), not join order."""
+    h = Harness()
+    ids = h.stable(instances=("i0", "i1", "i2"))
+    assert h.group().leader == ids["i0"]
+    h.leave([(ids["i0"], "i0")])
+    assert h.group().leader == ids["i2"]
+    replies = [h.join(member_id=ids[i], instance=i) for i in ("i1", "i2")]
+    assert all(r.done for r in replies)
+    assert {r.response.leader for r in replies} == {ids["i2"]}
+
+
+def test_leader_that_misses_the_join_is_replaced_by_the_first_joined_member_in_hash_map_order():
+    """ClassicGroup.maybeElectNewJoinedLeader takes the first member awaiting a join in its members
+    HashMap's iteration order."""
+    h = Harness()
+    ids = h.stable(instances=("i0", "i1", "i2"))
+    replies = [h.join(member_id=ids[i], instance=i, protocols=(("range", b"new"),)) for i in ("i1", "i2")]
+    for _ in range(6):                                      # i0 (the leader) stays alive, never rejoins
+        h.advance(5_000)
+        h.heartbeat(ids["i0"], 1, instance="i0")
+    assert all(r.done for r in replies)
+    assert {r.response.leader for r in replies} == {ids["i2"]}

@@ -723,3 +723,43 @@ def test_simple_group_from_a_commit_writes_no_group_record_and_is_rebuilt_on_fai
     replayed = GroupCoordinator.from_records(coord.records, config={"group.min.session.timeout.ms": 10})
     assert replayed.group("simple").state == "Empty"
     assert replayed.committed_offsets("simple")[("orders", 0)].offset == 5
+
+
+def test_subscribed_topics_are_the_ones_cached_at_the_last_generation():
+    """Kafka's ClassicGroup caches subscribedTopics in initNextGeneration and on load (replay): a
+    static restart in Stable with another subscription (no rebalance, KAFKA-12759) and a newcomer
+    still in the join phase do not change what OffsetDelete (and expiry) treat as subscribed."""
+    def join(instance, topic, version=5):
+        return coord.handle(JoinGroupRequest(
+            version=version, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=5_000,
+            member_id="", group_instance_id=instance, protocol_type="consumer",
+            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription(topic))]))
+
+    coord = make_coord()
+    form_group(coord, "g", ["i1"], topics=("orders",))
+    restart = join("i1", "payments")
+    assert restart.done and restart.response.error_code == 0 and coord.group("g").state == "Stable"
+    assert errors(call(coord, delete_request("g", {"orders": [0], "payments": [0]}))) == {
+        ("orders", 0): 86, ("payments", 0): 0}
+    # the load recomputes them from the record, which holds the restarted member's subscription
+    loaded = GroupCoordinator.from_records(coord.records)
+    assert errors(call(loaded, delete_request("g", {"orders": [0], "payments": [0]}))) == {
+        ("orders", 0): 0, ("payments", 0): 86}
+    # a newcomer's topics count from the generation it joins
+    join(None, "refunds", version=3)
+    assert coord.group("g").state == "PreparingRebalance"
+    assert errors(call(coord, delete_request("g", {"refunds": [0], "orders": [0]}))) == {
+        ("refunds", 0): 0, ("orders", 0): 86}
+
+
+@pytest.mark.parametrize("header", [3, -1])
+def test_subscribed_topics_are_read_as_the_v0_prefix_of_any_version(header):
+    """Kafka's ClassicGroup.computeSubscribedTopics skips the version header (deserializeVersion
+    checks nothing) and reads the v0 layout (topics, user data) that every version extends: a
+    v3 header over a body whose later fields are missing, or a negative version, still names
+    the subscribed topics."""
+    coord = make_coord()
+    metadata = header.to_bytes(2, "big", signed=True) + subscription("orders")[2:]
+    form_group(coord, "g", ["i1"], metadata=metadata)
+    assert errors(call(coord, delete_request("g", {"orders": [0], "other": [0]}))) == {
+        ("orders", 0): 86, ("other", 0): 0}

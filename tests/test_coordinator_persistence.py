@@ -39,20 +39,21 @@ def test_pending_only_join_still_creates_the_group_record():
     h.advance(123)
     h.join()
     assert len(h.coord.records) == 1 and h.group().state == "Empty"
-    # no state transition happened: Kafka's new group has no state timestamp yet (-1 on disk)
+    # no state transition happened: Kafka's ClassicGroup constructor stamps the creation time
     [(_, _, value)] = decoded(h.coord.records)
-    assert value.data["currentStateTimestamp"] == -1
-    assert h.group().current_state_timestamp is None
+    assert value.data["currentStateTimestamp"] == 123
+    assert h.group().current_state_timestamp == 123
 
 
 @pytest.mark.parametrize("kwargs", [{"protocol_type": ""}, {"protocols": ()}])
 def test_join_refused_on_a_new_group_still_persists_it(kwargs):
     h = Harness()
+    h.advance(77)
     r = h.join(**kwargs)
     assert r.response.error_code == 23
     [(rtype, key, value)] = decoded(h.coord.records)
     assert (rtype, key, value.data["members"], value.data["currentStateTimestamp"]) == (
-        2, {"group": "g"}, [], -1)
+        2, {"group": "g"}, [], 77)
 
 
 def test_record_without_leader_replays_with_the_first_member_leading():

@@ -292,6 +292,25 @@ def test_rejoin_with_known_id_in_stable_then_sync_saves_a_late_static_member():
     assert len(h.group().members) == 2 and h.group().state == "Stable"
 
 
+def test_static_restart_before_syncing_still_rebalances_at_the_sync_deadline():
+    """Kafka's ClassicGroup.replaceStaticMember leaves the pending-sync set alone: the old id
+    never syncs, so expirePendingSync rebalances even though the new incarnation synced."""
+    h = Harness()
+    a = h.join(instance="i0", session=60_000)
+    b = h.join(instance="i1", session=60_000)
+    advance_to(h, 6000)                                    # sync deadline 36000
+    h.sync(a.response.member_id, 1, instance="i0", assignments={b.response.member_id: b"x"})
+    restart = h.join(instance="i1", session=60_000)
+    assert restart.done and restart.response.error_code == NONE and h.group().state == "Stable"
+    assert h.sync(restart.response.member_id, 1, instance="i1").response.assignment == b"x"
+    advance_to(h, 35_999)
+    assert h.group().state == "Stable"
+    advance_to(h, 36_000)
+    g = h.group()
+    assert g.state == "PreparingRebalance"
+    assert [m.member_id for m in g.members] == [a.response.member_id, restart.response.member_id]
+
+
 def test_leader_that_does_not_rejoin_is_replaced_by_a_rejoined_member():
     h = Harness()
     a = h.join(instance="i0", session=60_000)

@@ -83,6 +83,7 @@ def test_an_offsets_segment_with_another_file_name_is_still_decoded(tmp_path):
 @pytest.mark.parametrize("args", [
     ["--until-offset", "-5", "x"], ["--bogus"], [], ["x", "-o", "dump-log", "--view", "state"],
     ["x", "-o", "parquet"], ["--bootstrap-server", "nohost"], ["--spark-conf", "novalue", "x"],
+    ["--engine", "spark", "-"],
 ])
 def test_every_usage_error_is_one_line_with_the_prefix_exit_2(args):
     result = run(*args)
@@ -121,3 +122,20 @@ def test_a_bad_crc_at_the_start_of_an_unnamed_offsets_dump_is_reported_as_such(t
     result = run(str(dump), "--family", "consumer", "-o", "jsonl")
     assert "CRC" in result.stderr and NOT_OFFSETS not in result.stderr, result.stderr
     assert result.exit_code == 3 and result.stdout
+
+
+def test_a_file_that_cannot_be_opened_says_so_not_that_it_is_another_topic(tmp_path, monkeypatch):
+    import kgroup.records.segment as segment
+
+    dump = tmp_path / "dump.log"       # a path that does not name the topic: the foreign-file check is on
+    dump.write_bytes((VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log").read_bytes())
+
+    def denied(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(segment, "open", denied, raising=False)
+    for output in ("jsonl", "dump-log"):
+        result = run(str(dump), "-o", output)
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [f"{PREFIX}{dump}: byte 0: cannot open: Permission denied",
+                                              f"{PREFIX}1 problem; 0 records decoded from 0 batches"]

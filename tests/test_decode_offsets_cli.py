@@ -151,6 +151,10 @@ def test_filters(partition_dirs):
     assert [json.loads(x)["offset"] for x in out.splitlines()] == [2, 22]
     bad = run("decode-offsets", "--type", "nope", str(partition_dirs["A"]))
     assert bad.exit_code == 2 and "unknown record type" in bad.stderr
+    for empty in ("", ",", " , "):          # `--type "$TYPES"` with nothing in it is not "every type"
+        bad = run("decode-offsets", "--type", empty, str(partition_dirs["A"]))
+        assert (bad.exit_code, bad.stdout) == (2, "")
+        assert bad.stderr == f"kgroup decode-offsets: Invalid value for --type: {empty!r} names no record type\n"
 
 
 def test_table_is_the_terminal_default_and_state_table_lists_members(partition_dirs):
@@ -164,6 +168,36 @@ def test_stdin_needs_nothing_but_bytes():
     result = run("decode-offsets", "-o", "jsonl", "--family", "consumer", "-", input=data)
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == 27
+
+
+@pytest.mark.parametrize("args", [["-o", "jsonl"], ["-o", "dump-log"], ["--view", "state", "-o", "json"]])
+def test_empty_stdin_is_reported_as_an_empty_file_named_on_the_command_line_is(tmp_path, args):
+    """`ssh broker cat wrong/path | kgroup decode-offsets -` must not look like a partition with nothing in it."""
+    empty = tmp_path / "__consumer_offsets-1.log"
+    empty.write_bytes(b"")
+    for path, message in (("-", "-: empty input"), (str(empty), f"{empty}: empty file")):
+        result = run("decode-offsets", *args, path, input=b"")
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [f"kgroup decode-offsets: {message}: no record batch to decode",
+                                              "kgroup decode-offsets: 1 problem; 0 records decoded from 0 batches"]
+
+
+def test_empty_segments_named_by_a_glob_beside_full_ones_are_read_as_found_ones_are(partition_dirs, tmp_path):
+    """`kgroup decode-offsets __consumer_offsets-*/*.log`: fresh partitions' empty active segments are
+    normal, not problems (exit 0); only when nothing named holds a byte is each one said (exit 1)."""
+    fresh = [tmp_path / f"__consumer_offsets-{n}" / "00000000000000000000.log" for n in (1, 2)]
+    for path in fresh:
+        path.parent.mkdir()
+        path.write_bytes(b"")
+    full = str(partition_dirs["A"] / "00000000000000000000.log")
+    result = run("decode-offsets", "-o", "jsonl", str(fresh[0]), full, str(fresh[1]))
+    assert (result.exit_code, result.stderr, len(result.stdout.splitlines())) == (0, "", 27)
+    dump = run("decode-offsets", "-o", "dump-log", str(fresh[0]), full).stdout.splitlines()
+    assert dump[:3] == [f"Dumping {fresh[0]}", "Log starting offset: 0", f"Dumping {full}"]  # as kafka-dump-log
+    alone = run("decode-offsets", "-o", "jsonl", *map(str, fresh))
+    assert alone.exit_code == 1 and alone.stderr.splitlines() == [
+        *(f"kgroup decode-offsets: {p}: empty file: no record batch to decode" for p in fresh),
+        "kgroup decode-offsets: 2 problems; 0 records decoded from 0 batches"]
 
 
 def test_missing_path_is_one_clear_line_and_exit_1(tmp_path):
@@ -454,3 +488,78 @@ def test_an_out_dir_that_cannot_be_created_is_one_line_exit_1(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.strip().count("\n") == 0 and "--out" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_interrupted_out_run_leaves_no_partial_file_and_a_finished_one_its_file(tmp_path, monkeypatch):
+    from kgroup.decode import run as local
+
+    segment = str(VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log")
+    done = tmp_path / "done"
+    assert run("decode-offsets", "-o", "csv", "--out", str(done), segment).exit_code == 0
+    assert sorted(p.name for p in done.iterdir()) == ["part-00000.csv"]       # no hidden file left
+    assert len((done / "part-00000.csv").read_text().splitlines()) == 28
+
+    batches = []
+    real_batch = local.RowSink.batch
+
+    def interrupted_at_the_third_batch(self, batch, rows):
+        batches.append(batch)
+        if len(batches) == 3:
+            raise KeyboardInterrupt
+        real_batch(self, batch, rows)
+
+    monkeypatch.setattr(local.RowSink, "batch", interrupted_at_the_third_batch)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["decode-offsets", "-o", "csv", "--out", str(out), segment])
+    assert result.exit_code == 130 and result.stderr == "kgroup decode-offsets: interrupted\n"
+    assert not out.exists()         # not a part-00000.csv cut after two batches that looks complete
+
+
+def test_a_reader_that_goes_away_ends_the_output_with_exit_0(tmp_path):
+    """`kgroup decode-offsets ... | head -1` in every format: exit 0, nothing on stderr."""
+    import subprocess
+    import sys
+
+    segment = str(VECTORS / "segments" / SEGMENTS["A"][0])
+    for args in (["-o", "jsonl"], ["-o", "table"], ["-o", "dump-log"], ["--view", "state", "-o", "json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, segment],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert (proc.wait(timeout=60), err) == (0, b""), args
+
+
+def test_state_replays_a_partitions_segments_in_log_order_whatever_order_they_are_named_in(tmp_path):
+    """Kafka loads a partition from its first segment to its last; naming 100.log before 0.log (or
+    a segment twice) must not make an older commit win."""
+    from kgroup.records import encode_key, encode_value
+    from kgroup.records.writer import encode_batch
+
+    part = tmp_path / "__consumer_offsets-9"
+    part.mkdir()
+    key = encode_key(1, {"group": "g", "topic": "t", "partition": 0})
+
+    def commit(offset, at):
+        value = encode_value(1, 3, {"offset": offset, "leaderEpoch": 0, "metadata": "", "commitTimestamp": at})
+        return encode_batch([(key, value, at)], base_offset=offset)
+
+    (part / "00000000000000000000.log").write_bytes(commit(1, 1700000000001))
+    (part / "00000000000000000100.log").write_bytes(commit(100, 1700000000100))
+    later, earlier = str(part / "00000000000000000100.log"), str(part / "00000000000000000000.log")
+    for paths in ([later, earlier], [later, str(part), earlier]):
+        state = run("decode-offsets", "--view", "state", "-o", "json", *paths)
+        assert [(o["offset"], o["record_offset"]) for o in json.loads(state.stdout)["committed_offsets"]] == [
+            (100, 100)], paths
+        view = run("describe", *sum((["--from-dump", p] for p in paths), []), "g", "-o", "json")
+        assert [(o["partition"], o["committed"]) for o in json.loads(view.stdout)[0]["offsets"]] == [(0, 100)]
+    records = run("decode-offsets", "-o", "jsonl", later, earlier)      # records: in the order named
+    assert [json.loads(line)["offset"] for line in records.stdout.splitlines()] == [100, 1]
+
+
+def test_engine_auto_says_sizes_in_the_binary_units_they_are_given_in():
+    """--spark-threshold 1g is 1.0 GiB (the note said 1.07 GB), and a small input is not 0.0 MB."""
+    segment = str(VECTORS / "segments" / SEGMENTS["A"][0])
+    result = run("decode-offsets", "--engine", "auto", "-o", "jsonl", segment)
+    assert result.exit_code == 0
+    assert result.stderr == ("kgroup decode-offsets: note: --engine auto: decoding locally (2.1 KiB of input is "
+                             "below the Spark threshold of 1.0 GiB, see --spark-threshold)\n")

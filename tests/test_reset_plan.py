@@ -53,6 +53,15 @@ def test_from_file_and_export_round_trip():
     assert read_offsets_csv(text) == {("orders", 0): 5, ("orders", 1): 6, ("other", 2): 0}
 
 
+def test_a_several_group_export_gives_only_the_groups_lines():
+    text = "g1,orders,0,5\ng2,orders,0,9\ng2,orders,1,3\ng1,other,2,0\n"
+    assert read_offsets_csv(text, group="g1") == {("orders", 0): 5, ("other", 2): 0}
+    assert read_offsets_csv(text, group="g2") == {("orders", 0): 9, ("orders", 1): 3}
+    assert read_offsets_csv("orders,0,5\n", group="g1") == {("orders", 0): 5}   # no group column: every line
+    with pytest.raises(KgroupUsageError, match=r"^f.csv: no line for group 'g3' \(the file has lines for g1, g2\)$"):
+        read_offsets_csv(text, "f.csv", group="g3")
+
+
 @pytest.mark.parametrize("text", ["orders,x,1", "orders,1", ",0,1", "orders,-1,3", ""])
 def test_bad_csv_is_a_usage_error(text):
     with pytest.raises(KgroupUsageError) as info:
@@ -63,7 +72,7 @@ def test_bad_csv_is_a_usage_error(text):
 def test_selectors_durations_datetimes():
     assert parse_topic_selector("orders") == ("orders", None)
     assert parse_topic_selector("orders:2,0,2") == ("orders", [0, 2])
-    for bad in ("orders:", ":1", "orders:a", "orders:-1"):
+    for bad in ("orders:", ":1", "orders:a", "orders:-1", "orders:2147483648"):
         with pytest.raises(KgroupUsageError):
             parse_topic_selector(bad)
     assert parse_duration_ms("PT1H30M") == 5_400_000
@@ -85,3 +94,12 @@ def test_the_active_members_message():
                MemberView("m-3", None, "c", "h", assignment=[{"topic": "t", "partitions": [3]}])]
     message = active_members_error("g", "Stable", members)
     assert "is Stable, not Empty or Dead" in message and "(a, b, m-3)" in message
+    # a KIP-848 static member that stopped (member epoch -2) is not asked to stop again
+    members[1].member_epoch = -2
+    assert active_members_error("g", "Reconciling", members[1:]) == (
+        "group 'g' is Reconciling, not Empty or Dead: offsets can only be reset while no consumer is in the "
+        "group; stop its members first (m-3); b stopped but the group keeps them until their session times "
+        "out: wait (kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")
+    assert active_members_error("g", "Reconciling", members[1:2]).endswith(
+        "no consumer is in the group; b stopped but the group keeps them until their session times out: wait "
+        "(kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")

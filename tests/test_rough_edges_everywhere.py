@@ -61,3 +61,70 @@ def test_a_reset_to_a_time_before_1970_asks_for_timestamp_0_not_a_special_value(
     # 1969-12-31T23:59:59.999Z is -1 ms: ListOffsets would read it as "latest"
     assert _target((), None, None, "1969-12-31T23:59:59.999Z", None, None).value == 0
     assert _target((), None, None, None, "P30000D", None).value == 0
+
+
+CLICK_USAGE_ERRORS = {
+    "no such option": (["--no-such-option"], "No such option '--no-such-option'"),
+    "bad choice": (["-o", "yaml"], "Invalid value for '-o' / '--output': 'yaml' is not one of"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["simulate", "serve", "demo", "simulate connect"])
+@pytest.mark.parametrize("case", sorted(CLICK_USAGE_ERRORS))
+def test_errors_click_finds_while_parsing_are_one_line_too(command, case):
+    """Not click's usage block, help hint and `Error:`: `kgroup COMMAND: message`, exit 2."""
+    args, message = CLICK_USAGE_ERRORS[case]
+    result = CliRunner().invoke(cli, [*command.split(), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"kgroup {command}: {result.stderr.split(': ', 1)[1]}" and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_a_missing_choice_argument_and_an_unknown_command_are_one_line():
+    missing = CliRunner().invoke(cli, ["simulate"])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("kgroup simulate: Missing argument 'SCENARIO'. Choose from: rolling-bounce, ")
+    assert len(missing.stderr.splitlines()) == 1
+    unknown = CliRunner().invoke(cli, ["describ"])
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("kgroup: No such command 'describ'.")
+
+
+@pytest.mark.parametrize("scope", [["--topic", "orders"], ["--all-topics"]])
+def test_reset_offsets_from_a_file_with_a_topic_scope_is_a_usage_error_not_a_traceback(tmp_path, scope):
+    """The file's partitions are the selection: a --topic partition without a line in the file has
+    no new offset (it used to end in a TypeError)."""
+    plan = tmp_path / "plan.csv"
+    plan.write_text("orders,0,5\n")
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--from-file", str(plan), *scope,
+                                      "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    assert "--from-file selects the file's partitions: it cannot be combined with --topic or --all-topics" \
+        in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_reset_offsets_from_another_groups_export_is_a_usage_error(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("other-app,orders,0,5\n")
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--from-file", str(plan),
+                                      "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2
+    assert result.stderr == (f"kgroup reset-offsets: --from-file {plan}: no line for group 'g' "
+                             "(the file has lines for other-app)\n")
+
+
+@pytest.mark.parametrize("command, option", [(c, "--timeout") for c in sorted(COMMANDS)]
+                         + [("wait", "--interval"), ("remove-members", "--wait-timeout")])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_duration_that_is_not_finite_is_a_usage_error_not_a_traceback(command, option, value):
+    """`nan` and `inf` parse as floats and passed the lower bound, then failed in a socket or a sleep."""
+    result = run(command, "--bootstrap-server", "127.0.0.1:1", option, value)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': '{value}' is not a finite number of seconds\n" in result.stderr
+
+
+def test_remove_members_wait_timeout_without_wait_is_a_usage_error():
+    """It was accepted and ignored: a runbook that meant to wait went on before the group settled."""
+    result = run("remove-members", "--bootstrap-server", "127.0.0.1:1", "--wait-timeout", "120")
+    assert result.exit_code == 2
+    assert result.stderr == "kgroup remove-members: --wait-timeout needs --wait\n"

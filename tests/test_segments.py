@@ -90,6 +90,52 @@ def test_dir_of_other_partition_dirs_is_read_whole(tmp_path):
     assert [(s.topic, s.partition) for s in segs] == [("copy", 1), ("copy", 3)]
 
 
+def test_a_log_dir_shared_with_log4j_files_is_still_a_log_dir(tmp_path):
+    """log.dirs=/var/log/kafka beside log4j's server.log, controller.log, ...: those are not segments."""
+    logs = tmp_path / "kafka"
+    for name in ["__consumer_offsets-4", "orders-0"]:
+        _segment(logs / name, 0)
+    for name in ["server.log", "controller.log", "state-change.log"]:
+        (logs / name).write_text("[2026-11-27 10:00:00,000] INFO started (kafka.server.KafkaServer)\n")
+    assert [(s.topic, s.partition) for s in find_segments(logs)] == [("__consumer_offsets", 4)]
+    # a directory named as a partition is one, whatever else it holds
+    part = logs / "__consumer_offsets-4"
+    (part / "stray-9").mkdir()
+    _segment(part / "stray-9", 0)
+    assert [s.path for s in find_segments(part)] == [str(part / "00000000000000000000.log")]
+
+
+def test_a_companion_file_named_to_decode_is_said_to_be_one(tmp_path):
+    """Tab completion hands over 00000000000000000000.index as easily as the .log (a live broker's
+    index is 10 MB of zeros): say what it is rather than report a batch length of 0."""
+    part = tmp_path / "__consumer_offsets-3"
+    _segment(part, 0)
+    _companions(part, 0)
+    for name, kind in [("00000000000000000000.index", "an offset index"),
+                       ("00000000000000000000.timeindex", "a time index"),
+                       ("00000000000000000000.snapshot", "a producer state snapshot"),
+                       ("partition.metadata", "the partition's metadata file"),
+                       ("leader-epoch-checkpoint", "the leader epoch checkpoint")]:
+        with pytest.raises(SegmentPathError) as info:
+            find_segments(part / name)
+        assert str(info.value) == (f"{part / name}: {kind}, not a log segment (give a .log file or the "
+                                   "partition directory)")
+    assert [s.base_offset for s in find_segments(part / "00000000000000000000.log.deleted")] == [0]  # data
+
+
+def test_a_segment_being_deleted_named_as_a_file_keeps_its_base_offset(tmp_path):
+    """kafka-dump-log takes the base offset from the name up to the first dot: 500.log.deleted is 500."""
+    part = tmp_path / "__consumer_offsets-3"
+    path = _segment(part, 500)
+    for suffix in (".deleted", ".cleaned", ".swap"):
+        renamed = path.with_name(path.name + suffix)
+        path.rename(renamed)
+        [seg] = find_segments(renamed)
+        assert (seg.topic, seg.partition, seg.base_offset) == ("__consumer_offsets", 3, 500)
+        renamed.rename(path)
+    assert find_segments(part) == [SegmentFile(str(path), "__consumer_offsets", 3, 500)]  # a directory: .log only
+
+
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path):
     with pytest.raises(SegmentPathError) as info:
         find_segments(tmp_path / "nope")

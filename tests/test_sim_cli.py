@@ -190,3 +190,12 @@ def test_json_is_json_dumps_of_the_document_though_its_events_are_streamed(scena
             for p in variants(scenario, SimParams(**options), compare)]
     expected = docs if compare else docs[0]
     assert result.output == json.dumps(expected, ensure_ascii=False, indent=2) + "\n"
+
+
+def test_a_scenario_that_cannot_run_is_one_line_prefixed_like_every_verb():
+    """Not click's `Error: ...`: `kgroup simulate: SCENARIO: why`, exit 1."""
+    result = invoke("rolling-bounce", "--session-timeout-ms", "5000")   # below group.min.session.timeout.ms
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("kgroup simulate: rolling-bounce: the group did not form: ") and "INVALID_SESSION_TIMEOUT" in line
+    assert result.stdout == ""

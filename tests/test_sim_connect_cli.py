@@ -176,8 +176,8 @@ def test_table_output_shows_final_assignment_and_steps():
 def test_usage_errors_exit_2_with_one_error_line(args):
     result = CliRunner().invoke(cli, ["simulate", "connect", *args])
     assert result.exit_code == 2, result.output
-    assert [line for line in result.output.splitlines() if line.startswith("Error:")].__len__() == 1
-    assert "Traceback" not in result.output
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("kgroup simulate connect: ")
 
 
 def test_messages_name_the_duplicate_and_the_missing_connector():

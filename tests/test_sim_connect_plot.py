@@ -24,7 +24,7 @@ def test_plot_refuses_an_unknown_file_type_before_running(tmp_path):
     result = CliRunner().invoke(cli, ["simulate", "connect", "worker-joins", "--plot", str(tmp_path / "x.gif")])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        f"Error: --plot {tmp_path / 'x.gif'}: the file name must end in .png or .svg"]
+        f"kgroup simulate connect: --plot {tmp_path / 'x.gif'}: the file name must end in .png or .svg"]
 
 
 def test_plot_refuses_a_missing_directory_before_running(tmp_path, monkeypatch):

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 CONNECT_TYPE = "connect"
 
 
+def worker_group_refusal(group: str, what: str) -> str:
+    """Why an offset or member verb does not apply to a Connect worker group (the draft's type)."""
+    return f"group {group!r} is a Connect worker group (type connect): {what}"
+
+
 @dataclass
 class ConnectMemberView:
     member_id: str
@@ -28,6 +33,11 @@ class ConnectMemberView:
     @property
     def static(self) -> bool:
         return self.group_instance_id is not None
+
+    @property
+    def left(self) -> bool:
+        """The draft has no temporary leave (KIP-848's member epoch -2): a worker is in or out."""
+        return False
 
     def to_json(self, offline: bool = False) -> dict:
         return {"member_id": self.member_id, "group_instance_id": self.group_instance_id, "static": self.static,
@@ -56,6 +66,19 @@ class ConnectGroupView:
     def reconciling(self, member: ConnectMemberView) -> bool:
         """Behind the assignment epoch, or not yet running exactly its target."""
         return member.member_epoch < self.assignment_epoch or member.runs != member.target
+
+    @property
+    def static_count(self) -> int:
+        return sum(1 for m in self.members if m.static)
+
+    @property
+    def dynamic_count(self) -> int:
+        return len(self.members) - self.static_count
+
+    @property
+    def caught_up(self) -> bool:
+        """Stable, and every worker at the assignment epoch running its target (`wait --caught-up`)."""
+        return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
 
     def to_json(self, offline: bool = False) -> dict:
         return {"group": self.group, "state": self.state, "type": self.group_type,

@@ -49,16 +49,19 @@ class DumpReplay:
 
 def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     """Read segments/partition dirs/log dirs and replay them (records up to `until_time` epoch ms,
-    when given: the groups as they were then); problems are reported, not fatal."""
+    when given: the groups as they were then); problems are reported, not fatal. When nothing could
+    be read they are not reported one by one but named in the one error that says so."""
     from kgroup.coordinator import GroupCoordinator, LogEntry
     from kgroup.coordinator.coordinator import CoordinatorReplayError
     from kgroup.decode.decoder import ProblemLog
-    from kgroup.decode.inputs import iter_input, resolve_inputs
+    from kgroup.decode.inputs import in_log_order, iter_input, resolve_inputs
 
-    problems = ProblemLog(report=report)
-    inputs = resolve_inputs(list(paths), None, problems)   # each path's family from its topic name
+    problems = ProblemLog()     # reported at the end: a dump that yields nothing is one line
+    # each path's family from its topic name; each partition's segments in log order
+    inputs = in_log_order(resolve_inputs(list(paths), None, problems))
     if not inputs:
-        raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths)))
+        raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths))
+                          + _why(problems))
     entries = []
     worker_records = []        # __worker_offsets: Connect worker groups, a log of their own
     seen_ms: dict = {}
@@ -68,7 +71,9 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     for inp in inputs:
         connect = inp.family == "connect"
         inp.family = inp.family or "consumer"
-        for _batch, rows in iter_input(inp, problems, until_time=until_time):
+        for batch, rows in iter_input(inp, problems, until_time=until_time):
+            if not batch.crc_valid:   # reported; corrupt bytes never change the state (decode --view state)
+                continue
             for row in rows:
                 last_ts = max(last_ts, row.timestamp)
                 if connect:
@@ -89,13 +94,30 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
                 elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
                     _note_consumer_member(row, instances)
     if not entries and not worker_records:
-        raise KgroupError("no records could be read from " + ", ".join(map(str, paths)))
+        where = ", ".join(map(str, paths))
+        if until_time is not None and problems.records_ok:     # records were read, all of them later
+            from kgroup.writers import iso_ms
+
+            raise KgroupError(f"no record of {where} was written at or before --until-time "
+                              f"{iso_ms(until_time) or until_time} (the dump starts later)" + _why(problems))
+        raise KgroupError("no records could be read from " + where + _why(problems))
+    for problem in problems.problems if report is not None else ():
+        report(problem)
     try:
         coord = GroupCoordinator.from_records(entries, now_ms=last_ts, worker_records=worker_records)
     except CoordinatorReplayError as exc:
         raise KgroupError(f"cannot replay the dump: {exc}") from None
     return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems,
                       len(entries) + len(worker_records))
+
+
+def _why(problems, shown: int = 2) -> str:
+    """The problems behind an empty dump, for its one error line: ` (A; B; and 3 more)`."""
+    found = [str(p) for p in problems.problems]
+    if not found:
+        return ""
+    more = f"; and {len(found) - shown} more" if len(found) > shown else ""
+    return f" ({'; '.join(found[:shown])}{more})"
 
 
 def _note_members(row, seen_ms, instances, subscriptions) -> None:

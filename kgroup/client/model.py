@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kgroup.client.wire import Coordinator
 
 CONSUMER_PROTOCOL = "consumer"
+STATIC_LEAVE_EPOCH = -2   # ConsumerGroupDescribe's member epoch of a static member that left for a while
 
 
 @dataclass
@@ -42,6 +43,12 @@ class MemberView:
     @property
     def static(self) -> bool:
         return self.group_instance_id is not None
+
+    @property
+    def left(self) -> bool:
+        """A static consumer-group member that left for a while (member epoch -2, KIP-848): the
+        coordinator keeps it and its partitions until it rejoins or its session times out."""
+        return self.member_epoch == STATIC_LEAVE_EPOCH
 
     def partitions(self) -> list[tuple[str, int]]:
         return [(tp["topic"], p) for tp in self.assignment for p in tp["partitions"]]
@@ -109,6 +116,8 @@ class GroupView:
     group_epoch: int | None = None         # consumer groups only, as the three below
     assignment_epoch: int | None = None
     assignor: str | None = None
+    # (static, dynamic) of the whole group when --static-only/--dynamic-only left some members out
+    counted_before_filter: tuple[int, int] | None = None
 
     def reconciling(self, member: MemberView) -> bool:
         """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it

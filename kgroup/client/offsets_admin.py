@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from kgroup.client.authorization import NotAuthorized, check, failure
+from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.groups import committed_offsets, describe_groups, group_exists, offsets_at, topic_partitions
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
@@ -19,6 +20,7 @@ from kgroup.client.wire import ClusterClient, error_name
 from kgroup.errors import KgroupError, KgroupUsageError
 
 INACTIVE_STATES = ("Empty", "Dead")
+NO_OFFSETS = "it commits no offsets here (the coordinator refuses OffsetCommit and OffsetDelete for it)"
 EARLIEST, LATEST = -2, -1
 
 
@@ -85,6 +87,8 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     """Describe the group, choose its partitions, plan each one; with `execute`, commit the plan
     when the group is Empty or Dead (else a KgroupError naming its members)."""
     view = describe_one(client, group)
+    if view.group_type == CONNECT_TYPE:
+        raise KgroupError(worker_group_refusal(group, NO_OFFSETS))
     exists = group_exists(view)
     state = view.state if exists else "Dead"
     if execute and exists and state not in INACTIVE_STATES:
@@ -173,6 +177,10 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
         response = client.send(request, node_id=coordinator.node_id, what=f"OffsetDelete for group {group!r}")
         if response.error_code:
             check(error_name(response.error_code), "Delete", group)
+            if error_name(response.error_code) == "GROUP_ID_NOT_FOUND":  # as describe and remove-members say it
+                if describe_groups(client, [group])[0].group_type == CONNECT_TYPE:  # serve answers it for them too
+                    raise KgroupError(worker_group_refusal(group, NO_OFFSETS))
+                raise KgroupError(f"group {group!r} does not exist (coordinator {coordinator})")
             raise KgroupError(f"group {group!r}: OffsetDelete failed: {error_name(response.error_code)}")
         for topic in response.topics:
             for part in topic.partitions:

@@ -95,6 +95,8 @@ def properties_to_settings(entries, source: str = "<properties>") -> dict:
                 settings[_INTEGER[key]] = int(value)
             except ValueError:
                 raise KgroupError(f"{where}: {key} must be an integer, got {value!r}") from None
+            if settings[_INTEGER[key]] < 0 and key != "connections.max.idle.ms":  # Kafka's atLeast(0)
+                raise KgroupError(f"{where}: {key} must be at least 0, got {value}")
         elif key == "sasl.jaas.config":
             settings.update(_jaas(value, where))
         elif key == "ssl.endpoint.identification.algorithm":
@@ -125,8 +127,17 @@ def properties_to_settings(entries, source: str = "<properties>") -> dict:
     return settings
 
 
+# The keys that name a PEM file kgroup reads.
+_FILE_KEYS = {"ssl.ca.location", "ssl.cafile", "ssl.certificate.location", "ssl.certfile", "ssl.key.location",
+              "ssl.keyfile", "ssl.crl.location", "ssl.truststore.location", "ssl.keystore.location"}
+
+
 def load_properties(path: str) -> dict:
-    """Read a properties file into kafka-python settings; unreadable files are a KgroupError."""
+    """Read a properties file into kafka-python settings; unreadable files are a KgroupError, and so
+    is a certificate or key file it names that is not there (else the TLS handshake fails later,
+    with a cause that does not name the file)."""
+    import os
+
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -134,4 +145,9 @@ def load_properties(path: str) -> dict:
         raise KgroupUsageError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise KgroupUsageError(f"{path}: cannot read: {exc}") from None
-    return properties_to_settings(parse_properties(text, path), path)
+    entries = parse_properties(text, path)
+    settings = properties_to_settings(entries, path)
+    for number, key, value in entries:
+        if key in _FILE_KEYS and value and not os.path.isfile(value):
+            raise KgroupError(f"{path}:{number}: {key} {value!r}: no such file")
+    return settings

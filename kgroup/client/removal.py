@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
 from kgroup.client.authorization import check, failure
+from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
 from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
@@ -86,9 +87,10 @@ class RemovalReport:
             if self.prediction_note:
                 data["prediction_note"] = self.prediction_note
         if self.after is not None:
-            data["wait"] = before_after(self.before, self.after)
-        elif self.wait_error:
-            data["wait"] = {"error": self.wait_error}
+            data["wait"] = {**before_after(self.before, self.after), "error": None}
+        elif self.wait_error:  # the same keys: what the wait did not see is null
+            data["wait"] = {"before": _summary(self.before), "after": None, "generation_advanced": None,
+                            "partitions_moved": None, "error": self.wait_error}
         return data
 
 
@@ -101,7 +103,8 @@ def split_ids(values) -> list[str]:
 
 
 def read_id_file(path: str) -> list[str]:
-    """One instance id per line (commas allowed); blank lines and `#` comments skipped."""
+    """One instance id per line (commas allowed); blank lines and `#` comments skipped; a file
+    without any is a usage error naming it."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
@@ -109,7 +112,10 @@ def read_id_file(path: str) -> list[str]:
         raise SelectionError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SelectionError(f"{path}: cannot read: {exc}") from None
-    return split_ids(line.split("#", 1)[0] for line in lines)
+    ids = split_ids(line.split("#", 1)[0] for line in lines)
+    if not ids:  # an empty selection never means everyone, and this one was surely meant to hold some
+        raise SelectionError(f"{path}: no instance id in it (only blank lines and # comments)")
+    return ids
 
 
 def build_targets(instance_ids=(), member_ids=()) -> list[Target]:
@@ -140,6 +146,9 @@ def describe_existing(client: ClusterClient, group: str) -> GroupView:
         raise failure(view.error, f"group {group!r}: DescribeGroups failed: {view.error}")
     if not group_exists(view):
         raise KgroupError(f"group {group!r} does not exist (coordinator {view.coordinator})")
+    if view.group_type == CONNECT_TYPE:  # the coordinator answers UNKNOWN_MEMBER_ID for each of them
+        raise KgroupError(worker_group_refusal(group, "LeaveGroup does not remove its workers; a worker "
+                                                      "leaves with its own heartbeat"))
     return view
 
 
@@ -300,17 +309,23 @@ def partition_counts(client: ClusterClient, topics) -> dict[str, int]:
     return {t: len(parts) for t, parts in topic_partitions(client, topics).items() if isinstance(parts, list)}
 
 
+def _label(m):
+    return m.group_instance_id or m.member_id
+
+
+def _summary(view: GroupView) -> dict:
+    """A view's state and members (instance id, else member id); a consumer group's epoch too."""
+    data = {"state": view.state, "members": sorted(_label(m) for m in view.members)}
+    if view.group_type == "consumer":  # the epochs the wait saw advance
+        data["group_epoch"] = view.group_epoch
+    return data
+
+
 def before_after(before: GroupView, after: GroupView) -> dict:
     """Members, state and partitions whose owner (instance id, else member id) changed."""
-    def label(m):
-        return m.group_instance_id or m.member_id
-    old = {tp: label(m) for tp, m in before.owners().items()}
-    new = {tp: label(m) for tp, m in after.owners().items()}
+    old = {tp: _label(m) for tp, m in before.owners().items()}
+    new = {tp: _label(m) for tp, m in after.owners().items()}
     moved = [{"topic": t, "partition": p, "from": old.get((t, p)), "to": new.get((t, p))}
              for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
-    data = {"before": {"state": before.state, "members": sorted(label(m) for m in before.members)},
-            "after": {"state": after.state, "members": sorted(label(m) for m in after.members)},
-            "generation_advanced": True, "partitions_moved": moved}
-    if after.group_type == "consumer":  # the epochs the wait saw advance
-        data["before"]["group_epoch"], data["after"]["group_epoch"] = before.group_epoch, after.group_epoch
-    return data
+    return {"before": _summary(before), "after": _summary(after), "generation_advanced": True,
+            "partitions_moved": moved}

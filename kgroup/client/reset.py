@@ -56,6 +56,9 @@ def _lag(end, offset):
     return None if end is None or offset is None or offset < 0 else end - offset
 
 
+MAX_PARTITION = 2**31 - 1
+
+
 def parse_topic_selector(text: str) -> tuple[str, list[int] | None]:
     """`T` (every partition) or `T:P,P` -> (topic, partitions or None)."""
     topic, sep, parts = text.partition(":")
@@ -69,6 +72,8 @@ def parse_topic_selector(text: str) -> tuple[str, list[int] | None]:
         raise KgroupUsageError(f"bad --topic {text!r}: partitions must be numbers, as in {topic}:0,1") from None
     if partitions[0] < 0:
         raise KgroupUsageError(f"bad --topic {text!r}: partitions are not negative")
+    if partitions[-1] > MAX_PARTITION:  # a partition is an INT32 on the wire
+        raise KgroupUsageError(f"bad --topic {text!r}: a partition is at most {MAX_PARTITION}")
     return topic, partitions
 
 
@@ -96,15 +101,20 @@ def parse_datetime_ms(text: str) -> int:
                               "2024-05-01T12:00:00Z or 2024-05-01T12:00:00.000+02:00") from None
 
 
-def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, int], int]:
-    """Kafka's `topic,partition,offset` lines (a `group,` first column is accepted for one group);
-    blank lines and `#` comments are skipped."""
+def read_offsets_csv(text: str, source: str = "--from-file", group: str | None = None) -> dict[tuple[str, int], int]:
+    """Kafka's `topic,partition,offset` lines, or its `group,topic,partition,offset` export of several
+    groups, of which only `group`'s lines count (as Kafka's tool reads them; every line when `group`
+    is None); blank lines and `#` comments are skipped."""
     offsets = {}
+    other_groups = set()
     for number, row in enumerate(csv.reader(io.StringIO(text)), 1):
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in row]
         if len(fields) == 4:
+            if group is not None and fields[0] != group:
+                other_groups.add(fields[0])
+                continue
             fields = fields[1:]
         try:
             topic, partition, offset = fields[0], int(fields[1]), int(fields[2])
@@ -114,6 +124,9 @@ def read_offsets_csv(text: str, source: str = "--from-file") -> dict[tuple[str, 
             raise KgroupUsageError(f"{source} line {number}: expected TOPIC,PARTITION,OFFSET, got "
                                   f"{','.join(row)!r}") from None
         offsets[(topic, partition)] = offset
+    if not offsets and other_groups:
+        raise KgroupUsageError(f"{source}: no line for group {group!r} (the file has lines for "
+                              f"{', '.join(sorted(other_groups))})")
     if not offsets:
         raise KgroupUsageError(f"{source}: no TOPIC,PARTITION,OFFSET line")
     return offsets
@@ -172,7 +185,16 @@ def plan_partition(topic: str, partition: int, target: Target, current: int | No
 def active_members_error(group: str, state: str, members) -> str:
     """Kafka's rule for committing as an admin (ConsumerGroupCommand: the group must be inactive),
     as one line naming who is still in the group."""
-    names = [m.group_instance_id or m.member_id for m in members]
-    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-    return (f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer "
-            f"is in the group; stop its members first ({shown or 'none listed'})")
+    def listed(names):
+        return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+    running = [m.group_instance_id or m.member_id for m in members if not m.left]
+    left = [m.group_instance_id for m in members if m.left]
+    message = f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer is in the group"
+    if running or not left:
+        message += f"; stop its members first ({listed(running) or 'none listed'})"
+    if left:  # KIP-848 static members that stopped: kept until their session times out
+        message += (f"; {listed(left)} stopped but the group keeps them until their session times out: "
+                    f"wait (kgroup wait {group} --state Empty) or remove them (kgroup remove-members {group} "
+                    f"--instance-id {','.join(left)})")
+    return message

@@ -53,6 +53,10 @@ def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_wha
             else:
                 seen = (f"last state: {last.state if group_exists(last) else 'does not exist'}, "
                         f"{len(last.members)} member(s)")
+                left = [m.group_instance_id for m in last.members if m.left]
+                if left:  # KIP-848 static members that stopped keep the group Reconciling
+                    seen += (f"; {', '.join(left)} left (static, member epoch -2): the group stays Reconciling "
+                             "until they rejoin or their session times out")
             raise WaitTimeout(f"group {group!r}: timed out after {timeout_s:g}s waiting for {describe_what} "
                               f"({seen})", last)
         sleep(interval_s)
@@ -110,4 +114,13 @@ def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, ti
         return clock() - seen["since"] >= settle_s
     what = "a Stable group at a new group epoch, every member at it" if before_epoch is not None \
         else "a Stable group at a new generation"
-    return poll(client, group, done, timeout_s, what, clock=clock, **kw)
+    try:
+        return poll(client, group, done, timeout_s, what, clock=clock, **kw)
+    except WaitTimeout as exc:
+        # A KIP-848 consumer keeps its member id when fenced and rejoins under it: its process runs.
+        back = [m.group_instance_id or m.member_id for m in (exc.last.members if exc.last else ())
+                if m.member_id in gone]
+        if not back:
+            raise
+        raise WaitTimeout(f"{exc}; removed member(s) {', '.join(back)} joined again under the same member id: "
+                          "the consumer is still running (stop it before removing it)", exc.last) from None

@@ -63,11 +63,14 @@ class ClusterClient:
             raise KgroupUsageError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
                                    "KGROUP_BOOTSTRAP_SERVER")
         addresses = []
-        for entry in bootstrap.split(","):
+        # empty entries ("h:9092,", "h:9092,,h2:9092") are skipped, as Kafka's ClientUtils does
+        for entry in (e for e in bootstrap.split(",") if e.strip()):
             host, sep, port = entry.strip().rpartition(":")
             if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise KgroupUsageError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
             addresses.append((host.strip("[]"), int(port)))
+        if not addresses:
+            raise KgroupUsageError(f"bad bootstrap server {bootstrap!r}: expected HOST:PORT[,HOST:PORT...]")
         from kgroup.client.bootstrap_failures import (BootstrapFailure, BootstrapWatch, refuses,
                                                       tls_unanswered)
 
@@ -102,6 +105,12 @@ class ClusterClient:
             raise KgroupError(f"invalid client configuration: {exc}") from None
         except Errors.KafkaTimeoutError:
             raise KgroupError(f"cannot reach a Kafka broker at {bootstrap} within {timeout_s:g}s") from None
+        except Errors.IncompatibleBrokerVersion as exc:
+            if "SaslHandshake" not in str(exc):
+                raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None
+            raise KgroupError(f"cannot connect to {bootstrap}: the listener does not speak SASL (no SaslHandshake "
+                              f"in its ApiVersions) but security.protocol={protocol}: a protocol mismatch, is it "
+                              "a plaintext listener?") from None
         except Exception as exc:  # noqa: BLE001 - any connection failure is reported as one line
             raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None
         self._manager = self._admin._manager

@@ -83,10 +83,10 @@ def schedule_rebalance_timeout(coord, group_id: str, member: ConsumerGroupMember
 
 
 def restart_sessions(coord, group: ConsumerGroup) -> None:
-    """After a load: every member's session restarts, revocations in flight get their timeout."""
+    """After a load: every member's session restarts, revocations in flight get their timeout.
+    Kafka's GroupMetadataManager.onLoaded restarts them all with the group's consumer session
+    timeout, a classic member's too (its own comes back with its next classic request)."""
     for member in group.members.values():
-        classic = member.classic
-        schedule_session_timeout(coord, group.group_id, member.member_id,
-                                 None if classic is None else classic.session_timeout_ms)
+        schedule_session_timeout(coord, group.group_id, member.member_id)
         if member.state == UNREVOKED_PARTITIONS:
             schedule_rebalance_timeout(coord, group.group_id, member)

@@ -11,6 +11,7 @@ heartbeat writes nothing: it checks the epoch, reschedules the session timer and
 from __future__ import annotations
 
 import base64
+import logging
 import uuid
 
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -27,13 +28,14 @@ from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_an
                               subscriber_counts)
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
-from .reconciliation import UNKNOWN, ReconciliationError, reconcile
+from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
 
 # (version, throttle_time_ms, error_code, error_message, member_id, member_epoch,
 #  heartbeat_interval_ms, assignment): built on every heartbeat
 _response = fast_constructor(ConsumerGroupHeartbeatResponse)
 _assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
 _topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
+log = logging.getLogger("kgroup.coordinator")
 
 
 class HeartbeatError(Exception):
@@ -47,7 +49,13 @@ def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host:
     try:
         response = _heartbeat(coord, request, version, client_id, client_host)
     except (HeartbeatError, ReconciliationError) as exc:
-        response = _response(version, 0, exc.code, str(exc), None, 0, 0, None)
+        message = str(exc)
+        if exc.code == UNKNOWN_SERVER_ERROR:
+            # Kafka's CoordinatorOperationExceptionHelper.handleOperationException logs an
+            # unexpected error (an assignor failure) and answers it without a message
+            log.error("ConsumerGroupHeartbeat of group %s failed: %s", request.group_id, message)
+            message = None
+        response = _response(version, 0, exc.code, message, None, 0, 0, None)
     return coord.done_reply(response)
 
 
@@ -116,18 +124,20 @@ def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
 
 
 def _subset(owned, assigned) -> bool:
-    return all(parts <= assigned.get(topic_id, frozenset()) for topic_id, parts in owned.items() if parts)
+    """Kafka's isSubset: every listed topic must be assigned, even one listed with no partitions."""
+    return all(topic_id in assigned and parts <= assigned[topic_id] for topic_id, parts in owned.items())
 
 
 def _owned(request):
+    """The request's TopicPartitions as {topic id: partitions}; a topic listed without partitions
+    stays (as an empty set), since the lost-response check counts it."""
     if request.topic_partitions is None:
         return None
     owned: dict = {}
     for tp in request.topic_partitions:
-        if tp.partitions:
-            parts = frozenset(tp.partitions)
-            before = owned.get(tp.topic_id)
-            owned[tp.topic_id] = parts if before is None else before | parts
+        parts = frozenset(tp.partitions or ())
+        before = owned.get(tp.topic_id)
+        owned[tp.topic_id] = parts if before is None else before | parts
     return owned
 
 
@@ -148,8 +158,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         member_id = new_member_id(coord)
     owned = _owned(request)
     member, replaced = _member_for(group, request, member_id, epoch, owned, records)
-    if member.state == UNKNOWN and (owned is None or any(owned.values())):
-        raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member {member_id} is in an unknown state.")
+    if member.state == UNKNOWN:
+        check_unknown_state(owned)
 
     updated = _updated(member, request, version, client_id, client_host)
     regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
@@ -242,8 +252,9 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
     existing = group.static_member(instance_id)
     if epoch == 0:
         if existing is None:
+            # getOrMaybeSubscribeStaticConsumerGroupMember takes the member as it is: unlike the
+            # dynamic path, a join with a new instance id runs no epoch check
             member = group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
-            check_epoch(member, epoch, owned)
             return member, None
         if existing.member_epoch != STATIC_LEAVE_EPOCH and existing.classic is None:   # a classic one is replaced
             raise HeartbeatError(UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
@@ -261,12 +272,12 @@ def _member_for(group: ConsumerGroup, request, member_id: str, epoch: int, owned
 
 
 def _check_static(existing, instance_id: str, member_id: str) -> None:
+    """Kafka's throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced, with their texts."""
     if existing is None:
         raise HeartbeatError(UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     if existing.member_id != member_id:
         raise HeartbeatError(FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
-                                                 f"is not the member owning the instance id "
-                                                 f"({existing.member_id}).")
+                                                 f"was fenced by member {existing.member_id}.")
 
 
 def _updated(member: ConsumerGroupMember, request, version: int, client_id: str,
@@ -323,7 +334,10 @@ def _leave(coord, request, version: int):
     group_id, member_id, instance_id = request.group_id, request.member_id, request.instance_id
     group = coord.get_group(group_id)
     if group is None or group.group_type != ConsumerGroup.group_type:
-        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        # Kafka's consumerGroupLeave looks the group up with consumerGroup(groupId), whose texts
+        # differ from the join path's getOrMaybeCreateConsumerGroup ("Consumer group g not found.")
+        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Group {group_id} not found." if group is None
+                             else f"Group {group_id} is not a consumer group.")
     if instance_id is None:
         member = group.members.get(member_id)
         if member is None:

@@ -18,6 +18,7 @@ from typing import Mapping, NamedTuple
 from kgroup.records import encode_key, encode_value
 
 from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+from .reconciliation import member_state
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
@@ -240,7 +241,7 @@ def _apply_current_assignment(coord, group: ConsumerGroup, key, value) -> None:
     old = old or ConsumerGroupMember(member_id)
     group.put_member(old.evolve(
         member_epoch=value["memberEpoch"], previous_member_epoch=value["previousMemberEpoch"],
-        state=value["state"], assigned=_partitions_in(value["assignedPartitions"]),
+        state=member_state(value["state"]), assigned=_partitions_in(value["assignedPartitions"]),
         pending_revocation=_partitions_in(value["partitionsPendingRevocation"])))
 
 

@@ -68,7 +68,7 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     by default the group's)."""
     members = members_with(group, updated, replaced)
     by_name = {t.name: t.topic_id for t in topics.values()}
-    ids_of: dict[frozenset, frozenset] = {}      # topic names -> their ids: members mostly share one
+    ids_of: dict[frozenset, frozenset] = {}      # topic names -> their ids: members mostly share one set
     current_row = group.target.get
     updated_id = updated.member_id
     specs = {}
@@ -80,7 +80,9 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
             ids = ids_of[names] = frozenset(by_name[n] for n in names if n in by_name)
         specs[member_id] = member_subscription(ids, current, member.instance_id, member.rack_id)
     described = {t.topic_id: TopicMetadata(t.topic_id, t.name, t.num_partitions) for t in topics.values()}
-    homogeneous = len(set(ids_of.values())) < 2
+    # Kafka's ModernGroup.subscriptionType counts subscribers per topic *name*, so members naming
+    # different topics are heterogeneous even when only the same ones exist
+    homogeneous = len(ids_of) < 2
     spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS)
     try:
         assigned = get_server_assignor(assignor_name).assign(spec, described)

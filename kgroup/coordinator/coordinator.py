@@ -279,7 +279,8 @@ class GroupCoordinator(OperationLog):
     def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
         """The group, created Empty if unknown.
 
-        A new group has no state timestamp until its first transition (Kafka's ClassicGroup).
+        A new group's state timestamp is its creation time: Kafka's ClassicGroup constructor sets
+        currentStateTimestamp to time.milliseconds() (only a replayed record can leave it unset).
         With ``persist`` the empty GroupMetadata record is written at once; JoinGroup writes it
         itself after the join ran (Kafka appends it only then, with the timestamp the join left).
         A "simple" group created by an offset commit is not persisted: replaying its offsets
@@ -287,13 +288,13 @@ class GroupCoordinator(OperationLog):
         """
         group = self._groups.get(group_id)
         if group is None:
-            group = ClassicGroup(group_id)
+            group = ClassicGroup(group_id, self.now_ms)
             group.listener = self.on_group_transition
             group.undo = self.undo
             self.undo.push(self._groups.pop, group_id, None)
             self._groups[group_id] = group
             if persist:
-                self.append_records([empty_group_metadata_record(group_id)])
+                self.append_records([empty_group_metadata_record(group_id, self.now_ms)])
         return group
 
     def create_consumer_group(self, group_id: str) -> ConsumerGroup:

@@ -7,6 +7,7 @@ for a walk over every member except where Kafka's protocol itself needs one.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from operator import attrgetter
 
 from . import codes
@@ -88,7 +89,8 @@ class ClassicGroup:
                  "protocol_name", "leader_id", "members", "static_members", "pending_members",
                  "pending_sync", "current_state_timestamp", "new_member_added",
                  "num_awaiting_join", "protocol_counts", "record_cache", "record_protocol",
-                 "record_dirty", "listener", "undo", "_next_position")
+                 "record_dirty", "listener", "undo", "_next_position", "generation_subscriptions",
+                 "java_capacity")
 
     def __init__(self, group_id: str, now_ms: int | None = None, state: str = EMPTY):
         self.group_id = group_id
@@ -109,6 +111,10 @@ class ClassicGroup:
         self.new_member_added = False
         self.num_awaiting_join = 0
         self.protocol_counts: dict[str, int] = {}
+        # the subscriptions as the last generation (or the load) saw them: offsets_retention
+        self.generation_subscriptions = None
+        # the capacity of Kafka's members HashMap (it grows, never shrinks): java_first_member
+        self.java_capacity = 16
         # GroupMetadata record cache (persistence.group_metadata_record): each member's written
         # fields and their encoding, in self.members order, for protocol record_protocol; ids in
         # record_dirty are checked (and re-encoded if their fields changed) on the next write.
@@ -120,7 +126,8 @@ class ClassicGroup:
 
     # ---- undo ----------------------------------------------------------------------------
     _SAVED = ("state", "previous_state", "generation_id", "protocol_type", "protocol_name",
-              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join")
+              "leader_id", "current_state_timestamp", "new_member_added", "num_awaiting_join",
+              "generation_subscriptions", "java_capacity")
 
     def save(self) -> None:
         """Call before changing the group's fields: the first change in an operation saves them
@@ -154,6 +161,9 @@ class ClassicGroup:
             member.position = self._next_position
             self._next_position += 1
         self.undo.dict_put(self.members, member.member_id, member)
+        while len(self.members) > self.java_capacity * 3 // 4:
+            self.save()
+            self.java_capacity *= 2
 
     def drop_member(self, member_id: str) -> None:
         """Take a member out of the member map (the map only: counts are the caller's)."""
@@ -264,7 +274,9 @@ class ClassicGroup:
                     and self.static_members.get(member.group_instance_id) == member_id:
                 undo.dict_del(self.static_members, member.group_instance_id)
         if self.leader_id == member_id:
-            self.leader_id = next(iter(self.members), None)
+            # Kafka's ClassicGroup.remove: the first key of the members HashMap leads
+            first = self.java_first_member(self.members.values())
+            self.leader_id = None if first is None else first.member_id
         undo.set_discard(self.pending_members, member_id)
         undo.set_discard(self.pending_sync, member_id)
         return member
@@ -308,6 +320,13 @@ class ClassicGroup:
             return codes.UNKNOWN_MEMBER_ID
         return codes.NONE
 
+    def java_first_member(self, members) -> "Member | None":
+        """The one of ``members`` Kafka's members HashMap iterates first (ClassicGroup.remove and
+        maybeElectNewJoinedLeader pick leaders that way): lowest bucket of String.hashCode at the
+        map's capacity, then insertion order, which a bucket keeps."""
+        capacity = self.java_capacity
+        return min(members, key=lambda m: (_java_bucket(m.member_id, capacity), m.position), default=None)
+
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
 
@@ -341,14 +360,44 @@ class ClassicGroup:
         if len(candidates) == 1:
             return candidates[0]
         allowed = set(candidates)
-        votes = dict.fromkeys(candidates, 0)
+        votes: dict[str, int] = {}          # in order of first vote, as Kafka's map is filled
         for member in self.members.values():
             for name, _ in member.protocols:
                 if name in allowed:
-                    votes[name] += 1
+                    votes[name] = votes.get(name, 0) + 1
                     break
-        # most votes wins; ties go to the first candidate in support order (deterministic)
-        return max(candidates, key=lambda name: votes[name])
+        # Kafka's ClassicGroup.selectProtocol counts the votes in a java.util.HashMap and takes
+        # Stream.max, which keeps the first of equal counts: a tie goes to the protocol the
+        # HashMap iterates first, not to the one the members listed first.
+        return max(java_hash_map_order(list(votes)), key=votes.__getitem__)
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The order a java.util.HashMap<String, ?> filled with ``keys`` (in this order) iterates them.
+
+    Buckets in index order, each bucket's keys in insertion order (resizes keep that order);
+    index = (h ^ h >>> 16) & (capacity - 1) with h = String.hashCode, capacity 16 doubled while
+    the map holds more than 3/4 of it. (Bins only turn into trees at 8 colliding keys.)"""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    return sorted(keys, key=lambda key: _java_bucket(key, capacity))
+
+
+@lru_cache(maxsize=65536)
+def _java_string_hash(key: str) -> int:
+    """Java's String.hashCode as an unsigned 32-bit value."""
+    h = 0
+    encoded = key.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(encoded), 2):
+        h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def _java_bucket(key: str, capacity: int) -> int:
+    """The bucket of ``key`` in a java.util.HashMap of ``capacity``: (h ^ h >>> 16) & (capacity - 1)."""
+    h = _java_string_hash(key)
+    return (h ^ (h >> 16)) & (capacity - 1)
 
 
 _group_fields = attrgetter(*ClassicGroup._SAVED)

@@ -57,7 +57,7 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
     reply = _join_group(coord, group, *join)
     if coord.entries_appended == log_size:
         # a join that created the group and wrote nothing persists it with an empty record,
-        # after the join: its timestamp is the PreparingRebalance transition's, or -1 if none
+        # after the join: its timestamp is the group's creation (or the join's transition) time
         coord.append_records([empty_group_metadata_record(group_id, group.current_state_timestamp)])
     return reply
 

@@ -181,6 +181,7 @@ def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
 def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool,
                        pending: list = ()) -> ClassicGroup:
     from .consumer_admin import group_tombstones
+    from .offsets_retention import remember_subscriptions
     from .persistence import group_metadata_record
     from .rebalance import prepare_rebalance, reschedule_member
     tombstones = group_tombstones(group)
@@ -199,6 +200,7 @@ def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bo
         classic.touch_record(m.member_id)
     classic.state = STABLE
     classic.current_state_timestamp = coord.now_ms
+    remember_subscriptions(classic)     # as a load would: the converted members' subscriptions
     rec.append(coord, [*pending, *tombstones], after=[group_metadata_record(classic)])
     for member in classic.members.values():
         reschedule_member(coord, classic, member)

@@ -103,7 +103,7 @@ def empty_group_metadata_record(group_id: str, current_state_timestamp: int | No
                                 ) -> tuple[bytes, bytes]:
     """The record Kafka writes for a group a JoinGroup created (newEmptyGroupMetadataRecord):
     generation 0, protocol type "", no protocol, leader or members, whatever the join did; only
-    the state timestamp is the group's (-1 unless the join moved it to PreparingRebalance)."""
+    the state timestamp is the group's (its creation time, or its PreparingRebalance transition's)."""
     return group_metadata_record(ClassicGroup(group_id, current_state_timestamp))
 
 
@@ -135,4 +135,6 @@ def group_from_value(group_id: str, data: dict) -> ClassicGroup:
         # Kafka sets the stored leader first and add() only fills an absent one: a record without
         # a leader leaves the first member leading
         group.leader_id = data["leader"]
+    from .offsets_retention import remember_subscriptions
+    remember_subscriptions(group)       # Kafka's replay computes subscribedTopics from the record
     return group

@@ -10,6 +10,7 @@ from . import codes
 from .config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from .group import (COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup,
                     Member)
+from .offsets_retention import remember_subscriptions
 from .persistence import group_metadata_record
 from .responses import join_error, join_response, member_list, sync_response
 
@@ -190,12 +191,13 @@ def _maybe_elect_new_joined_leader(group: ClassicGroup) -> bool:
     leader = group.members.get(group.leader_id)
     if leader is not None and leader.join_reply is not None:
         return True
-    for member in group.members.values():
-        if member.join_reply is not None:
-            group.save()
-            group.leader_id = member.member_id
-            return True
-    return False
+    # Kafka's maybeElectNewJoinedLeader: the first rejoined member in its members HashMap's order
+    joined = group.java_first_member(m for m in group.members.values() if m.join_reply is not None)
+    if joined is None:
+        return False
+    group.save()
+    group.leader_id = joined.member_id
+    return True
 
 
 def _init_next_generation(coord, group: ClassicGroup) -> None:
@@ -207,6 +209,7 @@ def _init_next_generation(coord, group: ClassicGroup) -> None:
     else:
         group.protocol_name = None
         group.transition_to(EMPTY, coord.now_ms)
+    remember_subscriptions(group)       # Kafka's initNextGeneration caches subscribedTopics
     group.undo.set_clear(group.pending_sync)
     # new_member_added is only cleared by the initial-delay timer, as in Kafka
 

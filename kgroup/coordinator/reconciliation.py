@@ -26,6 +26,12 @@ UNKNOWN = 127
 EMPTY: Mapping = {}
 
 
+def member_state(value: int) -> int:
+    """Kafka's MemberState.fromValue: a state byte this coordinator does not know (written by a
+    newer one) is UNKNOWN."""
+    return value if value in (STABLE, UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS) else UNKNOWN
+
+
 class ReconciliationError(Exception):
     """The member cannot be reconciled; ``code`` is the Kafka error to answer with."""
 
@@ -62,10 +68,16 @@ def reconcile(member, target_epoch: int, target: Mapping, owned: Mapping | None,
         return _next(member, member.member_epoch + 1, target_epoch, target, owned, partition_epoch)
     if state == UNRELEASED_PARTITIONS:
         return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch)
-    if owned is None or any(owned.values()):
-        raise ReconciliationError(
-            FENCED_MEMBER_EPOCH, f"The consumer group member {member.member_id} is in an unknown state.")
+    check_unknown_state(owned)
     return _next(member, target_epoch, target_epoch, target, owned, partition_epoch)
+
+
+def check_unknown_state(owned: Mapping | None) -> None:
+    """CurrentAssignmentBuilder's UNKNOWN case: the member is fenced unless it sent an empty
+    TopicPartitions list (a topic listed without partitions counts as not empty)."""
+    if owned is None or owned:
+        raise ReconciliationError(FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. "
+                                                       "The member must abandon all its partitions and rejoin.")
 
 
 def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,

@@ -16,7 +16,7 @@ from kgroup.records import (
     decode_value,
     record_type_name,
 )
-from kgroup.records.batch_model import BatchError, TrailingBytes
+from kgroup.records.batch_model import BatchError, ReadFailed, TrailingBytes
 from kgroup.records.segment import SegmentFile, family_for_topic, iter_segment
 
 _alloc = object.__new__
@@ -210,8 +210,9 @@ class ForeignLogCheck:
 
     def batch_error(self, error: BatchError) -> str | None:
         """The message for a file with no record batch at its start (None: report `error` as it is).
-        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead."""
-        if not self.active or error.position != 0 or error.recoverable:
+        A recoverable error (a CRC mismatch) has a batch after it: that batch is checked instead; a file
+        that could not be opened or read says nothing about what it holds."""
+        if not self.active or error.position != 0 or error.recoverable or isinstance(error, ReadFailed):
             return None
         self.active = False
         return f"{NOT_OFFSETS_LOG}: no record batch at its start ({error.message})"
@@ -249,14 +250,18 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
     decoder = RowDecoder(segment, family, problems)
     path = segment.path
     foreign = ForeignLogCheck(segment, family)
+    read_anything = False
 
     def on_error(err: BatchError):
+        nonlocal read_anything
+        read_anything = True
         message = foreign.batch_error(err)
         if isinstance(err, TrailingBytes):  # kafka-dump-log's text says it whatever the file is
             problems.trailing_bytes[path] = (err.position, err.count)
         problems.add(path, err.position, None, message or err.message)
 
     for batch in iter_segment(path, on_error=on_error, lean=not decode):
+        read_anything = True
         message = foreign.first_batch(batch)
         if message is not None:
             problems.add(path, batch.position, None, message)
@@ -264,6 +269,8 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
         if progress is not None:
             progress(batch.position + batch.size)
         yield batch, decoder.rows(batch) if decode else batch.records
+    if path == "-" and not read_anything:  # as for an empty file named on the command line (`inputs`)
+        problems.add(path, None, None, "empty input: no record batch to decode")
 
 
 def key_group(key: dict, default=None):

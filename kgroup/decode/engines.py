@@ -67,7 +67,11 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
+    """In the binary units --split-size and --spark-threshold are given in: 1g is 1.00 GiB, not 1.07 GB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):,.1f} {unit}"
+    return f"{size} bytes"
 
 
 def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,
@@ -80,6 +84,9 @@ def decode_offsets(paths, output, explicit_output: bool, engine: str, out, commo
         return _decode_cluster(cluster, output, explicit_output, engine, out, common, follow)
     if engine == "spark" and output == "dump-log":
         raise OptionError("-o dump-log runs on the local engine only (it prints one file at a time)")
+    if engine == "spark" and STDIN in paths:
+        raise OptionError("the Spark engine reads files (each task opens its own byte range); "
+                          "stdin can't be split: use --engine local for -")
     engine = choose_engine(engine, paths, threshold, output)
     if out is not None and not explicit_output:
         output = "parquet" if engine == "spark" and view == "records" else "jsonl"

@@ -42,6 +42,7 @@ class Input:
 def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Input]:
     """Expand files, partition directories and log directories; unreadable paths become problems."""
     inputs = []
+    named_empty = []  # files named on the command line with nothing in them
     for given in paths:
         if given == STDIN:
             seg = SegmentFile(path=STDIN, topic=None, partition=None, base_offset=0)
@@ -61,13 +62,38 @@ def resolve_inputs(paths, family: str | None, problems: ProblemLog) -> list[Inpu
                 size = os.path.getsize(seg.path)
             except OSError:
                 size = 0
-            if size == 0 and shown == given:
-                # A file named on the command line with nothing in it is worth a line; the empty
-                # active segment of a fresh partition found in a directory is normal.
-                problems.add(given, None, None, "empty file: no record batch to decode")
-                continue
             inputs.append(Input(seg, shown, resolve_family(seg, family), size))
+            if size == 0 and shown == given:
+                named_empty.append(inputs[-1])
+    if named_empty and not any(inp.size or inp.shown_path == STDIN for inp in inputs):
+        # Nothing to read at all: each empty file named on the command line is worth a line. Beside
+        # files that hold batches (`__consumer_offsets-*/*.log`) an empty one is as normal as the
+        # empty active segment of a fresh partition found in a directory, and is read as that is.
+        for inp in named_empty:
+            problems.add(inp.shown_path, None, None, "empty file: no record batch to decode")
+        inputs = [inp for inp in inputs if inp not in named_empty]
     return inputs
+
+
+def in_log_order(inputs: list[Input]) -> list[Input]:
+    """The inputs as a replay must read them: each partition's segments in base-offset order (the
+    log's order, whatever order the command line named them in), partitions in the order first
+    given, and a segment reached twice (a directory and one of its files, a path given twice) once.
+    Inputs whose partition the path does not say keep their place."""
+    first: dict = {}
+    order = []
+    seen = set()
+    for index, inp in enumerate(inputs):
+        seg = inp.segment
+        if seg.path != STDIN:
+            real = os.path.realpath(seg.path)
+            if real in seen:
+                continue
+            seen.add(real)
+        known = seg.topic is not None and seg.partition is not None
+        log = first.setdefault((seg.topic, seg.partition) if known else ("", index), index)
+        order.append(((log, seg.base_offset if known else 0, index), inp))
+    return [inp for _key, inp in sorted(order, key=lambda pair: pair[0])]
 
 
 def _plain(exc) -> str:
@@ -110,6 +136,8 @@ def normalize_types(types, family) -> set:
     known = known_type_names()
     out = set()
     for text in types:
+        if not text.replace(",", "").strip():   # `--type "$TYPES"` with nothing in it must not mean every type
+            raise OptionError(f"{text!r} names no record type", "--type")
         for part in text.split(","):
             part = part.strip()
             if not part:

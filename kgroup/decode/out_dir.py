@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from kgroup.errors import KgroupError, KgroupUsageError
@@ -29,11 +30,27 @@ def output_file(directory: str, view: str, output: str) -> str:
     return os.path.join(directory, f"{name}.{EXTENSIONS[output]}")
 
 
+@contextlib.contextmanager
 def open_output_file(directory: str, view: str, output: str):
-    """Create ``directory`` if needed and open its one output file; a path that cannot be written is
-    one line naming it (a KgroupError), not a traceback."""
+    """Create ``directory`` if needed and open its one output file for the ``with`` block; a path that
+    cannot be written is one line naming it (a KgroupError), not a traceback.
+
+    The text goes to a hidden file renamed into place when the block ends (as the Spark engine's part
+    files are): a run that is interrupted or fails leaves no partial file under the final name, and
+    the directory it made is removed again."""
+    final = output_file(directory, view, output)
+    partial = os.path.join(directory, f".{os.path.basename(final)}.inprogress")
     try:
         os.makedirs(directory, exist_ok=True)
-        return open(output_file(directory, view, output), "w", encoding="utf-8")
+        stream = open(partial, "w", encoding="utf-8")
     except OSError as exc:
         raise KgroupError(f"--out {directory}: {exc.strerror or exc}") from None
+    try:
+        with stream:
+            yield stream
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+            os.rmdir(directory)  # only when it is empty again
+        raise
+    os.replace(partial, final)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL
-from kgroup.writers import stdout_reader_gone
+from kgroup.writers import stdout_closed, stdout_reader_gone
 
 from .decoder import ProblemLog, StrictModeStop
 
@@ -39,6 +39,8 @@ def run_decode(problems: ProblemLog, body) -> int:
         note("stopped at the first problem (--strict)")
         return EXIT_FAILURE
     except BrokenPipeError:  # e.g. `| head`: the reader has gone, nothing more to do
+        if not stdout_closed():  # a broker's socket, not stdout: a failure
+            raise
         stdout_reader_gone()
         return EXIT_OK
     if problems.problems:

@@ -17,7 +17,8 @@ from kgroup.writers import Progress
 from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
 from .fast_rows import FastDumpLog, FastJsonl
-from .inputs import RowFilter, family_overrides, iter_input, normalize_types, resolve_inputs
+from .inputs import (RowFilter, family_overrides, in_log_order, iter_input, normalize_types,
+                     resolve_inputs)
 from .outcome import note, run_decode
 from .render import JsonlLines, RowWriter, renderer
 from .render_state import render_state
@@ -180,6 +181,8 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
         nonlocal meter
         batches_read = 0
         inputs = resolve_inputs(paths, family, problems)
+        if view == "state":  # replayed: in each partition's log order
+            inputs = in_log_order(inputs)
         for text in family_overrides(inputs, family):
             note(f"note: {text}")
         meter = Progress(sum(i.size for i in inputs), "decoding", enabled=progress)

@@ -79,6 +79,13 @@ def _rebuild_error(cls, state: dict) -> BatchError:
     return error
 
 
+class ReadFailed(BatchError):
+    """The file could not be opened or read (permissions, an I/O error): nothing about its content."""
+
+    def __init__(self, path: str, position: int, message: str):
+        super().__init__(path, position, message, recoverable=False)
+
+
 class CrcMismatch(BatchError):
     """The batch decoded but its stored CRC is wrong (kafka-dump-log prints isvalid: false)."""
 

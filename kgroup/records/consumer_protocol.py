@@ -50,6 +50,21 @@ def decode_subscription(buf: bytes, *, with_version: bool = False):
     return (version, data) if with_version else data
 
 
+def subscription_topics_v0(buf: bytes) -> list[str]:
+    """The topics of a subscription read as a broker reads them (Kafka's
+    ClassicGroup.computeSubscribedTopics): the int16 version is skipped whatever it says
+    (ConsumerProtocol.deserializeVersion checks nothing) and the body is read with the v0 layout
+    (topics, user data), the prefix of every later version. RecordDecodeError if it does not parse."""
+    if buf is None or len(buf) < 2:
+        raise RecordDecodeError("Could not read subscription version", part="subscription")
+    try:
+        data, _ = codegen.reader(embedded_message(SUBSCRIPTION), 0)(bytes(buf), 2)
+    except (ReadFailure, IndexError, struct.error):
+        raise RecordDecodeError("Could not read the v0 prefix of a subscription",
+                                part="subscription") from None
+    return data["topics"]
+
+
 def decode_assignment(buf: bytes, *, with_version: bool = False):
     """ConsumerProtocolAssignment -> dict (``(version, dict)`` with ``with_version``)."""
     version, data = _decode(ASSIGNMENT, "assignment", buf)

@@ -15,18 +15,24 @@ from typing import Callable, Iterator
 
 from ..errors import KgroupError
 from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, scan
-from .batch_model import Batch, BatchError
+from .batch_model import Batch, BatchError, ReadFailed
 
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
 
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+# a segment, or (named as a file) one being deleted, cleaned or swapped: the base offset is in its name
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.(?:deleted|cleaned|swap))?$")
 # the shared vectors' flattened paths: <label><partition dir>__<20 digits>.log, where the
 # label is a short tag ("A") glued to an internal topic name ("__consumer_offsets")
 _FLAT_NAME = re.compile(r"^(.+)-(\d+)__(\d{20})\.log$")
 _FLAT_LABEL = re.compile(r"^[A-Za-z0-9]{1,8}(__.+)$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-future", "-stray")
+# What else a broker keeps in a partition directory (Kafka's LogFileUtils and the partition's
+# metadata files): named as a file to decode, it is said to be one of these rather than misread
+_NOT_SEGMENTS = {".index": "an offset index", ".timeindex": "a time index", ".txnindex": "a transaction index",
+                 ".snapshot": "a producer state snapshot", "partition.metadata": "the partition's metadata file",
+                 "leader-epoch-checkpoint": "the leader epoch checkpoint"}
 
 FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect"}
 
@@ -86,9 +92,11 @@ def _logs_in(directory: str) -> list[SegmentFile]:
 def find_segments(path) -> list[SegmentFile]:
     """The segment files under a .log file, a partition directory, or a log directory.
 
-    In a log directory only the __consumer_offsets-N / __worker_offsets-N partition directories
-    are read when there are any (a broker's other topics are not coordinator logs); otherwise
-    every <topic>-<N> directory is. Partition directories come sorted by topic then partition
+    A directory holding <topic>-<N> directories is a log directory (its own .log files, such as
+    log4j's server.log, are not segments) unless its own name is <topic>-<N>. In a log directory
+    only the __consumer_offsets-N / __worker_offsets-N partition directories are read when there
+    are any (a broker's other topics are not coordinator logs); otherwise every <topic>-<N>
+    directory is. Partition directories come sorted by topic then partition
     number; segments within one by base offset. Raises SegmentPathError naming the path when
     nothing is found.
     """
@@ -96,12 +104,15 @@ def find_segments(path) -> list[SegmentFile]:
     if not os.path.exists(path):
         raise SegmentPathError(f"{path}: no such file or directory")
     if os.path.isfile(path):
+        name = os.path.basename(path)
+        for suffix, kind in _NOT_SEGMENTS.items():
+            if name.endswith(suffix):
+                raise SegmentPathError(f"{path}: {kind}, not a log segment (give a .log file or the partition "
+                                       "directory)")
         return [segment_file(path)]
     if not os.path.isdir(path):
         raise SegmentPathError(f"{path}: not a regular file or directory")
     direct = _logs_in(path)
-    if direct:
-        return direct
     partitions = []
     try:
         entries = os.listdir(path)
@@ -112,6 +123,10 @@ def find_segments(path) -> list[SegmentFile]:
         tp = _partition_of(name)
         if tp and os.path.isdir(full):
             partitions.append((tp[0], tp[1], full))
+    # A directory's own .log files are its segments unless it holds partition directories and is not
+    # named as one: a broker's log dir may share its directory with log4j's server.log, controller.log...
+    if direct and (not partitions or _partition_of(os.path.basename(os.path.normpath(path)))):
+        return direct
     # A broker's log directory holds every topic; only the coordinator topics hold these records.
     # A directory of other partition directories (e.g. renamed copies) is read whole.
     internal = [p for p in partitions if p[0] in FAMILIES]
@@ -148,7 +163,7 @@ def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, 
     try:
         f = open(path, "rb", buffering=0)
     except OSError as exc:
-        handler(BatchError(path, 0, f"cannot open: {exc.strerror}", recoverable=False))
+        handler(ReadFailed(path, 0, f"cannot open: {exc.strerror}"))
         return
     with f:
         yield from _events(f, path, handler, lean)
@@ -162,7 +177,7 @@ def _events(stream, path: str, handler, lean: bool = False) -> Iterator[Batch]:
             else:
                 handler(event)
     except OSError as exc:
-        handler(BatchError(path, 0, f"read failed: {exc.strerror or exc}", recoverable=False))
+        handler(ReadFailed(path, 0, f"read failed: {exc.strerror or exc}"))
 
 
 def scan_batch_boundaries(path, target_bytes: int = 64 << 20) -> list[tuple[int, int]]:

@@ -30,6 +30,7 @@ from kgroup.server.storage import OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC
 log = logging.getLogger("kgroup.server.groups")
 
 OFFSET_COMMIT = 8
+OFFSET_DELETE = 47
 WRITE_RETRY_S = 0.5     # the pause before a timer whose write failed fires again
 
 
@@ -41,6 +42,14 @@ def _empty_commit_response(version):
 
 def _add_unknown_partitions(response, unknown):
     if not unknown:
+        return response
+    if response.API_KEY == OFFSET_DELETE:
+        from kgroup.coordinator.offsets_wire import delete_response
+
+        if not response.error_code:   # a group error is answered alone, as Kafka does
+            response.topics.extend(delete_response(response, 0, [
+                (name, [(i, UNKNOWN_TOPIC_OR_PARTITION) for i in partitions])
+                for name, partitions in unknown]).topics)
         return response
     from kafka.protocol.consumer import OffsetCommitResponse
 
@@ -147,8 +156,10 @@ class GroupBridge:
         """The response, or a future of it while the request is parked in the coordinator."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        unknown = self._take_unknown_partitions(request) if request.API_KEY == OFFSET_COMMIT else []
-        if unknown and not request.topics:
+        unknown = (self._take_unknown_partitions(request)
+                   if request.API_KEY in (OFFSET_COMMIT, OFFSET_DELETE) else [])
+        # OffsetDelete asks the coordinator even then: its group errors come first
+        if unknown and not request.topics and request.API_KEY == OFFSET_COMMIT:
             future.set_result(_add_unknown_partitions(
                 _empty_commit_response(request.version), unknown))
             return future
@@ -168,9 +179,11 @@ class GroupBridge:
         return future
 
     def _take_unknown_partitions(self, request):
-        """Remove partitions of topics this node does not have from an OffsetCommit.
+        """Remove partitions of topics this node does not have from an OffsetCommit or an
+        OffsetDelete.
 
-        Kafka answers them UNKNOWN_TOPIC_OR_PARTITION without asking the coordinator."""
+        Kafka answers them UNKNOWN_TOPIC_OR_PARTITION without asking the coordinator
+        (KafkaApis checks its metadata cache first)."""
         unknown = []
         kept = []
         for topic in request.topics or ():

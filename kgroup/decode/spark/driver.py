@@ -18,7 +18,7 @@ from kgroup.errors import KgroupError
 
 from .. import run
 from ..decoder import ProblemLog
-from ..inputs import STDIN, RowFilter, normalize_types, resolve_inputs
+from ..inputs import STDIN, RowFilter, in_log_order, normalize_types, resolve_inputs
 from ..out_dir import open_output_file, prepare_out_dir
 from ..outcome import note, run_decode
 from ..render import PAYLOADS, RowWriter
@@ -84,6 +84,8 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
 
     def body() -> int:
         inputs = resolve_inputs(paths, family, problems)
+        if view == "state":  # replayed: in each partition's log order, as the local engine does
+            inputs = in_log_order(inputs)
         tasks = plan_tasks(inputs, split_bytes, until_offset)
         tally = _Tally(problems, tasks)
         spark, ours, keep_log = None, True, False  # the log is kept when an error names it
