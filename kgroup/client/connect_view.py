@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kgroup.client.model import MemberCounts
+
 CONNECT_TYPE = "connect"
 
 
@@ -46,7 +48,7 @@ class ConnectMemberView:
 
 
 @dataclass
-class ConnectGroupView:
+class ConnectGroupView(MemberCounts):
     group: str
     state: str
     group_epoch: int
@@ -66,14 +68,6 @@ class ConnectGroupView:
     def reconciling(self, member: ConnectMemberView) -> bool:
         """Behind the assignment epoch, or not yet running exactly its target."""
         return member.member_epoch < self.assignment_epoch or member.runs != member.target
-
-    @property
-    def static_count(self) -> int:
-        return sum(1 for m in self.members if m.static)
-
-    @property
-    def dynamic_count(self) -> int:
-        return len(self.members) - self.static_count
 
     @property
     def caught_up(self) -> bool:

@@ -100,8 +100,20 @@ class OffsetRow:
         return data
 
 
+class MemberCounts:
+    """Static and dynamic members of a group view (a classic, consumer or Connect worker group)."""
+
+    @property
+    def static_count(self) -> int:
+        return sum(1 for m in self.members if m.static)
+
+    @property
+    def dynamic_count(self) -> int:
+        return len(self.members) - self.static_count
+
+
 @dataclass
-class GroupView:
+class GroupView(MemberCounts):
     group: str
     state: str
     protocol_type: str
@@ -132,14 +144,6 @@ class GroupView:
     def caught_up(self) -> bool:
         """Stable, and every member at the group epoch owning its target: a rollout has converged."""
         return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
-
-    @property
-    def static_count(self) -> int:
-        return sum(1 for m in self.members if m.static)
-
-    @property
-    def dynamic_count(self) -> int:
-        return len(self.members) - self.static_count
 
     def member_by_instance(self) -> dict[str, MemberView]:
         return {m.group_instance_id: m for m in self.members if m.static}
