@@ -1,5 +1,6 @@
 """An interrupted `decode-offsets --engine spark` (SIGINT or SIGTERM, while the JVM starts or while the
-job runs) removes the JVM's log file and the rows' spool directory, as a finished run does."""
+job runs) removes the JVM's log file and the rows' spool directory, as a finished run does, and leaves
+no JVM running."""
 
 import os
 import signal
@@ -18,6 +19,22 @@ pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f
 
 def ours(tmp):
     return sorted(name for name in os.listdir(tmp) if name.startswith("kgroup-spark"))
+
+
+def spark_jvms_of(tmp) -> list[int]:
+    """The Spark JVMs still running that the run started (they inherited its TMPDIR)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"SparkSubmit" in cmdline and f"TMPDIR={tmp}".encode() in environ:
+            found.append(int(entry))
+    return found
 
 
 @pytest.mark.parametrize("sig, when, code", [(signal.SIGTERM, "kgroup-spark-", 143),
@@ -47,6 +64,11 @@ def test_an_interrupted_spark_run_leaves_no_log_or_spool(tmp_path, sig, when, co
             proc.kill()
     assert proc.returncode == code, err.decode()
     assert ours(tmp) == [], err.decode()
+    if os.path.isdir("/proc"):     # no JVM runs on without its parent (one cut off while starting ignores SIGINT)
+        deadline = time.monotonic() + 10
+        while spark_jvms_of(tmp) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert spark_jvms_of(tmp) == []
     assert all(line.startswith("kgroup decode-offsets: ") for line in err.decode().splitlines()), err.decode()
     if sig == signal.SIGINT:
         assert err.decode().endswith("kgroup decode-offsets: interrupted\n")

@@ -7,6 +7,7 @@ warning). Correct: PYSPARK_PYTHON is the running interpreter, so Python workers 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -108,7 +109,7 @@ def get_session(master: str = "local[*]", conf: dict | None = None, app_name: st
     log = jvm_log_file()
     try:
         with open(log, "ab") as sink:  # the JVM's own stdout/stderr (e.g. module warnings) go here
-            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": sink, "stderr": sink})
+            gateway = _launch_gateway(launch_gateway, spark_conf, sink)
         context = SparkContext(conf=spark_conf, gateway=gateway)
         session = SparkSession(context)
     except Exception as exc:  # noqa: BLE001 - py4j/launcher errors: say what failed, not a traceback
@@ -116,6 +117,61 @@ def get_session(master: str = "local[*]", conf: dict | None = None, app_name: st
                                f"(Spark's log: {log})") from None
     context.setLogLevel("ERROR")
     return session, True
+
+
+def _launch_gateway(launch_gateway, spark_conf, sink):
+    """pyspark's launch_gateway, and if an interrupt (SIGINT, SIGTERM) cuts it short, the JVM it was
+    starting ended too: a JVM stops when its parent's stdin pipe closes only once its gateway is up,
+    and pyspark's launcher makes it ignore SIGINT, so one cut off while starting would run on with
+    no parent, holding its memory, after kgroup has exited."""
+    before = _children()
+    try:
+        return launch_gateway(spark_conf, popen_kwargs={"stdout": sink, "stderr": sink})
+    except BaseException:
+        _end(_children() - before)
+        raise
+
+
+def _children() -> set[int]:
+    """The processes this one started that are running now (read from /proc; elsewhere none)."""
+    me, found = os.getpid(), set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()   # after the command name: state, ppid, ...
+        if len(fields) > 1 and fields[1] == str(me):
+            found.add(int(entry))
+    return found
+
+
+def _end(pids: set[int]) -> None:
+    """SIGTERM, then SIGKILL to what is still there a second later."""
+    import signal
+    import time
+
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 1.0
+    while pids and time.monotonic() < deadline:
+        for pid in list(pids):
+            with contextlib.suppress(OSError):
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    pids.discard(pid)
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 def jvm_log_file() -> str:
