@@ -103,3 +103,16 @@ def test_the_active_members_message():
     assert active_members_error("g", "Reconciling", members[1:2]).endswith(
         "no consumer is in the group; b stopped but the group keeps them until their session times out: wait "
         "(kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")
+
+
+def test_a_reset_that_selects_nothing_says_which_instance_id_owns_nothing():
+    from kgroup.client.last_assignment import InstanceAssignment
+    from kgroup.client.offsets_admin import _why_none
+
+    held = InstanceAssignment("node-0", {("orders", 0)}, "current")
+    empty = InstanceAssignment("node-1", set(), "last", log="__consumer_offsets-7", offset=42, timestamp=0)
+    assert _why_none([held, empty], all_topics=False) == (
+        " (--instance-id node-1 (the last assignment) owns no partition: an empty assignment, or one that "
+        "is not the consumer protocol's)")
+    assert _why_none(None, all_topics=True) == " (it has no committed offset for --all-topics)"
+    assert _why_none([held], all_topics=False) == ""

@@ -82,6 +82,17 @@ def select_partitions(client: ClusterClient, selectors, all_topics: bool, commit
     return sorted(chosen), missing
 
 
+def _why_none(instances, all_topics: bool) -> str:
+    """Why a reset selected nothing, as far as kgroup can tell."""
+    empty = [i for i in (instances or ()) if not i.partitions]
+    if empty:
+        named = ", ".join(f"{i.instance_id} ({'its current' if i.source == 'current' else 'the last'} "
+                          f"assignment)" for i in empty)
+        return (f" (--instance-id {named} owns no partition: an empty assignment, or one that is not the "
+                f"consumer protocol's)")
+    return " (it has no committed offset for --all-topics)" if all_topics else ""
+
+
 def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), all_topics=False,
                file_offsets=None, instance_ids=(), execute=False) -> ResetReport:
     """Describe the group, choose its partitions, plan each one; with `execute`, commit the plan
@@ -98,8 +109,7 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     committed = committed_offsets(client, group, view.coordinator) if exists else {}
     partitions, missing = select_partitions(client, selectors, all_topics, committed, file_offsets, owned)
     if not partitions and not missing:
-        raise KgroupUsageError(f"group {group!r}: no partition selected"
-                              + (" (it has no committed offset for --all-topics)" if all_topics else ""))
+        raise KgroupUsageError(f"group {group!r}: no partition selected" + _why_none(instances, all_topics))
     timed = target.kind in TIMESTAMP_TARGETS
     found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
     starts, ends = found[EARLIEST], found[LATEST]
