@@ -34,6 +34,6 @@ def delete(groups, dry_run, cluster, output):
     render_rows(rows, ["group", "state", "deleted", "error"], output)
     for row in rows:
         if row["error"]:
-            message = denial(row["error"], "Delete", row["group"]) or f"{row['group']}: {row['error']}"
+            message = denial(row["error"], "Delete", row["group"]) or f"group {row['group']!r}: {row['error']}"
             click.echo(f"kgroup delete: {message}", err=True)
     exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))

@@ -145,8 +145,9 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
         assert code == 1 and {r["error"] for r in json.loads(out)} == {"GROUP_SUBSCRIBED_TO_TOPIC"}
         code, out, _ = run(broker, "delete", "classic", "--dry-run", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
-        code, out, _ = run(broker, "delete", "classic", "-o", "json")
+        code, out, err = run(broker, "delete", "classic", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
+        assert err == "kgroup delete: group 'classic': NON_EMPTY_GROUP\n"     # an empty name reads '' too
     finally:
         stop_all(consumers)
     assert wait_until(lambda: broker.group("classic").state == "Empty", 30)
