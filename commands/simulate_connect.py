@@ -152,13 +152,14 @@ def _print_table(document: dict, show_events: bool) -> None:
 
 
 def _error_lines(errors: list) -> list:
-    """One line per error; the same error a worker got again and again (one waiting for a migration's
-    group to empty) as one line with its span and count."""
+    """One line per error response a simulated worker got (a result of the run, not kgroup's error); the
+    same error a worker got again and again (one waiting for a migration's group to empty) as one line
+    with its span and count."""
     times: dict = {}
     for e in errors:
         times.setdefault((e["worker"], e["api"], e["error"]), []).append(e["at_ms"])
-    return [f"error: {at[0]} ms {w} {api} {error}" if len(at) == 1 else
-            f"error: {at[0]}-{at[-1]} ms {w} {api} {error} (x{len(at)})" for (w, api, error), at in times.items()]
+    return [f"error response: {at[0]} ms {w} {api} {error}" if len(at) == 1 else
+            f"error response: {at[0]}-{at[-1]} ms {w} {api} {error} (x{len(at)})" for (w, api, error), at in times.items()]
 
 
 def _print_compare(compare: dict) -> None:

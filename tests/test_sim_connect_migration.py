@@ -126,7 +126,7 @@ def test_cli_table_and_usage():
     table = runner.invoke(cli, ["simulate", "connect", "migration", "-o", "table"])
     assert table.exit_code == 0, table.output
     assert "converted: 90000 ms classic -> connect at epoch 4 (W3 joined)" in table.output
-    assert "error: 30000-87000 ms W1 ConnectGroupHeartbeat GROUP_ID_NOT_FOUND (x20)" in table.output
+    assert "error response: 30000-87000 ms W1 ConnectGroupHeartbeat GROUP_ID_NOT_FOUND (x20)" in table.output
     assert json.loads(runner.invoke(cli, ["simulate", "connect", "migration", "-o", "json"]).output)["protocol"] \
         == "migration"
     assert runner.invoke(cli, ["simulate", "connect", "migration", "--compare", "protocol"]).exit_code == 2
