@@ -12,39 +12,7 @@ from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, fail, out
 FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
 
-class OneLineErrors(click.Command):
-    """Every error of decode-offsets as one line, `kgroup decode-offsets: ...` like its problems and
-    notes (`decode.outcome.PREFIX`): click's usage errors too (exit 2), instead of its usage block."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            raise _OneLine(exc.format_message(), exc.exit_code) from None
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except (click.Abort, click.exceptions.Exit):
-            raise
-        except click.ClickException as exc:
-            raise _OneLine(exc.format_message(), exc.exit_code) from None
-        except KeyboardInterrupt:
-            raise _OneLine("interrupted", 130) from None
-
-
-class _OneLine(click.ClickException):
-    def __init__(self, message: str, exit_code: int):
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file=None):
-        from kgroup.decode.outcome import PREFIX
-
-        click.echo(f"{PREFIX}{self.message}", err=True)
-
-
-@click.command("decode-offsets", cls=OneLineErrors, context_settings=CONTEXT_SETTINGS)
+@click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @output_option(FORMATS, default_tty="table", default_pipe="jsonl")
 @click.option("--view", type=click.Choice(["records", "state"]), default="records", show_default=True,

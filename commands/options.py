@@ -1,5 +1,6 @@
 """Options shared by several commands, defined once."""
 
+import contextlib
 import sys
 
 import click
@@ -101,18 +102,6 @@ def until_time_ms(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
-class CommandFailure(click.ClickException):
-    """A failure found inside a command (exit 1), shown as every verb shows one: `kgroup COMMAND: message`
-    (click's own ClickException would print `Error: message`)."""
-
-    def __init__(self, command: str, message: str):
-        super().__init__(message)
-        self.command = command
-
-    def show(self, file=None):
-        click.echo(f"kgroup {self.command}: {self.format_message()}", err=True)
-
-
 class OneLineUsageError(click.UsageError):
     """click's usage error shown as every verb shows its errors: one line, `kgroup COMMAND: message`,
     exit 2, instead of click's usage block, help hint and `Error:` line (a script reads one line)."""
@@ -149,9 +138,20 @@ class DumpWarnings:
 
 
 def fail(command: str, exc) -> None:
-    """One line on stderr, `kgroup COMMAND: message`, and the error's exit code."""
+    """One line on stderr, `kgroup COMMAND: message`, and the error's exit code (1 for a message)."""
     click.echo(f"kgroup {command}: {exc}", err=True)
     sys.exit(getattr(exc, "exit_code", 1))
+
+
+@contextlib.contextmanager
+def plot_errors(command: str):
+    """--plot's failures (no matplotlib, a file type or path it cannot write) as one line, exit 1."""
+    from kgroup.sim.plot import PlotUnavailable
+
+    try:
+        yield
+    except PlotUnavailable as exc:
+        fail(command, exc)
 
 
 def topic_selector_option(help_text: str, required: bool = False):

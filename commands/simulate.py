@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kgroup.commands.options import CommandFailure, CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
@@ -166,23 +166,19 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
         migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex)
     if plot_path:
-        from kgroup.sim.plot import PlotUnavailable, check_target
-        try:
+        from kgroup.sim.plot import check_target
+        with plot_errors("simulate"):
             check_target(plot_path)
-        except PlotUnavailable as exc:
-            raise CommandFailure("simulate", str(exc)) from exc
     try:
         results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
     except ParameterError as exc:
         raise click.UsageError(str(exc)) from exc
     except ScenarioError as exc:
-        raise CommandFailure("simulate", f"{scenario}: {exc}") from exc
+        fail("simulate", f"{scenario}: {exc}")
     if plot_path:
-        from kgroup.sim.plot import PlotUnavailable, plot_timeline
-        try:
+        from kgroup.sim.plot import plot_timeline
+        with plot_errors("simulate"):
             plot_timeline(results, plot_path)
-        except PlotUnavailable as exc:
-            raise CommandFailure("simulate", str(exc)) from exc
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json([r.document() for r in results] if compare else results[0].document())
@@ -194,7 +190,6 @@ def _reject_inapplicable(ctx, scenario) -> None:
     """An option the user gave that the scenario does not take: one line, exit 2."""
     from click.core import ParameterSource
 
-    from kgroup.commands.options import fail
     from kgroup.sim.scenario_options import inapplicable
     from kgroup.errors import KgroupUsageError
 

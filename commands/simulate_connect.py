@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import click
 
-from kgroup.commands.options import CommandFailure, CONTEXT_SETTINGS, output_option
+from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
 from kgroup.sim.connect_params import CASES
 
 
@@ -91,15 +89,15 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
         from kgroup.sim.connect_compare import run_compare as run
     if plot_path:
         from kgroup.sim.plot import check_target
-        with _plot_errors():
+        with plot_errors("simulate connect"):
             check_target(plot_path)
     try:
         document = run(params)
     except (AssertionError, ValueError, KeyError) as exc:
-        raise CommandFailure("simulate connect", f"{case}: {exc}") from exc
+        fail("simulate connect", f"{case}: {exc}")
     if plot_path:
         from kgroup.sim.connect_plot import plot_connect
-        with _plot_errors():
+        with plot_errors("simulate connect"):
             plot_connect(document, plot_path, params)
     if output == "json":
         from kgroup.commands.output import echo_json
@@ -110,14 +108,6 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
         _print_compare(document["compare"])
 
 
-@contextmanager
-def _plot_errors():
-    """--plot's failures (no matplotlib, a file type or path it cannot write) are one line, exit 1."""
-    from kgroup.sim.plot import PlotUnavailable
-    try:
-        yield
-    except PlotUnavailable as exc:
-        raise CommandFailure("simulate connect", str(exc)) from exc
 
 
 def _items(item_set: dict) -> str:
