@@ -235,11 +235,14 @@ def _table(view, with_offsets, offline):
     if consumer and view.members:
         left = [m.group_instance_id for m in view.members if m.left]
         behind = sum(1 for m in view.members if view.reconciling(m) and not m.left)
+        total, epoch = len(view.members), view.group_epoch
         click.echo("")
-        click.echo(f"{behind} of {len(view.members)} member(s) still reconciling to group epoch {view.group_epoch}"
-                   if behind else f"all {len(view.members)} member(s) caught up at group epoch {view.group_epoch}"
-                   if not left else f"{len(view.members) - len(left)} of {len(view.members)} member(s) caught up "
-                   f"at group epoch {view.group_epoch}")
+        if behind:
+            click.echo(f"{behind} of {total} member(s) still reconciling to group epoch {epoch}")
+        elif left:
+            click.echo(f"{total - len(left)} of {total} member(s) caught up at group epoch {epoch}")
+        else:
+            click.echo(f"all {total} member(s) caught up at group epoch {epoch}")
         if left:
             click.echo(f"left (static, member epoch -2): {', '.join(left)}: the group keeps their partitions until "
                        "they rejoin or their session times out (kgroup remove-members releases them now)")

@@ -56,14 +56,14 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
         flags = [name for name, on in (("to-earliest", to_earliest), ("to-latest", to_latest),
                                        ("to-current", to_current)) if on]
         chosen = _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file)
-        file_offsets = _read_file(from_file, group) if from_file else None
-        instances = split_ids(instance_ids)
         if all_topics and topics:
             raise click.UsageError("--all-topics cannot be combined with --topic")
-        if file_offsets and (topics or all_topics):
+        if from_file and (topics or all_topics):
             # Kafka's tool would silently reset the file's partitions only; say so instead
             raise click.UsageError("--from-file selects the file's partitions: it cannot be combined with "
                                    "--topic or --all-topics (--instance-id narrows it)")
+        file_offsets = _read_file(from_file, group) if from_file else None
+        instances = split_ids(instance_ids)
         if not (topics or all_topics or file_offsets or instances):
             raise click.UsageError("no partitions selected: give --topic, --all-topics, --from-file or --instance-id")
         from kgroup.client.offsets_admin import plan_reset

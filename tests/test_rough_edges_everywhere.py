@@ -49,7 +49,7 @@ def test_a_refused_connection_is_said_at_once_everywhere(command):
 def test_reset_offsets_from_a_file_that_is_not_text_is_one_line(tmp_path):
     binary = tmp_path / "offsets.csv"
     binary.write_bytes(b"\xff\xfe\x00orders,0,5\n")
-    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--all-topics", "--from-file", str(binary),
+    result = CliRunner().invoke(cli, ["reset-offsets", "g", "--from-file", str(binary),
                                       "--bootstrap-server", "127.0.0.1:1"])
     assert result.exit_code == 2
     assert result.stderr == f"kgroup reset-offsets: cannot read --from-file {binary}: not UTF-8 text\n"
