@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from operator import attrgetter
 
+from kgroup.records.partitioning import java_string_hash
+
 from . import codes
 from .undo import NO_UNDO
 
@@ -161,9 +163,10 @@ class ClassicGroup:
             member.position = self._next_position
             self._next_position += 1
         self.undo.dict_put(self.members, member.member_id, member)
-        while len(self.members) > self.java_capacity * 3 // 4:
+        capacity = java_capacity(len(self.members), self.java_capacity)
+        if capacity != self.java_capacity:
             self.save()
-            self.java_capacity *= 2
+            self.java_capacity = capacity
 
     def drop_member(self, member_id: str) -> None:
         """Take a member out of the member map (the map only: counts are the caller's)."""
@@ -373,31 +376,31 @@ class ClassicGroup:
 
 
 def java_hash_map_order(keys: list[str]) -> list[str]:
-    """The order a java.util.HashMap<String, ?> filled with ``keys`` (in this order) iterates them.
-
-    Buckets in index order, each bucket's keys in insertion order (resizes keep that order);
-    index = (h ^ h >>> 16) & (capacity - 1) with h = String.hashCode, capacity 16 doubled while
-    the map holds more than 3/4 of it. (Bins only turn into trees at 8 colliding keys.)"""
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
+    """The order a java.util.HashMap<String, ?> filled with ``keys`` (in this order) iterates them:
+    buckets in index order, each bucket's keys in insertion order (resizes keep that order). (Bins
+    only turn into trees at 8 colliding keys.)"""
+    capacity = java_capacity(len(keys))
     return sorted(keys, key=lambda key: _java_bucket(key, capacity))
 
 
+def java_capacity(size: int, capacity: int = 16) -> int:
+    """A java.util.HashMap's table size once it holds ``size`` keys: 16, doubled while it holds more
+    than 3/4 of it (it never shrinks, so a map's current capacity is the floor)."""
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
 @lru_cache(maxsize=65536)
-def _java_string_hash(key: str) -> int:
-    """Java's String.hashCode as an unsigned 32-bit value."""
-    h = 0
-    encoded = key.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(encoded), 2):
-        h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
-    return h
+def _java_bucket_hash(key: str) -> int:
+    """String.hashCode spread as HashMap.hash does, (h ^ h >>> 16), unsigned."""
+    h = java_string_hash(key) & 0xFFFFFFFF
+    return h ^ (h >> 16)
 
 
 def _java_bucket(key: str, capacity: int) -> int:
-    """The bucket of ``key`` in a java.util.HashMap of ``capacity``: (h ^ h >>> 16) & (capacity - 1)."""
-    h = _java_string_hash(key)
-    return (h ^ (h >> 16)) & (capacity - 1)
+    """The bucket of ``key`` in a java.util.HashMap of ``capacity``."""
+    return _java_bucket_hash(key) & (capacity - 1)
 
 
 _group_fields = attrgetter(*ClassicGroup._SAVED)
