@@ -11,7 +11,6 @@ heartbeat writes nothing: it checks the epoch, reschedules the session timer and
 from __future__ import annotations
 
 import base64
-import logging
 import uuid
 
 from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
@@ -35,27 +34,25 @@ from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, r
 _response = fast_constructor(ConsumerGroupHeartbeatResponse)
 _assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
 _topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
-log = logging.getLogger("kgroup.coordinator")
 
 
 class HeartbeatError(Exception):
-    def __init__(self, code: int, message: str):
+    """``message`` None: the response carries no ErrorMessage."""
+
+    def __init__(self, code: int, message: str | None):
         super().__init__(message)
         self.code = code
+        self.message = message
 
 
 def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host: str):
     version = request.API_VERSION
     try:
         response = _heartbeat(coord, request, version, client_id, client_host)
-    except (HeartbeatError, ReconciliationError) as exc:
-        message = str(exc)
-        if exc.code == UNKNOWN_SERVER_ERROR:
-            # Kafka's CoordinatorOperationExceptionHelper.handleOperationException logs an
-            # unexpected error (an assignor failure) and answers it without a message
-            log.error("ConsumerGroupHeartbeat of group %s failed: %s", request.group_id, message)
-            message = None
-        response = _response(version, 0, exc.code, message, None, 0, 0, None)
+    except HeartbeatError as exc:
+        response = _response(version, 0, exc.code, exc.message, None, 0, 0, None)
+    except ReconciliationError as exc:
+        response = _response(version, 0, exc.code, str(exc), None, 0, 0, None)
     return coord.done_reply(response)
 
 
@@ -187,8 +184,8 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
             bump = True
     try:
         plan_epoch_and_target(coord, group, updated, replaced, topics, bump, records, resolved)
-    except TargetAssignmentError as exc:
-        raise HeartbeatError(UNKNOWN_SERVER_ERROR, str(exc)) from None
+    except TargetAssignmentError:       # logged where it failed; Kafka answers it without a message
+        raise HeartbeatError(UNKNOWN_SERVER_ERROR, None) from None
 
     stored_group = coord.get_group(group_id)
     classic_tombstone = []

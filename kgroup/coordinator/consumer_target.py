@@ -8,6 +8,7 @@ heartbeat never calls the assignor.
 
 from __future__ import annotations
 
+import logging
 from typing import Mapping
 
 from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, TopicMetadata,
@@ -17,9 +18,12 @@ from kgroup.assignors.server_order import frozen_row
 from . import consumer_records as rec
 from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
+log = logging.getLogger("kgroup.coordinator")
+
 
 class TargetAssignmentError(Exception):
-    """The assignor failed; the heartbeat answers UNKNOWN_SERVER_ERROR with this message."""
+    """The assignor failed (logged here): the request is answered UNKNOWN_SERVER_ERROR without a
+    message, as Kafka's CoordinatorOperationExceptionHelper.handleOperationException does."""
 
 
 def subscriber_counts(group: ConsumerGroup, old: ConsumerGroupMember | None,
@@ -87,8 +91,9 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     try:
         assigned = get_server_assignor(assignor_name).assign(spec, described)
     except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
-        raise TargetAssignmentError(
-            f"Failed to compute a new target assignment for epoch {epoch}: {exc}") from exc
+        message = f"Failed to compute a new target assignment for epoch {epoch}: {exc}"
+        log.error("Group %s: %s", group.group_id, message)
+        raise TargetAssignmentError(message) from exc
     return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in specs}
 
 

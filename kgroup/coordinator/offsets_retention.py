@@ -110,7 +110,7 @@ class GenerationSubscriptions:
             for metadata in self._metadata:
                 try:
                     topics.update(subscription_topics_v0(metadata))
-                except (RecordDecodeError, ValueError, KeyError, TypeError):
+                except RecordDecodeError:
                     self._known = False
                     return None
             self._topics = topics

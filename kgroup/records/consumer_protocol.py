@@ -20,7 +20,9 @@ SUBSCRIPTION = "ConsumerProtocolSubscription"
 ASSIGNMENT = "ConsumerProtocolAssignment"
 
 
-def _decode(name: str, kind: str, buf: bytes) -> tuple[int, dict]:
+def _decode(name: str, kind: str, buf: bytes, layout: int | None = None) -> tuple[int, dict]:
+    """(version, data); ``layout``: read the body with this version's layout whatever the header
+    says (no check of the version either)."""
     if buf is None:
         raise RecordDecodeError(f"null {kind}", part=kind)
     if type(buf) is not bytes:
@@ -29,9 +31,10 @@ def _decode(name: str, kind: str, buf: bytes) -> tuple[int, dict]:
     if len(buf) < 2:
         raise RecordDecodeError(f"Could not read {kind} version: {len(buf)} byte(s)", part=kind)
     version = _INT16.unpack_from(buf)[0]
-    if version < 0:
-        raise RecordDecodeError(f"Unsupported {kind} version: {version}", part=kind, version=version)
-    layout = min(version, message.valid.high)
+    if layout is None:
+        if version < 0:
+            raise RecordDecodeError(f"Unsupported {kind} version: {version}", part=kind, version=version)
+        layout = min(version, message.valid.high)
     try:
         data, _ = codegen.reader(message, layout)(buf, 2)
     except ReadFailure as exc:
@@ -55,14 +58,7 @@ def subscription_topics_v0(buf: bytes) -> list[str]:
     ClassicGroup.computeSubscribedTopics): the int16 version is skipped whatever it says
     (ConsumerProtocol.deserializeVersion checks nothing) and the body is read with the v0 layout
     (topics, user data), the prefix of every later version. RecordDecodeError if it does not parse."""
-    if buf is None or len(buf) < 2:
-        raise RecordDecodeError("Could not read subscription version", part="subscription")
-    try:
-        data, _ = codegen.reader(embedded_message(SUBSCRIPTION), 0)(bytes(buf), 2)
-    except (ReadFailure, IndexError, struct.error):
-        raise RecordDecodeError("Could not read the v0 prefix of a subscription",
-                                part="subscription") from None
-    return data["topics"]
+    return _decode(SUBSCRIPTION, "subscription", buf, layout=0)[1]["topics"]
 
 
 def decode_assignment(buf: bytes, *, with_version: bool = False):
