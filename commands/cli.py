@@ -6,7 +6,7 @@ import sys
 import click
 
 from kgroup import __version__
-from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS, OneLineUsageError
+from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS, OneLineUsageError, fail
 
 # name -> (module in kgroup.commands, attribute, one-line help shown by `kgroup --help`)
 COMMANDS = {
@@ -59,11 +59,11 @@ class LazyGroup(click.Group):
             raise
         except click.UsageError as exc:
             raise OneLineUsageError(exc) from None
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
             from kgroup.writers import stdout_closed, stdout_reader_gone
 
             if not stdout_closed():   # a socket's, not stdout's: a failure like any other
-                raise
+                fail(ctx.invoked_subcommand, exc)
             stdout_reader_gone()
             ctx.exit(0)
         except KeyboardInterrupt:   # Ctrl-C: one line and 130 (click would print "Aborted!" and exit 1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 
 from kgroup.errors import EXIT_FAILURE, EXIT_OK, EXIT_PARTIAL
-from kgroup.writers import stdout_closed, stdout_reader_gone
 
 from .decoder import ProblemLog, StrictModeStop
 
@@ -38,11 +37,6 @@ def run_decode(problems: ProblemLog, body) -> int:
         sys.stdout.flush()
         note("stopped at the first problem (--strict)")
         return EXIT_FAILURE
-    except BrokenPipeError:  # e.g. `| head`: the reader has gone, nothing more to do
-        if not stdout_closed():  # a broker's socket, not stdout: a failure
-            raise
-        stdout_reader_gone()
-        return EXIT_OK
     if problems.problems:
         n = len(problems.problems)
         note(f"{n} problem{'s' if n != 1 else ''}; {problems.records_ok} records decoded from {batches} batches")

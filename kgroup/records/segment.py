@@ -112,7 +112,6 @@ def find_segments(path) -> list[SegmentFile]:
         return [segment_file(path)]
     if not os.path.isdir(path):
         raise SegmentPathError(f"{path}: not a regular file or directory")
-    direct = _logs_in(path)
     partitions = []
     try:
         entries = os.listdir(path)
@@ -125,8 +124,10 @@ def find_segments(path) -> list[SegmentFile]:
             partitions.append((tp[0], tp[1], full))
     # A directory's own .log files are its segments unless it holds partition directories and is not
     # named as one: a broker's log dir may share its directory with log4j's server.log, controller.log...
-    if direct and (not partitions or _partition_of(os.path.basename(os.path.normpath(path)))):
-        return direct
+    if not partitions or _partition_of(os.path.basename(os.path.normpath(path))):
+        direct = _logs_in(path)
+        if direct:
+            return direct
     # A broker's log directory holds every topic; only the coordinator topics hold these records.
     # A directory of other partition directories (e.g. renamed copies) is read whole.
     internal = [p for p in partitions if p[0] in FAMILIES]
