@@ -8,6 +8,9 @@ import click
 from kgroup import __version__
 from kgroup.commands.options import OUTPUT_FORMATS, CONTEXT_SETTINGS, OneLineUsageError, fail
 
+# click >= 8.2 raises this (a UsageError) for a bare `kgroup`: its help, shown as click shows it
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
 # name -> (module in kgroup.commands, attribute, one-line help shown by `kgroup --help`)
 COMMANDS = {
     "decode-offsets": ("decode_offsets", "decode_offsets",
@@ -42,7 +45,7 @@ class LazyGroup(click.Group):
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
-        except click.exceptions.NoArgsIsHelpError:
+        except _NO_ARGS_IS_HELP:
             raise
         except click.UsageError as exc:       # the root's own options
             raise OneLineUsageError(exc) from None
@@ -55,7 +58,7 @@ class LazyGroup(click.Group):
         An interrupt is `kgroup COMMAND: interrupted` and exit 130, as decode-offsets says it."""
         try:
             return super().invoke(ctx)
-        except (click.exceptions.NoArgsIsHelpError, OneLineUsageError):
+        except (_NO_ARGS_IS_HELP, OneLineUsageError):
             raise
         except click.UsageError as exc:
             raise OneLineUsageError(exc) from None

@@ -58,10 +58,9 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
                  else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
-    for view in views:
-        _filter(view, static_only, dynamic_only)
+    before_filter = [_filter(view, static_only, dynamic_only) for view in views]
     offline = bool(dumps)
-    _render(views, output, with_offsets, offline)
+    _render(views, output, with_offsets, offline, before_filter)
     failed = [v for v in views if v.error]
     for view in failed:
         click.echo(f"kgroup describe: {view.error}", err=True)
@@ -119,17 +118,20 @@ def _offline(dumps, groups, until_time, warnings):
 
 
 def _filter(view, static_only, dynamic_only):
+    """Keep the members asked for; the group's (static, dynamic) before that (the table counts the
+    whole group), or None when nothing is filtered."""
     if not (static_only or dynamic_only):
-        return
+        return None
+    counts = (view.static_count, view.dynamic_count)
     keep = (lambda static: static) if static_only else (lambda static: not static)
-    view.counted_before_filter = (view.static_count, view.dynamic_count)    # the table counts the group
     view.members = [m for m in view.members if keep(m.static)]
     if view.offsets is not None:
         view.offsets = [r for r in view.offsets
                         if r.member_id is not None and keep(r.group_instance_id is not None)]
+    return counts
 
 
-def _render(views, output, with_offsets, offline):
+def _render(views, output, with_offsets, offline, before_filter):
     from kgroup.commands.output import echo_json
     from kgroup.writers import CsvWriter
 
@@ -156,13 +158,13 @@ def _render(views, output, with_offsets, offline):
     if not views:  # --all-groups on a cluster (or a dump) without groups, as `list` says it
         click.echo("(none)")
     first = True
-    for view in views:
+    for view, counts in zip(views, before_filter):
         if view.error and not view.members:
             continue
         if not first:
             click.echo("")
         first = False
-        _table(view, with_offsets or offline, offline)     # offline, the committed offsets are what the log knows
+        _table(view, with_offsets or offline, offline, counts)     # offline, the committed offsets are what the log knows
 
 
 def _assignment_text(member, protocol_type):
@@ -186,16 +188,17 @@ def _topic_partitions_text(assignment):
     return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
-def _member_counts(view) -> str:
-    """The group's members, all of them even when --static-only/--dynamic-only shows some."""
-    static, dynamic = view.counted_before_filter or (view.static_count, view.dynamic_count)
+def _member_counts(view, before_filter) -> str:
+    """The group's members, all of them even when --static-only/--dynamic-only shows some
+    (``before_filter``: the group's (static, dynamic) then)."""
+    static, dynamic = before_filter or (view.static_count, view.dynamic_count)
     text = f"{static + dynamic} (static {static}, dynamic {dynamic})"
-    if view.counted_before_filter is not None:
+    if before_filter is not None:
         text += f", {len(view.members)} shown"
     return text
 
 
-def _table(view, with_offsets, offline):
+def _table(view, with_offsets, offline, before_filter=None):
     from kgroup.writers import iso_ms, table
 
     if view.group_type == "connect":
@@ -204,7 +207,8 @@ def _table(view, with_offsets, offline):
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
     protocol = f"{view.protocol_type or '-'}/{view.protocol or '-'}"
-    summary = [view.group, coordinator, view.state, view.group_type, protocol, _member_counts(view)]
+    summary = [view.group, coordinator, view.state, view.group_type, protocol,
+               _member_counts(view, before_filter)]
     headers = ["GROUP", "COORDINATOR", "STATE", "TYPE", "PROTOCOL", "MEMBERS"]
     if consumer:
         summary[3:3] = [str(view.group_epoch), str(view.assignment_epoch)]

@@ -121,7 +121,7 @@ class OneLineUsageError(click.UsageError):
 
 class DumpWarnings:
     """What replaying a dump for `--from-dump` found wrong (a bad CRC, an undecodable record): each a
-    `kgroup COMMAND: warning:` line as it is found, and exit 3 at the end (some records could not be
+    `kgroup COMMAND: warning:` line once the replay has read the dump, and exit 3 at the end (some records could not be
     used, the rest were), as decode-offsets has it."""
 
     def __init__(self, command: str):

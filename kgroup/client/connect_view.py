@@ -69,11 +69,6 @@ class ConnectGroupView(MemberCounts):
         """Behind the assignment epoch, or not yet running exactly its target."""
         return member.member_epoch < self.assignment_epoch or member.runs != member.target
 
-    @property
-    def caught_up(self) -> bool:
-        """Stable, and every worker at the assignment epoch running its target (`wait --caught-up`)."""
-        return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
-
     def to_json(self, offline: bool = False) -> dict:
         return {"group": self.group, "state": self.state, "type": self.group_type,
                 "protocol_type": self.protocol_type,

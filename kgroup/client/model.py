@@ -101,7 +101,14 @@ class OffsetRow:
 
 
 class MemberCounts:
-    """Static and dynamic members of a group view (a classic, consumer or Connect worker group)."""
+    """What a group view (a classic, consumer or Connect worker group) tells from its members and
+    its own ``reconciling(member)``."""
+
+    @property
+    def caught_up(self) -> bool:
+        """Stable, and no member reconciling (each at its epoch owning or running its target): a
+        rollout has converged (`wait --caught-up`)."""
+        return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
 
     @property
     def static_count(self) -> int:
@@ -128,8 +135,6 @@ class GroupView(MemberCounts):
     group_epoch: int | None = None         # consumer groups only, as the three below
     assignment_epoch: int | None = None
     assignor: str | None = None
-    # (static, dynamic) of the whole group when --static-only/--dynamic-only left some members out
-    counted_before_filter: tuple[int, int] | None = None
 
     def reconciling(self, member: MemberView) -> bool:
         """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it
@@ -139,11 +144,6 @@ class GroupView(MemberCounts):
             return False
         return (member.member_epoch != self.group_epoch
                 or _partition_set(member.assignment) != _partition_set(member.target_assignment or []))
-
-    @property
-    def caught_up(self) -> bool:
-        """Stable, and every member at the group epoch owning its target: a rollout has converged."""
-        return self.state == "Stable" and not any(self.reconciling(m) for m in self.members)
 
     def member_by_instance(self) -> dict[str, MemberView]:
         return {m.group_instance_id: m for m in self.members if m.static}
