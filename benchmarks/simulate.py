@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
 import os
 import sys
 import time
@@ -46,6 +45,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from kgroup.coordinator import GroupCoordinator  # noqa: E402
 from kgroup.sim import consumer_client, scenarios  # noqa: E402
+from kgroup.sim.engine import counted_ids  # noqa: E402
 from kgroup.sim.model import SimParams  # noqa: E402
 from kgroup.sim.scenarios import run_scenario  # noqa: E402
 
@@ -97,8 +97,7 @@ def _apply(coord, request, who):
 
 def fresh_coordinator(recorded):
     """A coordinator set up as the recorded one was (its settings and topic image)."""
-    counter = itertools.count()
-    coord = GroupCoordinator(config=recorded.init_config, uuid_source=lambda: f"{next(counter):08d}")
+    coord = GroupCoordinator(config=recorded.init_config, uuid_source=counted_ids())
     coord.set_topics(recorded.topics)
     return coord
 

@@ -17,7 +17,7 @@ ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "mem
 
 
 def _name_and_partitions(value: str) -> tuple[str, int]:
-    from kgroup.server.storage import TopicError, validate_topic_name
+    from kgroup.topic_names import TopicError, validate_topic_name
 
     name, sep, count = value.rpartition(":")
     if not sep or not name or not count.isdigit() or int(count) < 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
+from kgroup.coordinator.config import INT_MAX
 from kgroup.sim.connect_params import CASES
 
 
@@ -24,11 +25,8 @@ def _parsed(parser: str):
     return callback
 
 
-INT32_MAX = 2**31 - 1     # Connect's and the coordinator's timeouts and the epochs are 32-bit ints
-
-
 def _ms(help_text):
-    return dict(type=click.IntRange(min=1, max=INT32_MAX), default=None, help=help_text)
+    return dict(type=click.IntRange(min=1, max=INT_MAX), default=None, help=help_text)
 
 
 @click.command("connect", context_settings=CONTEXT_SETTINGS)
@@ -39,7 +37,7 @@ def _ms(help_text):
               help="Config topic at t=0: connector -> task count (default A:2,B:1).")
 @click.option("--workers", default=None, metavar="W1,W2", callback=_parsed("parse_workers"),
               help="Workers that join at t=0, in this order.")
-@click.option("--initial-epoch", type=click.IntRange(min=1, max=INT32_MAX), default=None,
+@click.option("--initial-epoch", type=click.IntRange(min=1, max=INT_MAX), default=None,
               help="Seed a settled group at this group/assignment/member epoch.")
 @click.option("--initial-assignment", multiple=True, metavar="W=ITEM,ITEM",
               callback=_parsed("parse_assignment"),
@@ -57,9 +55,9 @@ def _ms(help_text):
 @click.option("--session-timeout-ms", **_ms("group.connect.session.timeout.ms (default 10000)."))
 @click.option("--heartbeat-interval-ms", **_ms("group.connect.heartbeat.interval.ms (default 3000)."))
 @click.option("--rebalance-timeout-ms", **_ms("The workers' rebalance.timeout.ms (default 60000)."))
-@click.option("--scheduled-rebalance-max-delay-ms", type=click.IntRange(min=0, max=INT32_MAX), default=None,
+@click.option("--scheduled-rebalance-max-delay-ms", type=click.IntRange(min=0, max=INT_MAX), default=None,
               help="The workers' scheduled.rebalance.max.delay.ms (default 300000).")
-@click.option("--until-ms", type=click.IntRange(min=0), default=None,
+@click.option("--until-ms", type=click.IntRange(min=0, max=INT_MAX), default=None,
               help="Run to this virtual time even if settled (default: stop when settled).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every step (table output).")
 @click.option("--compare", type=click.Choice(["protocol"]), default=None,

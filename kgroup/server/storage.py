@@ -13,40 +13,22 @@ from __future__ import annotations
 import base64
 import fcntl
 import os
-import re
 import shutil
 import uuid
 
 from kgroup.kafka_errors import (INVALID_PARTITIONS, INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR,
                                  TOPIC_ALREADY_EXISTS)
 from kgroup.server.partition_log import PartitionLog
+from kgroup.topic_names import TopicError, validate_topic_name  # noqa: F401 - the server's callers import them here
 
 OFFSETS_TOPIC = "__consumer_offsets"
 WORKER_OFFSETS_TOPIC = "__worker_offsets"      # the Connect draft's worker groups (experimental)
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC})   # written by the coordinator only
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 LOCK_FILE = ".lock"
 
 
 class LogDirLockedError(OSError):
     """Another process (or another LogDir in this one) holds the directory's lock."""
-
-
-class TopicError(ValueError):
-    def __init__(self, message, error_code):
-        super().__init__(message)
-        self.error_code = error_code
-
-
-def validate_topic_name(name: str) -> None:
-    if not name or name in (".", ".."):
-        raise TopicError(f"topic name {name!r} is illegal", INVALID_TOPIC_EXCEPTION)
-    if len(name) > 249:
-        raise TopicError(f"topic name {name[:20]!r}... is longer than 249 characters",
-                         INVALID_TOPIC_EXCEPTION)
-    if not _LEGAL_TOPIC.match(name):
-        raise TopicError(f"topic name {name!r} contains characters other than "
-                         f"ASCII alphanumerics, '.', '_' and '-'", INVALID_TOPIC_EXCEPTION)
 
 
 def validate_user_topic(name: str) -> None:

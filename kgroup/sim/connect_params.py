@@ -20,6 +20,10 @@ class UsageError(ValueError):
     """A malformed option or an event naming an unknown worker (exit 2)."""
 
 
+class EventError(UsageError):
+    """An --event that does not fit the run (which may be a preset's event)."""
+
+
 @dataclass(frozen=True)
 class ConnectParams:
     case: str = "custom"
@@ -83,7 +87,7 @@ def resolve(case: str, **given) -> ConnectParams:
     try:
         check_workers(params)
     except UsageError as exc:
-        if str(exc).startswith("--event") and "events" not in chosen and PRESETS[case].get("events"):
+        if isinstance(exc, EventError) and "events" not in chosen and PRESETS[case].get("events"):
             raise UsageError(f"{exc} (an event of the {case} preset; --event replaces them)") from None
         raise
     return params
@@ -147,9 +151,11 @@ def parse_events(values) -> tuple:
 
 def parse_workers(text: str) -> tuple:
     workers = tuple(filter(None, text.split(",")))
-    twice = sorted({w for w in workers if workers.count(w) > 1})
-    if twice:
-        raise UsageError(f"--workers {text!r}: worker {twice[0]!r} given twice")
+    seen: set = set()
+    for worker in workers:
+        if worker in seen:
+            raise UsageError(f"--workers {text!r}: worker {worker!r} given twice")
+        seen.add(worker)
     return workers
 
 
@@ -170,7 +176,7 @@ _WORKER_STEPS = {"join": ((None, "down"), "up"), "restart": (("down", "hung"), "
                  "leave": (("up",), "down"), "crash": (("up", "hung"), "down"),
                  "hang": (("up",), "hung"), "resume": (("hung",), "up"),
                  "upgrade": (("up",), "up"), "downgrade": (("up",), "up")}
-_STATE_WORDS = {None: "not in the group yet", "up": "already running", "hung": "hung", "down": "stopped"}
+_STATE_WORDS = {"up": "already running", "hung": "hung", "down": "stopped"}
 
 
 def _check_worker_step(ms: int, action: str, worker: str, state: dict, new_protocol: set) -> None:
@@ -179,10 +185,10 @@ def _check_worker_step(ms: int, action: str, worker: str, state: dict, new_proto
     allowed, after = _WORKER_STEPS[action]
     where = f"--event {ms}:{action}:{worker}"
     if state.get(worker) not in allowed:
-        raise UsageError(f"{where}: {worker} is {_STATE_WORDS[state.get(worker)]} at {ms} ms")
+        raise EventError(f"{where}: {worker} is {_STATE_WORDS[state.get(worker)]} at {ms} ms")
     if (action == "upgrade") == (worker in new_protocol) and action in ROLL_ACTIONS:
         protocol = "the new protocol" if worker in new_protocol else "the classic protocol"
-        raise UsageError(f"{where}: {worker} already speaks {protocol} at {ms} ms")
+        raise EventError(f"{where}: {worker} already speaks {protocol} at {ms} ms")
     if action == "upgrade":
         new_protocol.add(worker)
     elif action == "downgrade":
@@ -191,27 +197,27 @@ def _check_worker_step(ms: int, action: str, worker: str, state: dict, new_proto
 
 
 def check_workers(params: ConnectParams) -> None:
-    """Every worker an event names must have been seeded or joined before (or at) that event; a seed
-    needs its epoch and names only items of the connector set."""
+    """The run's inputs fit together: every event fits what its worker (seeded, or joined before) or
+    connector is then; a seed needs its epoch and names only items of the connector set; assignor
+    versions name workers of the run; heartbeats come within the session timeout."""
     from kgroup.coordinator.connect import connector_set_problem
 
     both = sorted(set(params.initial_assignment) & set(params.workers))
     if both:
         raise UsageError(f"--workers: {both[0]} is a seeded worker (--initial-assignment), in the group from t=0")
-    known = set(params.initial_assignment) | set(params.workers)
-    state = dict.fromkeys(known, "up")          # up | hung | down, as the events change it
+    # every worker the run has so far: up | hung | down, as the events change it
+    state = dict.fromkeys([*params.initial_assignment, *params.workers], "up")
     new_protocol: set = set()                   # migration: the workers upgraded to the new protocol
     connectors = dict(params.connectors)        # the connector set as the events change it
     for ms, action, args in sorted(params.events, key=lambda e: e[0]):
         if action in ROLL_ACTIONS and params.case != "migration":
-            raise UsageError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
-        if action in WORKER_ACTIONS and action != "join" and args[0] not in known:
-            raise UsageError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
+            raise EventError(f"--event {ms}:{action}:{args[0]}: {action} is the migration case's action")
+        if action in WORKER_ACTIONS and action != "join" and args[0] not in state:
+            raise EventError(f"--event {ms}:{action}:{args[0]}: unknown worker {args[0]!r}")
         if action in WORKER_ACTIONS:
             _check_worker_step(ms, action, args[0], state, new_protocol)
-            known.add(args[0])
-        elif action in CONNECTOR_ACTIONS and (args[0] in connectors) != (action != "add-connector"):
-            raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: connector {args[0]!r} "
+        elif action in CONNECTOR_ACTIONS and (args[0] in connectors) == (action == "add-connector"):
+            raise EventError(f"--event {ms}:{action}:{':'.join(args)}: connector {args[0]!r} "
                              + (f"already exists at {ms} ms" if action == "add-connector"
                                 else f"does not exist at {ms} ms"))
         elif action == "remove-connector":
@@ -220,8 +226,8 @@ def check_workers(params: ConnectParams) -> None:
             connectors[args[0]] = int(args[1])
             problem = connector_set_problem(connectors)
             if problem:
-                raise UsageError(f"--event {ms}:{action}:{':'.join(args)}: {problem}")
-    unknown = sorted(set(params.assignor_versions) - known)
+                raise EventError(f"--event {ms}:{action}:{':'.join(args)}: {problem}")
+    unknown = sorted(set(params.assignor_versions) - state.keys())
     if unknown:
         raise UsageError(f"--assignor-versions {unknown[0]}=...: {unknown[0]!r} is not a worker of this run")
     if params.heartbeat_interval_ms >= params.session_timeout_ms:

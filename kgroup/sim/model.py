@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kgroup.assignors import ASSIGNORS
+from kgroup.coordinator.config import INT_MAX
 
 from .run_log import EventLog, Intervals
 
@@ -18,7 +19,6 @@ MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
 PROTOCOLS = ("classic", "consumer")
-INT32_MAX = 2**31 - 1
 SERVER_ASSIGNORS = ("uniform", "range")      # the coordinator's, for consumer-protocol members
 GROUP = "g"
 
@@ -80,7 +80,7 @@ class SimParams:
         ]
         # Kafka's timeouts are 32-bit ints (client and coordinator configs, JoinGroup fields, the
         # group's records); the restart is held to the same bound, which keeps a run finite.
-        checks += [(value <= INT32_MAX, f"--{name.replace('_', '-')} must be at most {INT32_MAX} (got {value})")
+        checks += [(value <= INT_MAX, f"--{name.replace('_', '-')} must be at most {INT_MAX} (got {value})")
                    for name, value in (("session_timeout_ms", self.session_timeout_ms),
                                        ("rebalance_timeout_ms", self.rebalance_timeout_ms),
                                        ("heartbeat_interval_ms", self.heartbeat_interval_ms),

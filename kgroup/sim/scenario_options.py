@@ -10,6 +10,8 @@ for an option found in neither. Names are the command's click parameter names (m
 
 from __future__ import annotations
 
+from .model import PROTOCOL_ROLLS
+
 ANY = None  # every value of the option applies
 
 # Options every consumer-group scenario honours (click parameter names).
@@ -52,7 +54,6 @@ CLASSIC_ONLY = {
 CONSUMER_ONLY = {
     "server_assignor": "group.remote.assignor is the consumer protocol's: classic consumers assign with --assignor",
 }
-PROTOCOL_ROLLS = ("upgrade-protocol", "downgrade-protocol")
 
 
 def _protocols(scenario: str, protocol: str, compare: str | None) -> set:
