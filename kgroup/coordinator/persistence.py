@@ -10,6 +10,7 @@ from functools import cache
 from itertools import chain
 
 from .group import EMPTY, STABLE, ClassicGroup, Member
+from .offsets_retention import remember_subscriptions
 
 GROUP_METADATA = 2
 GROUP_METADATA_VALUE_VERSION = 3   # what brokers at IBP >= 2.3 write
@@ -99,8 +100,7 @@ def _member_bytes(fields: tuple) -> bytes:
     return _member_encoder()(dict(zip(_MEMBER_FIELDS, fields)))
 
 
-def empty_group_metadata_record(group_id: str, current_state_timestamp: int | None = None
-                                ) -> tuple[bytes, bytes]:
+def empty_group_metadata_record(group_id: str, current_state_timestamp: int | None) -> tuple[bytes, bytes]:
     """The record Kafka writes for a group a JoinGroup created (newEmptyGroupMetadataRecord):
     generation 0, protocol type "", no protocol, leader or members, whatever the join did; only
     the state timestamp is the group's (its creation time, or its PreparingRebalance transition's)."""
@@ -135,6 +135,5 @@ def group_from_value(group_id: str, data: dict) -> ClassicGroup:
         # Kafka sets the stored leader first and add() only fills an absent one: a record without
         # a leader leaves the first member leading
         group.leader_id = data["leader"]
-    from .offsets_retention import remember_subscriptions
     remember_subscriptions(group)       # Kafka's replay computes subscribedTopics from the record
     return group

@@ -28,8 +28,7 @@ def wire_bytes(raw, field: str, *args) -> bytes:
     encode = getattr(raw, "encode", None)
     if callable(encode) and not isinstance(raw, str):
         return bytes(encode())
-    name = field.format(*args) if args else field
-    raise ValueError(f"{name}: expected bytes, got {type(raw).__name__}")
+    raise ValueError(f"{field.format(*args)}: expected bytes, got {type(raw).__name__}")
 
 
 def join_response(version: int, error: int, member_id: str, generation: int = -1,
