@@ -85,7 +85,7 @@ def _check_no_dump_paths_as_groups(groups):
 
 def _live(cluster, groups, all_groups, with_offsets):
     from kgroup.client.authorization import NotAuthorized, is_denial
-    from kgroup.client.groups import attach_offsets, describe_groups, group_exists, list_groups
+    from kgroup.client.groups import attach_offsets, describe_groups, group_exists, list_groups, no_such_group
 
     with cluster.connect() as client:
         names = [g.group for g in list_groups(client)] if all_groups else list(dict.fromkeys(groups))
@@ -104,7 +104,7 @@ def _live(cluster, groups, all_groups, with_offsets):
                     view.error = str(exc)
                     continue
             if not group_exists(view):
-                view.error = f"group {view.group!r} does not exist (coordinator {view.coordinator})"
+                view.error = no_such_group(view.group, view.coordinator)
             if not with_offsets:
                 view.offsets = None
     return views
@@ -237,7 +237,7 @@ def _table(view, with_offsets, offline, before_filter=None):
         member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
     table(rows, member_headers)
     if consumer and view.members:
-        left = [m.group_instance_id for m in view.members if m.left]
+        left = view.left_instances()
         behind = sum(1 for m in view.members if view.reconciling(m) and not m.left)
         total, epoch = len(view.members), view.group_epoch
         click.echo("")

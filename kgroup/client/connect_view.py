@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.model import MemberCounts
+from kgroup.client.model import MembersSummary
 
 CONNECT_TYPE = "connect"
 
@@ -48,7 +48,7 @@ class ConnectMemberView:
 
 
 @dataclass
-class ConnectGroupView(MemberCounts):
+class ConnectGroupView(MembersSummary):
     group: str
     state: str
     group_epoch: int

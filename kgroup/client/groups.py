@@ -251,6 +251,11 @@ def attach_offsets(client: ClusterClient, view: GroupView) -> None:
     view.offsets = rows
 
 
+def no_such_group(group: str, coordinator) -> str:
+    """How every verb says a group is not there."""
+    return f"group {group!r} does not exist (coordinator {coordinator})"
+
+
 def group_exists(view: GroupView) -> bool:
     """DescribeGroups answers an unknown group as Dead with no members (or GROUP_ID_NOT_FOUND)."""
     if view.error and view.error.startswith("GROUP_ID_NOT_FOUND"):

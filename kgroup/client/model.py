@@ -100,9 +100,14 @@ class OffsetRow:
         return data
 
 
-class MemberCounts:
+class MembersSummary:
     """What a group view (a classic, consumer or Connect worker group) tells from its members and
     its own ``reconciling(member)``."""
+
+    def left_instances(self) -> list[str]:
+        """The instance ids of KIP-848 static members that stopped (member epoch -2): the group
+        keeps them, Reconciling, until they rejoin or their session times out."""
+        return [m.group_instance_id for m in self.members if m.left]
 
     @property
     def caught_up(self) -> bool:
@@ -120,7 +125,7 @@ class MemberCounts:
 
 
 @dataclass
-class GroupView(MemberCounts):
+class GroupView(MembersSummary):
     group: str
     state: str
     protocol_type: str

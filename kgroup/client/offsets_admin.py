@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from kgroup.client.authorization import NotAuthorized, check, failure
 from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
-from kgroup.client.groups import committed_offsets, describe_groups, group_exists, offsets_at, topic_partitions
+from kgroup.client.groups import (committed_offsets, describe_groups, group_exists, no_such_group, offsets_at,
+                                  topic_partitions)
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
 from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, plan_partition
@@ -190,7 +191,7 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
             if error_name(response.error_code) == "GROUP_ID_NOT_FOUND":  # as describe and remove-members say it
                 if describe_groups(client, [group])[0].group_type == CONNECT_TYPE:  # serve answers it for them too
                     raise KgroupError(worker_group_refusal(group, NO_OFFSETS))
-                raise KgroupError(f"group {group!r} does not exist (coordinator {coordinator})")
+                raise KgroupError(no_such_group(group, coordinator))
             raise KgroupError(f"group {group!r}: OffsetDelete failed: {error_name(response.error_code)}")
         for topic in response.topics:
             for part in topic.partitions:

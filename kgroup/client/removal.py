@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
 from kgroup.client.authorization import check, failure
 from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
-from kgroup.client.groups import describe_groups, group_exists
+from kgroup.client.groups import describe_groups, group_exists, no_such_group
 from kgroup.client.model import GroupView
 from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
 from kgroup.errors import EXIT_USAGE, KgroupError
@@ -145,7 +145,7 @@ def describe_existing(client: ClusterClient, group: str) -> GroupView:
     if view.error:
         raise failure(view.error, f"group {group!r}: DescribeGroups failed: {view.error}")
     if not group_exists(view):
-        raise KgroupError(f"group {group!r} does not exist (coordinator {view.coordinator})")
+        raise KgroupError(no_such_group(group, view.coordinator))
     if view.group_type == CONNECT_TYPE:  # the coordinator answers UNKNOWN_MEMBER_ID for each of them
         raise KgroupError(worker_group_refusal(group, "LeaveGroup does not remove its workers; a worker "
                                                       "leaves with its own heartbeat"))

@@ -53,7 +53,7 @@ def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_wha
             else:
                 seen = (f"last state: {last.state if group_exists(last) else 'does not exist'}, "
                         f"{len(last.members)} member(s)")
-                left = [m.group_instance_id for m in last.members if m.left]
+                left = last.left_instances()
                 if left:  # KIP-848 static members that stopped keep the group Reconciling
                     seen += (f"; {', '.join(left)} left (static, member epoch -2): the group stays Reconciling "
                              "until they rejoin or their session times out")
