@@ -127,9 +127,10 @@ def properties_to_settings(entries, source: str = "<properties>") -> dict:
     return settings
 
 
-# The keys that name a PEM file kgroup reads.
-_FILE_KEYS = {"ssl.ca.location", "ssl.cafile", "ssl.certificate.location", "ssl.certfile", "ssl.key.location",
-              "ssl.keyfile", "ssl.crl.location", "ssl.truststore.location", "ssl.keystore.location"}
+# The keys that name a PEM file kgroup reads: those mapped to a kafka-python *file setting, and the
+# two keystore keys, which name PEM files here (see properties_to_settings).
+_FILE_KEYS = frozenset({k for k, setting in _DIRECT.items() if setting.endswith("file")}
+                       | {"ssl.truststore.location", "ssl.keystore.location"})
 
 
 def load_properties(path: str) -> dict:

@@ -105,13 +105,11 @@ class ClusterClient:
             raise KgroupError(f"invalid client configuration: {exc}") from None
         except Errors.KafkaTimeoutError:
             raise KgroupError(f"cannot reach a Kafka broker at {bootstrap} within {timeout_s:g}s") from None
-        except Errors.IncompatibleBrokerVersion as exc:
-            if "SaslHandshake" not in str(exc):
-                raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None
-            raise KgroupError(f"cannot connect to {bootstrap}: the listener does not speak SASL (no SaslHandshake "
-                              f"in its ApiVersions) but security.protocol={protocol}: a protocol mismatch, is it "
-                              "a plaintext listener?") from None
         except Exception as exc:  # noqa: BLE001 - any connection failure is reported as one line
+            if isinstance(exc, Errors.IncompatibleBrokerVersion) and "SaslHandshake" in str(exc):
+                raise KgroupError(f"cannot connect to {bootstrap}: the listener does not speak SASL (no "
+                                  f"SaslHandshake in its ApiVersions) but security.protocol={protocol}: a protocol "
+                                  "mismatch, is it a plaintext listener?") from None
             raise KgroupError(self.describe_failure(exc, f"cannot connect to {bootstrap}")) from None
         self._manager = self._admin._manager
 

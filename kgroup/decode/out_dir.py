@@ -36,8 +36,10 @@ def open_output_file(directory: str, view: str, output: str):
     cannot be written is one line naming it (a KgroupError), not a traceback.
 
     The text goes to a hidden file renamed into place when the block ends (as the Spark engine's part
-    files are): a run that is interrupted or fails leaves no partial file under the final name, and
-    the directory it made is removed again."""
+    files are): a run cut short by an exception (an interrupt, a full disk, an unreadable input)
+    leaves no partial file under the final name, and the directory it made is removed again. A run
+    that ends with its own exit status (a --strict stop, problems in the dump) keeps what it wrote,
+    as stdout would have shown it."""
     final = output_file(directory, view, output)
     partial = os.path.join(directory, f".{os.path.basename(final)}.inprogress")
     try:
