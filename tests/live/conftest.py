@@ -1,0 +1,53 @@
+"""The real Apache Kafka 4.4 the live tests run against, started once per test session.
+
+``kafka``: one combined broker+controller node. ``kafka3``: three brokers (node 1 also the
+controller), for groups whose coordinators live on different brokers and a broker restarted in the
+middle of a command. Both are started on first use and stopped at the end; when a test failed their
+directories (``server.log`` of each node) are kept and their path printed.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import tempfile
+
+import pytest
+
+from helpers.kafka_cluster import KafkaCluster
+from helpers.kafka_jars import fetch, require_java
+
+_kept: list[str] = []
+
+
+def _cluster(request, name: str, brokers: int):
+    require_java()
+    lib = fetch()
+    root = tempfile.mkdtemp(prefix=f"kgroup-{name}-")
+    cluster = KafkaCluster(lib, pathlib.Path(root), brokers=brokers)
+    try:
+        cluster.start()
+    except Exception:
+        cluster.stop()
+        pytest.fail(f"the real Kafka ({name}) did not start; its logs are in {root}", pytrace=False)
+    yield cluster
+    cluster.stop()
+    if request.session.testsfailed:
+        _kept.append(f"{name}: {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def kafka(request):
+    yield from _cluster(request, "kafka", 1)
+
+
+@pytest.fixture(scope="session")
+def kafka3(request):
+    yield from _cluster(request, "kafka3", 3)
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in _kept:
+        terminalreporter.write_line(f"real Kafka logs kept (a test failed) — {line}")
