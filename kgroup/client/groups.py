@@ -90,7 +90,9 @@ def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> No
 def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
     """Per coordinator: one ConsumerGroupDescribe for all its groups, then (kgroup serve only) one
     ConnectGroupDescribe, then one DescribeGroups for those neither knows; groups come back in the
-    order asked."""
+    order asked. Where the coordinator's ListGroups (v5+, KIP-1043) gives a group's type, only the
+    describe API of that type is asked: a broker that answers ConsumerGroupDescribe for a classic
+    group (Tansu: an empty consumer group) must not hide the classic group's members."""
     from kgroup.client.authorization import NotAuthorized, denial
     from kgroup.client.connect_describe import describe_connect_groups
     from kgroup.client.consumer_describe import describe_consumer_groups
@@ -103,8 +105,11 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
         except NotAuthorized as exc:  # this group only: the others are still described
             views[group] = GroupView(group, "", "", "", None, error=str(exc))
     for coordinator, groups in by_coordinator.items():
-        views.update(describe_consumer_groups(client, coordinator, groups))
-        views.update(describe_connect_groups(client, coordinator, [g for g in groups if g not in views]))
+        listed = listed_types(client, coordinator)
+        views.update(describe_consumer_groups(client, coordinator,
+                                              [g for g in groups if listed.get(g, "consumer") == "consumer"]))
+        views.update(describe_connect_groups(client, coordinator,
+                                             [g for g in groups if g not in views and listed.get(g, "connect") == "connect"]))
         classic = [g for g in groups if g not in views]
         if classic:
             views.update(_describe_classic(client, coordinator, classic))
@@ -116,6 +121,21 @@ def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
         view.error = denial(view.error, "Describe", group) or view.error
         result.append(view)
     return result
+
+
+def listed_types(client: ClusterClient, coordinator: Coordinator) -> dict[str, str]:
+    """group -> type ("classic", "consumer", ...) of the groups the coordinator lists, from ListGroups
+    v5+ (KIP-1043), as kafka-groups reads them; {} from a broker whose ListGroups has no type."""
+    from kafka.protocol.admin import ListGroupsRequest
+
+    version = client.max_version(ListGroupsRequest)
+    if version < 5:
+        return {}
+    response = client.send(ListGroupsRequest(version=version, states_filter=[], types_filter=[]),
+                           node_id=coordinator.node_id, what=f"ListGroups on {coordinator}")
+    if response.error_code:
+        return {}
+    return {row.group_id: (row.group_type or "classic").lower() for row in response.groups}
 
 
 def _describe_classic(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:

@@ -147,12 +147,11 @@ class KafkaNode:
             if self.process.poll() is not None:
                 raise RuntimeError(f"Kafka node {self.node_id} exited with {self.process.returncode}; "
                                    f"see {self.log} and {self.dir / 'stdout.log'}")
-            if "Kafka Server started" in _read(self.log):
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                    return
-                except OSError:
-                    pass
+            try:        # the listener accepts once the broker serves (Metadata is checked after)
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                pass
             time.sleep(0.2)
         raise RuntimeError(f"Kafka node {self.node_id} did not start within {timeout}s; see {self.log}")
 
@@ -173,12 +172,6 @@ class KafkaNode:
         self.start()
         self.wait_listening()
 
-
-def _read(path: pathlib.Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 class KafkaCluster:
