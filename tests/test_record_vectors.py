@@ -11,8 +11,24 @@ import kgroup.records as rec
 _ALL = json.loads((VECTORS / "kafka_vectors.json").read_text())
 
 
+# Kafka 4.4 gave OffsetCommitValue's tag 0 to topicId (a 16-byte uuid, KIP-848's commits by topic id);
+# these vectors, made by an older trunk, carry 5 unknown bytes under tag 0 and no longer decode: a
+# Kafka 4.4 broker fails on them alike (its reader takes 16 bytes there).
+TAG_0_NOW_TOPIC_ID = {"OffsetCommit value v4 with unknown tagged fields 0 and 1",
+                      "testDeserializeFutureOffsetCommitValue"}
+
+
 def _vectors(category, predicate=lambda v: True):
-    return [pytest.param(v, id=v["name"]) for v in _ALL if v["category"] == category and predicate(v)]
+    return [pytest.param(v, id=v["name"]) for v in _ALL
+            if v["category"] == category and predicate(v) and v["name"] not in TAG_0_NOW_TOPIC_ID]
+
+
+@pytest.mark.parametrize("name", sorted(TAG_0_NOW_TOPIC_ID))
+def test_vectors_whose_tag_0_is_now_topic_id_do_not_decode(name):
+    v = next(v for v in _ALL if v["name"] == name)
+    value = _hex(v["hex"]["value"] if isinstance(v["hex"], dict) else v["hex"])
+    with pytest.raises(rec.RecordDecodeError):
+        rec.decode_value(1, value)
 
 
 def _hex(text):
