@@ -103,14 +103,16 @@ def test_dump_log_text_equals_kafka_dump_log(kafka, tmp_path_factory):
     assert DELETED not in committed
 
     save = os.environ.get("KGROUP_SAVE_KAFKA44_VECTORS")
-    if save:
-        out = pathlib.Path(save)
-        out.mkdir(parents=True, exist_ok=True)
+    if save:            # a partition directory per segment, Kafka's text beside it (paths relative to DIR)
+        out = pathlib.Path(save).resolve()
         for s in segments:
-            name = f"{s.parent.name}.log"
-            shutil.copyfile(s, out / name)
-            (out / f"{s.parent.name}.dump-log.txt").write_text(
-                kafka.tool("kafka-dump-log", "--offsets-decoder", "--files", str(out / name)).stdout)
+            (out / s.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(s, out / s.parent.name / s.name)
+            text = kafka.tool("kafka-dump-log", "--offsets-decoder", "--files",
+                              str(out / s.parent.name / s.name)).stdout
+            (out / f"{s.parent.name}.dump-log.txt").write_text(text.replace(f"{out}/", ""))
+        (out / "state.json").write_text(kgroup("decode-offsets", "--view", "state", "-o", "json",
+                                               *(str(out / s.parent.name) for s in segments)).stdout)
 
 
 def _offset_groups(state) -> dict:
