@@ -137,10 +137,12 @@ def test_offset_commit_v3_exact_bytes_and_defaults():
     # leaderEpoch and metadata are optional (defaults -1 and ""); expireTimestamp is ignored in v3.
     minimal = rec.encode_value(1, 3, {"offset": 5, "commitTimestamp": 9, "expireTimestamp": 77})
     assert rec.decode_value(1, minimal).data == {
-        "offset": 5, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 9, "expireTimestamp": -1}
+        "offset": 5, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 9, "expireTimestamp": -1,
+        "topicId": bytes(16)}
     v1 = rec.encode_value(1, 1, {"offset": 5, "commitTimestamp": 9, "expireTimestamp": 77, "leaderEpoch": 4})
     assert rec.decode_value(1, v1).data == {
-        "offset": 5, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 9, "expireTimestamp": 77}
+        "offset": 5, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 9, "expireTimestamp": 77,
+        "topicId": bytes(16)}
 
 
 def test_group_metadata_v3_empty_group_exact_bytes():
@@ -212,7 +214,7 @@ def test_classic_member_metadata_present():
 def test_unknown_tags_are_skipped_kept_and_rewritten_in_order():
     raw = bytes.fromhex("00000000000a" + "02" + "05" + "02" + "abcd" + "01" + "01" + "ee")
     value = rec.decode_value(3, raw)
-    assert value.data == {"epoch": 10, "_unknownTaggedFields": {5: b"\xab\xcd", 1: b"\xee"}}
+    assert value.data == {"epoch": 10, "metadataHash": 0, "_unknownTaggedFields": {5: b"\xab\xcd", 1: b"\xee"}}
     assert rec.dump_log_payload(3, value) == '{"version":"0","data":{"epoch":10}}'
     assert rec.encode_value(3, 0, value.data) == bytes.fromhex("00000000000a" + "02" + "0101ee" + "0502abcd")
 

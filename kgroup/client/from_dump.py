@@ -185,7 +185,8 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
         om = committed.get((topic, partition))
         owner = owners.get((topic, partition))
         rows.append(OffsetRow(topic, partition, om.offset if om is not None else None, None,
-                              owner.member_id if owner else None, owner.group_instance_id if owner else None))
+                              owner.member_id if owner else None, owner.group_instance_id if owner else None,
+                              leader_epoch=om.leader_epoch if om is not None and om.leader_epoch >= 0 else None))
     view.offsets = rows
     moves = []
     for (group, iid), hist in sorted(replay.instances.items()):

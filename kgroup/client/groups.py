@@ -153,8 +153,10 @@ def _describe_classic(client: ClusterClient, coordinator: Coordinator, groups: l
 
 
 def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinator,
-                      topics=None) -> dict[tuple[str, int], int]:
-    """(topic, partition) -> committed offset for the group (all its partitions when supported)."""
+                      topics=None, leader_epochs: dict | None = None) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> committed offset for the group (all its partitions when supported).
+    ``leader_epochs``, when given, is filled with each offset's committed leader epoch (OffsetFetch
+    v5+; absent when the commit carried none, -1, as kafka-consumer-groups shows it: ``-``)."""
     from kafka.protocol.consumer import OffsetFetchRequest
 
     version = min(client.max_version(OffsetFetchRequest), 7)
@@ -178,6 +180,9 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
         for part in topic.partitions:
             if part.error_code == 0 and part.committed_offset >= 0:
                 result[(topic.name, part.partition_index)] = part.committed_offset
+                epoch = getattr(part, "committed_leader_epoch", -1)
+                if leader_epochs is not None and epoch is not None and epoch >= 0:
+                    leader_epochs[(topic.name, part.partition_index)] = epoch
     return result
 
 
@@ -258,7 +263,8 @@ def attach_offsets(client: ClusterClient, view: GroupView) -> None:
     assigned: dict[str, set[int]] = defaultdict(set)
     for t, p in owners:
         assigned[t].add(p)
-    committed = committed_offsets(client, view.group, view.coordinator, assigned) if view.coordinator else {}
+    epochs: dict[tuple[str, int], int] = {}
+    committed = committed_offsets(client, view.group, view.coordinator, assigned, epochs) if view.coordinator else {}
     partitions = set(committed) | set(owners)
     ends = log_end_offsets(client, partitions)
     rows = []
@@ -267,7 +273,7 @@ def attach_offsets(client: ClusterClient, view: GroupView) -> None:
         end = ends.get(tp)
         rows.append(OffsetRow(tp[0], tp[1], committed.get(tp), end if isinstance(end, int) else None,
                               owner.member_id if owner else None, owner.group_instance_id if owner else None,
-                              end if isinstance(end, str) else None))
+                              end if isinstance(end, str) else None, epochs.get(tp)))
     view.offsets = rows
 
 

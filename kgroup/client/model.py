@@ -82,6 +82,7 @@ class OffsetRow:
     member_id: str | None = None
     group_instance_id: str | None = None
     error: str | None = None
+    leader_epoch: int | None = None     # the committed offset's leader epoch (kafka-consumer-groups --verbose)
 
     @property
     def lag(self) -> int | None:
@@ -94,7 +95,7 @@ class OffsetRow:
     def to_json(self) -> dict:
         data = {"topic": self.topic, "partition": self.partition, "committed": self.committed,
                 "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id,
-                "group_instance_id": self.group_instance_id}
+                "group_instance_id": self.group_instance_id, "leader_epoch": self.leader_epoch}
         if self.error:
             data["error"] = self.error
         return data

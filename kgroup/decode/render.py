@@ -280,6 +280,7 @@ def arrow_batch(rows: list, schema):
                                       schema=schema)
 _WIDTH = len(COLUMNS)
 _OFFSET_FIELDS = frozenset(("offset", "leaderEpoch", "metadata", "commitTimestamp", "expireTimestamp"))
+_NO_TOPIC_ID = bytes(16)
 _GROUP_FIELDS = frozenset(("protocolType", "generation", "protocol", "leader", "members"))
 
 
@@ -325,7 +326,10 @@ class ParquetRows:
                 expire = data.get("expireTimestamp", -1)
                 offsets = (data["offset"], data.get("leaderEpoch", -1), data.get("metadata", ""),
                            data.get("commitTimestamp", -1), None if expire == -1 else expire)
-                extra = not _OFFSET_FIELDS.issuperset(data)
+                # Kafka 4.4's topicId (a tagged field) is not a column: kept as JSON when written.
+                extra = not _OFFSET_FIELDS.issuperset(data) and (
+                    data.get("topicId", _NO_TOPIC_ID) != _NO_TOPIC_ID or
+                    not _OFFSET_FIELDS.issuperset(k for k in data if k != "topicId"))
             elif rtype == 2:
                 members = data.get("members") or []
                 meta = (data.get("protocolType"), data.get("generation"), data.get("protocol"),
