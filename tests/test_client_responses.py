@@ -9,7 +9,7 @@ from kafka.protocol.consumer import LeaveGroupResponse
 from kgroup.client.model import GroupView, MemberView, OffsetRow, group_from_described
 from kgroup.client.removal import (RemovalReport, MemberResult, Target, before_after, build_targets,
                                    match_results, send_leave, split_ids, read_id_file, SelectionError)
-from kgroup.client.wire import Coordinator, error_name
+from kgroup.client.wire import ClusterClient, Coordinator, error_name
 from kgroup.errors import KgroupError
 from kgroup.records import encode_assignment, encode_subscription
 
@@ -162,12 +162,14 @@ class FakeClient:
     def max_version(self, request_class, floor=0):
         return self._max
 
-    def find_coordinator(self, group):
+    def find_coordinator(self, group, deadline=None):
         return COORD
 
     def send(self, request, node_id=None, what=""):
         self.sent.append(request)
         return self.responses.pop(0)
+
+    to_coordinator = ClusterClient.to_coordinator    # the real retry loop around the fake send
 
 
 def leave_response(version, members, error=0):
@@ -273,7 +275,7 @@ def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
                   view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]}),
                   view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]})])
     now = [0.0]
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
     settled = waiting.wait_after_removal(None, "g", ["gone"], timeout_s=30, settle_s=1.0,
                                          clock=lambda: now[0],
                                          sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
@@ -287,7 +289,7 @@ def test_wait_after_removal_names_a_removed_member_that_joined_again(monkeypatch
     from kgroup.client import waiting
 
     back = MemberView("m-c0", "c0", "c", "h", [{"topic": "t", "partitions": [0]}])
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [
         GroupView("g", "Stable", "consumer", "uniform", COORD, [back])])
     now = [0.0]
     with pytest.raises(waiting.WaitTimeout) as info:
@@ -304,7 +306,7 @@ def test_a_wait_timeout_names_static_members_that_left(monkeypatch):
 
     stopped = MemberView("m-k0", "k0", "c", "h", member_epoch=-2)
     running = MemberView("m-k1", "k1", "c", "h", member_epoch=4)
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [
         GroupView("g", "Reconciling", "consumer", "uniform", COORD, [stopped, running], group_type="consumer",
                   group_epoch=4)])
     now = [0.0]
@@ -320,7 +322,7 @@ def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
 
     views = iter([GroupView("g", "PreparingRebalance", "consumer", "range", COORD, []),
                   GroupView("g", "Stable", "consumer", "range", COORD, [])])
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
     status = WaitStatus("g", enabled=True)
     now = [0.0]
     waiting.wait_for_state(None, "g", "Stable", 10, clock=lambda: now[0],
