@@ -114,6 +114,46 @@ def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> li
     return list(response.mechanisms) or None
 
 
+def sasl_first_step_refused(address: tuple[str, int], tls: bool, settings: dict, timeout_s: float) -> bool:
+    """True when the listener answers the first SaslAuthenticate of the client's mechanism, for its
+    user, with SASL_AUTHENTICATION_FAILED. Kafka refuses an unknown SCRAM user there, at the
+    client-first message, before any proof (a wrong password fails one step later), then closes
+    the connection — and kafka-python reports only the disconnect."""
+    import os
+
+    from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+                                     SaslHandshakeResponse)
+
+    mechanism = settings.get("sasl_mechanism", "PLAIN")
+    user = str(settings.get("sasl_plain_username") or "")
+    if mechanism == "PLAIN":
+        token = b"\0" + user.encode() + b"\0" + str(settings.get("sasl_plain_password") or "").encode()
+    elif mechanism.startswith("SCRAM-"):
+        name = user.replace("=", "=3D").replace(",", "=2C")
+        token = f"n,,n={name},r={os.urandom(12).hex()}".encode()
+    else:
+        return False
+    try:
+        with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as raw:
+            sock = _unverified_tls().wrap_socket(raw, server_hostname=address[0]) if tls else raw
+            for number, (request, response_class) in enumerate(
+                    ((SaslHandshakeRequest(version=1, mechanism=mechanism), SaslHandshakeResponse),
+                     (SaslAuthenticateRequest(version=1, auth_bytes=token), SaslAuthenticateResponse)), 1):
+                request.with_header(correlation_id=number, client_id="kgroup")
+                sock.sendall(bytes(request.encode(header=True, framed=True)))
+                size = int.from_bytes(_read(sock, 4), "big")
+                if size > 1 << 16:
+                    return False
+                response = response_class.decode(_read(sock, size), version=1, header=True)
+                if response.error_code:
+                    from kgroup import kafka_errors as codes
+
+                    return number == 2 and response.error_code == codes.SASL_AUTHENTICATION_FAILED
+    except Exception:  # noqa: BLE001 - a closed connection or any oddity: not this cause
+        return False
+    return False
+
+
 def _read(sock, count: int) -> bytes:
     data = b""
     while len(data) < count:
@@ -150,8 +190,7 @@ class BootstrapWatch(logging.Handler):
     def cause(self, text: str) -> str | None:
         """The one-line cause of a failed bootstrap connection, or None if a retry may help."""
         if "SaslAuthenticationFailed" in text:
-            return (f"authentication failed for user {self.settings.get('sasl_plain_username')} "
-                    f"({self.settings.get('sasl_mechanism', 'PLAIN')})")
+            return self._authentication_failed()
         if "UnsupportedSaslMechanism" in text:
             return self._mechanism_not_enabled()
         verify = _VERIFY_FAILED.search(text.split(" (backoff ")[0])
@@ -161,6 +200,10 @@ class BootstrapWatch(logging.Handler):
             self._probed_disconnect = True  # probe once: a disconnect may also be transient
             return self._listener_mismatch()
         return None
+
+    def _authentication_failed(self) -> str:
+        return (f"authentication failed for user {self.settings.get('sasl_plain_username')} "
+                f"({self.settings.get('sasl_mechanism', 'PLAIN')})")
 
     def _mechanism_not_enabled(self) -> str:
         mechanism = self.settings.get("sasl_mechanism", "PLAIN")
@@ -174,7 +217,12 @@ class BootstrapWatch(logging.Handler):
 
     def _listener_mismatch(self) -> str | None:
         """A plaintext client closed by a TLS listener, a PLAINTEXT one by a SASL listener, or a
-        TLS client without a certificate by a listener that requires one."""
+        TLS client without a certificate by a listener that requires one — or a SASL client refused
+        at the first step of its exchange (an unknown SCRAM user on Kafka)."""
+        if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL") and all(
+                sasl_first_step_refused(address, self.protocol == "SASL_SSL", self.settings, self.timeout_s)
+                for address in self.addresses):
+            return self._authentication_failed()
         if self.protocol in ("SSL", "SASL_SSL"):
             if self.settings.get("ssl_certfile") or not all(
                     tls_closes_requests(address, self.timeout_s) for address in self.addresses):
