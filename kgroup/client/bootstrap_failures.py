@@ -114,41 +114,56 @@ def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> li
     return list(response.mechanisms) or None
 
 
-def sasl_first_step_refused(address: tuple[str, int], tls: bool, settings: dict, timeout_s: float) -> bool:
-    """True when the listener answers the first SaslAuthenticate of the client's mechanism, for its
-    user, with SASL_AUTHENTICATION_FAILED. Kafka refuses an unknown SCRAM user there, at the
-    client-first message, before any proof (a wrong password fails one step later), then closes
-    the connection — and kafka-python reports only the disconnect."""
-    import os
-
+def sasl_refused(address: tuple[str, int], tls: bool, settings: dict, timeout_s: float) -> bool:
+    """True when the listener answers the client's SASL exchange (its mechanism, user and password)
+    with SASL_AUTHENTICATION_FAILED. Kafka answers a failed exchange and then closes the connection
+    (an unknown SCRAM user at the client-first message, a wrong password one step later); over TLS
+    kafka-python may read the close before the answer and report only a disconnect."""
     from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
                                      SaslHandshakeResponse)
 
+    from kgroup import kafka_errors as codes
+
     mechanism = settings.get("sasl_mechanism", "PLAIN")
     user = str(settings.get("sasl_plain_username") or "")
+    password = str(settings.get("sasl_plain_password") or "")
     if mechanism == "PLAIN":
-        token = b"\0" + user.encode() + b"\0" + str(settings.get("sasl_plain_password") or "").encode()
+        tokens = iter([b"\0" + user.encode() + b"\0" + password.encode()])
+        answer = lambda _data: next(tokens, None)  # noqa: E731
     elif mechanism.startswith("SCRAM-"):
-        name = user.replace("=", "=3D").replace(",", "=2C")
-        token = f"n,,n={name},r={os.urandom(12).hex()}".encode()
+        from kafka.net.sasl.scram import ScramClient
+
+        scram = ScramClient(user, password, mechanism)
+        steps = iter([lambda _d: scram.first_message(),
+                      lambda d: (scram.process_server_first_message(d), scram.final_message())[1]])
+        answer = lambda data: next(steps, lambda _d: None)(data)  # noqa: E731
     else:
         return False
+
+    correlation = 0
+
+    def exchange(sock, request, response_class):
+        nonlocal correlation
+        correlation += 1
+        request.with_header(correlation_id=correlation, client_id="kgroup")
+        sock.sendall(bytes(request.encode(header=True, framed=True)))
+        size = int.from_bytes(_read(sock, 4), "big")
+        if size > 1 << 16:
+            raise ValueError("not a SASL answer")
+        return response_class.decode(_read(sock, size), version=1, header=True)
+
     try:
         with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as raw:
             sock = _unverified_tls().wrap_socket(raw, server_hostname=address[0]) if tls else raw
-            for number, (request, response_class) in enumerate(
-                    ((SaslHandshakeRequest(version=1, mechanism=mechanism), SaslHandshakeResponse),
-                     (SaslAuthenticateRequest(version=1, auth_bytes=token), SaslAuthenticateResponse)), 1):
-                request.with_header(correlation_id=number, client_id="kgroup")
-                sock.sendall(bytes(request.encode(header=True, framed=True)))
-                size = int.from_bytes(_read(sock, 4), "big")
-                if size > 1 << 16:
-                    return False
-                response = response_class.decode(_read(sock, size), version=1, header=True)
+            if exchange(sock, SaslHandshakeRequest(version=1, mechanism=mechanism), SaslHandshakeResponse).error_code:
+                return False
+            data = b""
+            while (token := answer(data)) is not None:
+                response = exchange(sock, SaslAuthenticateRequest(version=1, auth_bytes=token),
+                                    SaslAuthenticateResponse)
                 if response.error_code:
-                    from kgroup import kafka_errors as codes
-
-                    return number == 2 and response.error_code == codes.SASL_AUTHENTICATION_FAILED
+                    return response.error_code == codes.SASL_AUTHENTICATION_FAILED
+                data = response.auth_bytes
     except Exception:  # noqa: BLE001 - a closed connection or any oddity: not this cause
         return False
     return False
@@ -218,9 +233,9 @@ class BootstrapWatch(logging.Handler):
     def _listener_mismatch(self) -> str | None:
         """A plaintext client closed by a TLS listener, a PLAINTEXT one by a SASL listener, or a
         TLS client without a certificate by a listener that requires one — or a SASL client refused
-        at the first step of its exchange (an unknown SCRAM user on Kafka)."""
+        in its SASL exchange (Kafka closes after answering; kafka-python may see only the close)."""
         if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL") and all(
-                sasl_first_step_refused(address, self.protocol == "SASL_SSL", self.settings, self.timeout_s)
+                sasl_refused(address, self.protocol == "SASL_SSL", self.settings, self.timeout_s)
                 for address in self.addresses):
             return self._authentication_failed()
         if self.protocol in ("SSL", "SASL_SSL"):

@@ -132,7 +132,7 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
     """
     import time
 
-    from kgroup.client.authorization import NotAuthorized, denial
+    from kgroup.client.authorization import PREFIX, NotAuthorized, denial
 
     if deadline is None:
         deadline = time.monotonic() + client.timeout_s
@@ -168,6 +168,10 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
         view = views.get(group)
         if view is None:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
+        if (view.error or "").startswith("TOPIC_AUTHORIZATION_FAILED"):
+            # Kafka withholds a consumer group whose assignments name a topic the principal may not
+            # Describe (the group's own Describe was granted): say so, not "topic <group id>"
+            view.error = f"{PREFIX}Describe the topics of group {group}"
         view.error = denial(view.error, "Describe", group) or view.error
         result.append(view)
     return result

@@ -32,21 +32,23 @@ MECHANISM = "SCRAM-SHA-512"
 KAFKA_ACLS = [
     ["--allow-principal", "User:ops", "--operation", "Read", "--operation", "Delete",
      "--group", "orders-", "--resource-pattern-type", "prefixed"],
-    ["--allow-principal", "User:ops", "--allow-principal", "User:bob", "--operation", "Read", "--topic", "events"],
+    ["--allow-principal", "User:ops", "--operation", "Read", "--topic", "events", "--topic", "hidden"],
+    ["--allow-principal", "User:bob", "--operation", "Read", "--topic", "events"],
     ["--allow-principal", "User:alice", "--operation", "Describe", "--group", "orders-a", "--topic", "*"],
     ["--allow-principal", "User:bob", "--operation", "Delete", "--operation", "Describe",
-     "--group", "orders-c", "--topic", "secret"],
+     "--group", "orders-c", "--group", "orders-k", "--topic", "secret"],
 ]
 # ... and the same rules as kgroup serve's --acl (a NAME ending in * is a prefix; super users: All)
 SERVE_ACLS = [
     "User:ops:Read:Group:orders-*", "User:ops:Delete:Group:orders-*",
-    "User:ops:Read:Topic:events", "User:bob:Read:Topic:events",
+    "User:ops:Read:Topic:events", "User:ops:Read:Topic:hidden", "User:bob:Read:Topic:events",
     "User:alice:Describe:Group:orders-a", "User:alice:Describe:Topic:*",
     "User:bob:Delete:Group:orders-c", "User:bob:Describe:Group:orders-c",
+    "User:bob:Delete:Group:orders-k", "User:bob:Describe:Group:orders-k",
     "User:bob:Delete:Topic:secret", "User:bob:Describe:Topic:secret",
     "User:admin:All:*:*", "User:ANONYMOUS:All:*:*",
 ]
-TOPICS = {"events": 2, "secret": 1}
+TOPICS = {"events": 2, "secret": 1, "hidden": 1}
 
 
 @pytest.fixture(scope="module")
@@ -258,3 +260,29 @@ def test_a_wrong_password_or_an_unknown_user(brokers, name):
         1, f"kgroup list: cannot connect to {broker.sasl}: authentication failed for user ops ({MECHANISM})\n")
     assert outcome(kgroup(broker, "mallory", "list")) == (
         1, f"kgroup list: cannot connect to {broker.sasl}: authentication failed for user mallory ({MECHANISM})\n")
+
+
+@pytest.mark.parametrize("name", BROKERS)
+def test_a_consumer_group_described_by_a_user_who_may_not_describe_one_of_its_topics(brokers, certs, name):
+    """A KIP-848 consumer group (librdkafka, as ops) on events and hidden; bob may Describe the group
+    but not the topic hidden, and Kafka answers ConsumerGroupDescribe for it with
+    TOPIC_AUTHORIZATION_FAILED and no members — serve does the same."""
+    from helpers.kafka_groups import RdkafkaMember
+
+    broker = brokers[name]
+    member = RdkafkaMember(broker.sasl, "orders-k", ["events", "hidden"], f"k-{name}", protocol="consumer",
+                           **{"security.protocol": "SASL_SSL", "sasl.mechanism": MECHANISM,
+                              "sasl.username": "ops", "sasl.password": USERS["ops"], "ssl.ca.location": certs.ca})
+    try:
+        wait_for(lambda: len(member.assignment) == 3, 60, "the consumer owning events and hidden")
+        # Kafka withholds the group: its assignments name a topic bob may not Describe
+        assert outcome(kgroup(broker, "bob", "describe", "orders-k")) == (
+            1, "kgroup describe: not authorized to Describe the topics of group orders-k\n")
+        assert outcome(kgroup(broker, "bob", "describe", "orders-k", "orders-c")) == (
+            3, "kgroup describe: not authorized to Describe the topics of group orders-k\n")
+        described = kgroup(broker, "ops", "describe", "orders-k", "-o", "json")   # ops may read both
+        assert described.exit_code == 0, described.stderr
+        (view,) = json.loads(described.stdout)
+        assert (view["type"], [m["group_instance_id"] for m in view["members"]]) == ("consumer", [f"k-{name}"])
+    finally:
+        member.close()
