@@ -7,7 +7,6 @@ older broker gets a clear error instead of a silent fallback.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
