@@ -105,7 +105,7 @@ MEMBER_KEYS = {"member_id", "group_instance_id", "static", "client_id", "client_
                "rack_id"}
 GROUP_KEYS = {"group", "state", "protocol_type", "protocol", "coordinator", "members", "offsets", "error",
               "type", "group_epoch", "assignment_epoch", "assignor"}
-OFFSET_KEYS = {"topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id"}
+OFFSET_KEYS = {"topic", "partition", "committed", "log_end", "lag", "member_id", "group_instance_id", "leader_epoch"}
 
 
 def test_list_filters_and_formats(broker, shared):

@@ -9,7 +9,7 @@ from kafka.protocol.consumer import LeaveGroupResponse
 from kgroup.client.model import GroupView, MemberView, OffsetRow, group_from_described
 from kgroup.client.removal import (RemovalReport, MemberResult, Target, before_after, build_targets,
                                    match_results, send_leave, split_ids, read_id_file, SelectionError)
-from kgroup.client.wire import Coordinator, error_name
+from kgroup.client.wire import ClusterClient, Coordinator, error_name
 from kgroup.errors import KgroupError
 from kgroup.records import encode_assignment, encode_subscription
 
@@ -162,12 +162,14 @@ class FakeClient:
     def max_version(self, request_class, floor=0):
         return self._max
 
-    def find_coordinator(self, group):
+    def find_coordinator(self, group, deadline=None):
         return COORD
 
     def send(self, request, node_id=None, what=""):
         self.sent.append(request)
         return self.responses.pop(0)
+
+    to_coordinator = ClusterClient.to_coordinator    # the real retry loop around the fake send
 
 
 def leave_response(version, members, error=0):
@@ -273,7 +275,7 @@ def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
                   view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]}),
                   view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]})])
     now = [0.0]
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
     settled = waiting.wait_after_removal(None, "g", ["gone"], timeout_s=30, settle_s=1.0,
                                          clock=lambda: now[0],
                                          sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
@@ -287,7 +289,7 @@ def test_wait_after_removal_names_a_removed_member_that_joined_again(monkeypatch
     from kgroup.client import waiting
 
     back = MemberView("m-c0", "c0", "c", "h", [{"topic": "t", "partitions": [0]}])
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [
         GroupView("g", "Stable", "consumer", "uniform", COORD, [back])])
     now = [0.0]
     with pytest.raises(waiting.WaitTimeout) as info:
@@ -304,7 +306,7 @@ def test_a_wait_timeout_names_static_members_that_left(monkeypatch):
 
     stopped = MemberView("m-k0", "k0", "c", "h", member_epoch=-2)
     running = MemberView("m-k1", "k1", "c", "h", member_epoch=4)
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [
         GroupView("g", "Reconciling", "consumer", "uniform", COORD, [stopped, running], group_type="consumer",
                   group_epoch=4)])
     now = [0.0]
@@ -320,7 +322,7 @@ def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
 
     views = iter([GroupView("g", "PreparingRebalance", "consumer", "range", COORD, []),
                   GroupView("g", "Stable", "consumer", "range", COORD, [])])
-    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups: [next(views)])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
     status = WaitStatus("g", enabled=True)
     now = [0.0]
     waiting.wait_for_state(None, "g", "Stable", 10, clock=lambda: now[0],
@@ -333,3 +335,109 @@ def test_wait_status_line_only_on_a_terminal_and_cleared(monkeypatch, capsys):
     quiet(None, 1.0)
     quiet.clear()
     assert capsys.readouterr().err == ""
+
+
+# -- a coordinator that moves (Kafka: NOT_COORDINATOR, then a broker gone from the metadata) ----------
+
+class MovingCoordinatorClient:
+    """FindCoordinator answers `coordinators` in turn; DescribeGroups on each node answers from
+    `answers[node]` (an exception instance is raised, as ClusterClient.send raises it)."""
+
+    def __init__(self, coordinators, answers):
+        self.timeout_s = 5.0
+        self.coordinators = list(coordinators)
+        self.answers = {node: list(rows) for node, rows in answers.items()}
+        self.sent = []
+
+    def max_version(self, request_class, floor=0):
+        from kafka.protocol.admin import DescribeGroupsRequest
+        return 5 if request_class is DescribeGroupsRequest else -1
+
+    def find_coordinator(self, group, deadline=None):
+        return self.coordinators.pop(0) if len(self.coordinators) > 1 else self.coordinators[0]
+
+    def send(self, request, node_id=None, what=""):
+        self.sent.append(node_id)
+        answer = self.answers[node_id].pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def described(error=0, state="Stable"):
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=[Group(
+        error_code=error, group_id="g", group_state=state, protocol_type="consumer", protocol_data="range",
+        members=[], authorized_operations=set())], version=5)
+
+
+def test_describe_follows_a_coordinator_that_moves(monkeypatch):
+    from kgroup.client import groups
+    from kgroup.client.wire import TransportError
+
+    monkeypatch.setattr(groups, "RETRY_BACKOFF_S", 0)
+    old, new = Coordinator(2, "b2", 9092), Coordinator(3, "b3", 9092)
+    client = MovingCoordinatorClient([old, old, new], {
+        2: [described(error=16), TransportError("request: UnknownBrokerIdError: 2")],
+        3: [described(error=14), described(state="Empty")]})
+    (view,) = groups.describe_groups(client, ["g"])
+    assert (view.error, view.state, view.coordinator) == (None, "Empty", new)
+    assert client.sent == [2, 2, 3, 3]     # NOT_COORDINATOR, gone, COORDINATOR_LOAD_IN_PROGRESS, answered
+
+
+def test_describe_keeps_the_last_coordinator_error_at_the_deadline(monkeypatch):
+    from kgroup.client import groups
+
+    monkeypatch.setattr(groups, "RETRY_BACKOFF_S", 0)
+    client = MovingCoordinatorClient([COORD], {1: [described(error=15)] * 3})
+    (view,) = groups.describe_groups(client, ["g"], deadline=0)   # already past: one attempt
+    assert view.error == "COORDINATOR_NOT_AVAILABLE"
+
+
+def test_wait_polls_on_through_not_coordinator(monkeypatch):
+    from kgroup.client import waiting
+
+    views = iter([GroupView("g", "", "", "", COORD, error="NOT_COORDINATOR"),
+                  GroupView("g", "Stable", "consumer", "range", COORD, [MemberView("m", None, "c", "h")])])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
+    now = [0.0]
+    view = waiting.wait_for_state(None, "g", "Stable", 10, clock=lambda: now[0],
+                                  sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert view.state == "Stable"
+
+
+def test_list_asks_every_broker_again_when_one_stops_in_the_middle(monkeypatch):
+    from kafka.protocol.admin import ListGroupsResponse
+
+    from kgroup.client import groups
+    from kgroup.client.wire import TransportError
+
+    monkeypatch.setattr(groups, "RETRY_BACKOFF_S", 0)
+    brokers = {n: Coordinator(n, f"b{n}", 9092) for n in (1, 2, 3)}
+
+    def listing(*names):
+        return ListGroupsResponse(version=5, throttle_time_ms=0, error_code=0, groups=[
+            ListGroupsResponse.ListedGroup(group_id=g, protocol_type="consumer", group_state="Stable",
+                                           group_type="classic") for g in names])
+
+    class Client:
+        timeout_s = 5.0
+        sent = []
+        answers = {1: [listing("a"), listing("a", "b")], 2: [TransportError("gone")], 3: [listing("c")]}
+
+        def max_version(self, request_class, floor=0):
+            return 5
+
+        def brokers(self, fresh=False):
+            return [brokers[1], brokers[3]] if fresh else list(brokers.values())
+
+        def send(self, request, node_id=None, what=""):
+            self.sent.append(node_id)
+            answer = self.answers[node_id].pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    client = Client()
+    listed = groups.list_groups(client)
+    assert [(g.group, g.coordinator.node_id) for g in listed] == [("a", 1), ("b", 1), ("c", 3)]
+    assert client.sent == [1, 2, 1, 3]   # b moved from broker 2 to broker 1, already asked once

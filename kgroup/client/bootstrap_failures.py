@@ -114,6 +114,61 @@ def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> li
     return list(response.mechanisms) or None
 
 
+def sasl_refused(address: tuple[str, int], tls: bool, settings: dict, timeout_s: float) -> bool:
+    """True when the listener answers the client's SASL exchange (its mechanism, user and password)
+    with SASL_AUTHENTICATION_FAILED. Kafka answers a failed exchange and then closes the connection
+    (an unknown SCRAM user at the client-first message, a wrong password one step later); over TLS
+    kafka-python may read the close before the answer and report only a disconnect."""
+    from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+                                     SaslHandshakeResponse)
+
+    from kgroup import kafka_errors as codes
+
+    mechanism = settings.get("sasl_mechanism", "PLAIN")
+    user = str(settings.get("sasl_plain_username") or "")
+    password = str(settings.get("sasl_plain_password") or "")
+    if mechanism == "PLAIN":
+        tokens = iter([b"\0" + user.encode() + b"\0" + password.encode()])
+        answer = lambda _data: next(tokens, None)  # noqa: E731
+    elif mechanism.startswith("SCRAM-"):
+        from kafka.net.sasl.scram import ScramClient
+
+        scram = ScramClient(user, password, mechanism)
+        steps = iter([lambda _d: scram.first_message(),
+                      lambda d: (scram.process_server_first_message(d), scram.final_message())[1]])
+        answer = lambda data: next(steps, lambda _d: None)(data)  # noqa: E731
+    else:
+        return False
+
+    correlation = 0
+
+    def exchange(sock, request, response_class):
+        nonlocal correlation
+        correlation += 1
+        request.with_header(correlation_id=correlation, client_id="kgroup")
+        sock.sendall(bytes(request.encode(header=True, framed=True)))
+        size = int.from_bytes(_read(sock, 4), "big")
+        if size > 1 << 16:
+            raise ValueError("not a SASL answer")
+        return response_class.decode(_read(sock, size), version=1, header=True)
+
+    try:
+        with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as raw:
+            sock = _unverified_tls().wrap_socket(raw, server_hostname=address[0]) if tls else raw
+            if exchange(sock, SaslHandshakeRequest(version=1, mechanism=mechanism), SaslHandshakeResponse).error_code:
+                return False
+            data = b""
+            while (token := answer(data)) is not None:
+                response = exchange(sock, SaslAuthenticateRequest(version=1, auth_bytes=token),
+                                    SaslAuthenticateResponse)
+                if response.error_code:
+                    return response.error_code == codes.SASL_AUTHENTICATION_FAILED
+                data = response.auth_bytes
+    except Exception:  # noqa: BLE001 - a closed connection or any oddity: not this cause
+        return False
+    return False
+
+
 def _read(sock, count: int) -> bytes:
     data = b""
     while len(data) < count:
@@ -150,8 +205,7 @@ class BootstrapWatch(logging.Handler):
     def cause(self, text: str) -> str | None:
         """The one-line cause of a failed bootstrap connection, or None if a retry may help."""
         if "SaslAuthenticationFailed" in text:
-            return (f"authentication failed for user {self.settings.get('sasl_plain_username')} "
-                    f"({self.settings.get('sasl_mechanism', 'PLAIN')})")
+            return self._authentication_failed()
         if "UnsupportedSaslMechanism" in text:
             return self._mechanism_not_enabled()
         verify = _VERIFY_FAILED.search(text.split(" (backoff ")[0])
@@ -161,6 +215,10 @@ class BootstrapWatch(logging.Handler):
             self._probed_disconnect = True  # probe once: a disconnect may also be transient
             return self._listener_mismatch()
         return None
+
+    def _authentication_failed(self) -> str:
+        return (f"authentication failed for user {self.settings.get('sasl_plain_username')} "
+                f"({self.settings.get('sasl_mechanism', 'PLAIN')})")
 
     def _mechanism_not_enabled(self) -> str:
         mechanism = self.settings.get("sasl_mechanism", "PLAIN")
@@ -174,7 +232,12 @@ class BootstrapWatch(logging.Handler):
 
     def _listener_mismatch(self) -> str | None:
         """A plaintext client closed by a TLS listener, a PLAINTEXT one by a SASL listener, or a
-        TLS client without a certificate by a listener that requires one."""
+        TLS client without a certificate by a listener that requires one — or a SASL client refused
+        in its SASL exchange (Kafka closes after answering; kafka-python may see only the close)."""
+        if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL") and all(
+                sasl_refused(address, self.protocol == "SASL_SSL", self.settings, self.timeout_s)
+                for address in self.addresses):
+            return self._authentication_failed()
         if self.protocol in ("SSL", "SASL_SSL"):
             if self.settings.get("ssl_certfile") or not all(
                     tls_closes_requests(address, self.timeout_s) for address in self.addresses):

@@ -6,7 +6,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from kgroup.client.model import GroupView, OffsetRow, group_from_described
-from kgroup.client.wire import ClusterClient, Coordinator, error_name
+from kgroup.client.wire import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
+                                retriable_coordinator_error, retriable_coordinator_name)
 from kgroup.errors import KgroupError
 
 GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead",
@@ -39,17 +40,13 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
     # Brokers before 3.8 match the states filter case-sensitively ("Stable", never "stable"), so
     # only Kafka's own spellings go on the wire, as kafka-consumer-groups.sh sends them.
     canonical = {s.lower(): s for s in GROUP_STATES}
+    kwargs = {"version": version}
+    if version >= 4:
+        kwargs["states_filter"] = sorted({canonical.get(s, s) for s in wanted_states})
+    if version >= 5:
+        kwargs["types_filter"] = sorted(wanted_types)
     found: dict[str, ListedGroup] = {}
-    for broker in client.brokers():
-        kwargs = {"version": version}
-        if version >= 4:
-            kwargs["states_filter"] = sorted({canonical.get(s, s) for s in wanted_states})
-        if version >= 5:
-            kwargs["types_filter"] = sorted(wanted_types)
-        response = client.send(ListGroupsRequest(**kwargs), node_id=broker.node_id,
-                               what=f"ListGroups on broker {broker}")
-        if response.error_code:
-            raise KgroupError(f"ListGroups on broker {broker} failed: {error_name(response.error_code)}")
+    for broker, response in _list_every_broker(client, lambda: ListGroupsRequest(**kwargs)):
         for row in response.groups:
             found[row.group_id] = ListedGroup(
                 row.group_id, getattr(row, "group_state", "") or "", getattr(row, "protocol_type", "") or "",
@@ -63,6 +60,42 @@ def list_groups(client: ClusterClient, states=(), types=()) -> list[ListedGroup]
         for g in groups:
             g.state = g.state or described.get(g.group, "")
     return filter_listed(groups, states, types)
+
+
+def _list_every_broker(client: ClusterClient, build):
+    """(broker, ListGroups answer) for every broker. Groups live on their coordinators, so a broker
+    that stops answering meanwhile (its groups moving to the others, maybe ones already asked) or
+    answers that a coordinator is loading restarts the round over the brokers Metadata lists
+    then, until the timeout — complete, rather than missing the groups that moved."""
+    import time
+
+    deadline = time.monotonic() + client.timeout_s
+    brokers = client.brokers()
+    while True:
+        answers, problem = [], None
+        for broker in brokers:
+            what = f"ListGroups on broker {broker}"
+            try:
+                response = client.send(build(), node_id=broker.node_id, what=what)
+            except TransportError as exc:
+                problem = exc
+                break
+            if retriable_coordinator_error(response.error_code):
+                problem = KgroupError(f"{what} failed: {error_name(response.error_code)}")
+                break
+            if response.error_code:
+                raise KgroupError(f"{what} failed: {error_name(response.error_code)}")
+            answers.append((broker, response))
+        if problem is None:
+            return answers
+        if time.monotonic() >= deadline:
+            raise problem
+        time.sleep(RETRY_BACKOFF_S)
+        try:
+            brokers = client.brokers(fresh=True)
+        except TransportError:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def filter_listed(groups, states=(), types=()) -> list[ListedGroup]:
@@ -87,40 +120,78 @@ def _types_by_describing(client: ClusterClient, groups: list[ListedGroup]) -> No
             g.state = g.state or view.state
 
 
-def describe_groups(client: ClusterClient, group_ids) -> list[GroupView]:
+def describe_groups(client: ClusterClient, group_ids, deadline: float | None = None) -> list[GroupView]:
     """Per coordinator: one ConsumerGroupDescribe for all its groups, then (kgroup serve only) one
     ConnectGroupDescribe, then one DescribeGroups for those neither knows; groups come back in the
     order asked. Where the coordinator's ListGroups (v5+, KIP-1043) gives a group's type, only the
     describe API of that type is asked: a broker that answers ConsumerGroupDescribe for a classic
-    group (Tansu: an empty consumer group) must not hide the classic group's members."""
-    from kgroup.client.authorization import NotAuthorized, denial
-    from kgroup.client.connect_describe import describe_connect_groups
-    from kgroup.client.consumer_describe import describe_consumer_groups
+    group (Tansu: an empty consumer group) must not hide the classic group's members.
 
-    by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
-    views = {}
-    for group in group_ids:
-        try:
-            by_coordinator[client.find_coordinator(group)].append(group)
-        except NotAuthorized as exc:  # this group only: the others are still described
-            views[group] = GroupView(group, "", "", "", None, error=str(exc))
-    for coordinator, groups in by_coordinator.items():
-        listed = listed_types(client, coordinator)
-        views.update(describe_consumer_groups(client, coordinator,
-                                              [g for g in groups if listed.get(g, "consumer") == "consumer"]))
-        views.update(describe_connect_groups(client, coordinator,
-                                             [g for g in groups if g not in views and listed.get(g, "connect") == "connect"]))
-        classic = [g for g in groups if g not in views]
-        if classic:
-            views.update(_describe_classic(client, coordinator, classic))
+    A group whose coordinator moved meanwhile (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE, or a coordinator that stopped answering) is looked up and asked
+    again until `deadline` (monotonic; default: the timeout from now), as Kafka's AdminClient
+    retries them; at the deadline the last error stands.
+    """
+    import time
+
+    from kgroup.client.authorization import PREFIX, NotAuthorized, denial
+
+    if deadline is None:
+        deadline = time.monotonic() + client.timeout_s
+    views: dict[str, GroupView] = {}
+    pending = list(dict.fromkeys(group_ids))
+    while pending:
+        by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
+        for group in pending:
+            try:
+                by_coordinator[client.find_coordinator(group, deadline)].append(group)
+            except NotAuthorized as exc:  # this group only: the others are still described
+                views[group] = GroupView(group, "", "", "", None, error=str(exc))
+        retry = []
+        for coordinator, groups in by_coordinator.items():
+            try:
+                answered = _describe_at(client, coordinator, groups)
+            except TransportError:  # the coordinator stopped: find the groups' new one
+                if time.monotonic() >= deadline:
+                    raise
+                retry += groups
+                continue
+            for group in groups:
+                view = answered.get(group)
+                if view is not None and retriable_coordinator_name(view.error) and time.monotonic() < deadline:
+                    retry.append(group)
+                elif view is not None:
+                    views[group] = view
+        pending = retry
+        if pending:
+            time.sleep(RETRY_BACKOFF_S)
     result = []
     for group in group_ids:
         view = views.get(group)
         if view is None:
             view = GroupView(group, "", "", "", None, error="MISSING_FROM_RESPONSE")
+        if (view.error or "").startswith("TOPIC_AUTHORIZATION_FAILED"):
+            # Kafka withholds a consumer group whose assignments name a topic the principal may not
+            # Describe (the group's own Describe was granted): say so, not "topic <group id>"
+            view.error = f"{PREFIX}Describe the topics of group {group}"
         view.error = denial(view.error, "Describe", group) or view.error
         result.append(view)
     return result
+
+
+def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:
+    from kgroup.client.connect_describe import describe_connect_groups
+    from kgroup.client.consumer_describe import describe_consumer_groups
+
+    listed = listed_types(client, coordinator)
+    views = dict(describe_consumer_groups(client, coordinator,
+                                          [g for g in groups if listed.get(g, "consumer") == "consumer"]))
+    views.update(describe_connect_groups(client, coordinator,
+                                         [g for g in groups if g not in views and listed.get(g, "connect") == "connect"]))
+    classic = [g for g in groups if g not in views]
+    if classic:
+        views.update(_describe_classic(client, coordinator, classic))
+    return views
 
 
 def listed_types(client: ClusterClient, coordinator: Coordinator) -> dict[str, str]:
@@ -168,7 +239,8 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
         request_topics = [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=list(ps))
                           for t, ps in sorted((topics or {}).items())]
     request = OffsetFetchRequest(group_id=group, topics=request_topics, version=version)
-    response = client.send(request, node_id=coordinator.node_id, what=f"OffsetFetch for group {group!r}")
+    response, _ = client.to_coordinator(group, lambda _c: request, f"OffsetFetch for group {group!r}",
+                                        code_of=_offset_fetch_code, coordinator=coordinator)
     code = getattr(response, "error_code", 0) or 0
     if code:
         from kgroup.client.authorization import check
@@ -184,6 +256,15 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
                 if leader_epochs is not None and epoch is not None and epoch >= 0:
                     leader_epochs[(topic.name, part.partition_index)] = epoch
     return result
+
+
+def _offset_fetch_code(response) -> int:
+    """OffsetFetch's error: top-level (v2+), else a partition's (v1 answers per partition)."""
+    code = getattr(response, "error_code", 0) or 0
+    if code:
+        return code
+    return next((p.error_code for t in response.topics for p in t.partitions
+                 if retriable_coordinator_error(p.error_code)), 0)
 
 
 def log_end_offsets(client: ClusterClient, partitions, timestamp: int = -1) -> dict[tuple[str, int], int | str]:

@@ -17,7 +17,7 @@ from kgroup.client.groups import (committed_offsets, describe_groups, group_exis
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
 from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, plan_partition
-from kgroup.client.wire import ClusterClient, error_name
+from kgroup.client.wire import ClusterClient, TransportError, error_name, retriable_coordinator_error
 from kgroup.errors import KgroupError, KgroupUsageError
 
 INACTIVE_STATES = ("Empty", "Dead")
@@ -150,12 +150,19 @@ def commit_plan(client: ClusterClient, group: str, coordinator, plans: list[Part
         topics=[T(name=t, partitions=[P(partition_index=p.partition, committed_offset=p.new, committed_leader_epoch=-1,
                                         commit_timestamp=-1, committed_metadata="") for p in rows])
                 for t, rows in by_topic.items()])
-    response = client.send(request, node_id=coordinator.node_id, what=f"OffsetCommit for group {group!r}")
+    response, _ = client.to_coordinator(group, lambda _c: request, f"OffsetCommit for group {group!r}",
+                                        code_of=_partition_code, coordinator=coordinator)
     index = {(p.topic, p.partition): p for p in plans}
     for topic in response.topics:
         for part in topic.partitions:
             if part.error_code and (topic.name, part.partition_index) in index:
                 index[(topic.name, part.partition_index)].error = error_name(part.error_code)
+
+
+def _partition_code(response) -> int:
+    """A per-partition answer's error code to judge for a retry: the first coordinator error."""
+    return next((p.error_code for t in response.topics for p in t.partitions
+                 if retriable_coordinator_error(p.error_code)), getattr(response, "error_code", 0) or 0)
 
 
 def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
@@ -185,7 +192,8 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
     rows = [{"topic": t, "partition": None, "error": "UNKNOWN_TOPIC_OR_PARTITION"}
             for t, ps in wanted.items() if not ps]
     if request.topics:
-        response = client.send(request, node_id=coordinator.node_id, what=f"OffsetDelete for group {group!r}")
+        response, coordinator = client.to_coordinator(group, lambda _c: request, f"OffsetDelete for group {group!r}",
+                                                      coordinator=coordinator)
         if response.error_code:
             check(error_name(response.error_code), "Delete", group)
             if error_name(response.error_code) == "GROUP_ID_NOT_FOUND":  # as describe and remove-members say it
@@ -226,9 +234,24 @@ def delete_groups(client: ClusterClient, groups, dry_run: bool = False) -> list[
         except NotAuthorized:  # no Describe, so no Delete (Delete implies Describe): this group only
             rows[group] = {"group": group, "state": None, "error": "GROUP_AUTHORIZATION_FAILED"}
     for coordinator, names in by_coordinator.items():
-        response = client.send(DeleteGroupsRequest(version=version, groups_names=names),
-                               node_id=coordinator.node_id, what=f"DeleteGroups on {coordinator}")
-        for result in response.results:
-            rows[result.group_id] = {"group": result.group_id, "state": None,
-                                     "error": error_name(result.error_code) if result.error_code else None}
+        try:
+            response = client.send(DeleteGroupsRequest(version=version, groups_names=names),
+                                   node_id=coordinator.node_id, what=f"DeleteGroups on {coordinator}")
+            codes = {r.group_id: r.error_code for r in response.results}
+        except TransportError:  # the coordinator stopped: each group is asked of its new one below
+            codes = {}
+        for name in names:
+            if name in codes and not retriable_coordinator_error(codes[name]):
+                code = codes[name]
+            elif codes and name not in codes:
+                continue  # left out of the answer: MISSING_FROM_RESPONSE below
+            else:  # its coordinator moved: found again for this group alone, as Kafka's AdminClient retries it
+                response, _ = client.to_coordinator(
+                    name, lambda _c, name=name: DeleteGroupsRequest(version=version, groups_names=[name]),
+                    f"DeleteGroups for group {name!r}",
+                    code_of=lambda r: r.results[0].error_code if r.results else 0)
+                if not response.results:
+                    continue
+                code = response.results[0].error_code
+            rows[name] = {"group": name, "state": None, "error": error_name(code) if code else None}
     return [rows.get(g, {"group": g, "state": None, "error": "MISSING_FROM_RESPONSE"}) for g in dict.fromkeys(groups)]

@@ -7,7 +7,6 @@ older broker gets a clear error instead of a silent fallback.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
@@ -15,7 +14,7 @@ from kgroup.client.authorization import check, failure
 from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.groups import describe_groups, group_exists, no_such_group
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient, error_name, retriable_coordinator_error
+from kgroup.client.wire import ClusterClient, error_name
 from kgroup.errors import EXIT_USAGE, KgroupError
 
 BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
@@ -207,18 +206,13 @@ def send_leave(client: ClusterClient, group: str, targets, reason: str | None = 
 
 
 def _leave_with_retry(client, group, build):
-    deadline = time.monotonic() + client.timeout_s
-    while True:
-        coordinator = client.find_coordinator(group)
-        response = client.send(build(), node_id=coordinator.node_id, what=f"LeaveGroup for group {group!r}")
-        code = response.error_code
-        if retriable_coordinator_error(code) and time.monotonic() < deadline:
-            time.sleep(0.2)
-            continue
-        check(error_name(code) if code else None, "Read", group)
-        if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
-            raise KgroupError(f"group {group!r}: LeaveGroup failed: {error_name(code)}; no member was removed")
-        return response
+    """LeaveGroup to the group's coordinator, found again (and the batch resent) while it moves."""
+    response, _ = client.to_coordinator(group, lambda _coordinator: build(), f"LeaveGroup for group {group!r}")
+    code = response.error_code
+    check(error_name(code) if code else None, "Read", group)
+    if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
+        raise KgroupError(f"group {group!r}: LeaveGroup failed: {error_name(code)}; no member was removed")
+    return response
 
 
 def remove_members(client: ClusterClient, group: str, targets, *, remove_all: bool = False,

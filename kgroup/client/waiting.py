@@ -8,7 +8,7 @@ import time
 from kgroup.client.authorization import failure
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient, TransportError
+from kgroup.client.wire import ClusterClient, TransportError, retriable_coordinator_name
 from kgroup.errors import KgroupError
 
 POLL_INTERVAL_S = 0.2
@@ -36,14 +36,14 @@ def poll(client: ClusterClient, group: str, done, timeout_s: float, describe_wha
     unanswered = None
     while True:
         try:
-            last = describe_groups(client, [group])[0]
+            last = describe_groups(client, [group], deadline=deadline)[0]
             unanswered = None
         except TransportError as exc:
             unanswered = exc
         if on_poll is not None:  # a status line for a person watching (never for scripts)
             on_poll(None if unanswered is not None else last, clock() - start)
         if unanswered is None:
-            if last.error and not last.error.startswith("COORDINATOR"):
+            if last.error and not retriable_coordinator_name(last.error):  # a coordinator moving: poll on
                 raise failure(last.error, f"group {group!r}: DescribeGroups failed: {last.error}")
             if not last.error and done(last):
                 return last

@@ -38,6 +38,17 @@ def retriable_coordinator_error(code: int) -> bool:
                     codes.NOT_COORDINATOR)
 
 
+RETRIABLE_COORDINATOR_NAMES = ("COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR")
+
+
+def retriable_coordinator_name(error: str | None) -> bool:
+    """The same for an error as kgroup keeps it (a name, maybe followed by `: message`)."""
+    return bool(error) and error.split(":", 1)[0] in RETRIABLE_COORDINATOR_NAMES
+
+
+RETRY_BACKOFF_S = 0.2
+
+
 @dataclass(frozen=True)
 class Coordinator:
     node_id: int
@@ -166,9 +177,11 @@ class ClusterClient:
             import kafka.errors as Errors
 
             message = self.describe_failure(exc, what)
+            # UnknownBrokerIdError: the node left the cluster's metadata (a broker stopping); the
+            # caller finds the coordinator or the brokers again.
             transient = (isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError,
                                           Errors.KafkaTimeoutError, Errors.RequestTimedOutError,
-                                          ConnectionError))
+                                          Errors.UnknownBrokerIdError, ConnectionError))
                          and not message.startswith(f"{what}: authentication failed"))
             raise (TransportError if transient else KgroupError)(message) from None
 
@@ -184,25 +197,41 @@ class ClusterClient:
         except (Errors.IncompatibleBrokerVersion, ValueError):
             return -1
 
-    def brokers(self) -> list[Coordinator]:
-        return sorted((Coordinator(b.node_id, b.host, b.port) for b in self._manager.cluster.brokers()),
-                      key=lambda c: c.node_id)
+    def brokers(self, fresh: bool = False) -> list[Coordinator]:
+        """The cluster's brokers; `fresh`: as a Metadata request answers now (a stopped broker
+        is gone from it), not as bootstrapping found them."""
+        if fresh:
+            from kafka.protocol.metadata import MetadataRequest
 
-    def find_coordinator(self, group: str) -> Coordinator:
-        """The group's coordinator, retrying while it is loading or not yet elected."""
+            response = self.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), what="Metadata")
+            found = (Coordinator(b.node_id, b.host, b.port) for b in response.brokers)
+        else:
+            found = (Coordinator(b.node_id, b.host, b.port) for b in self._manager.cluster.brokers())
+        return sorted(found, key=lambda c: c.node_id)
+
+    def find_coordinator(self, group: str, deadline: float | None = None) -> Coordinator:
+        """The group's coordinator, retrying while it is loading or not yet elected, and while the
+        broker asked does not answer (it may be the one stopping), until `deadline` (monotonic;
+        default: the timeout from now)."""
         from kafka.protocol.metadata import FindCoordinatorRequest
 
-        deadline = time.monotonic() + self.timeout_s
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout_s
         while True:
             version = self.max_version(FindCoordinatorRequest)
-            if version >= 4:
-                request = FindCoordinatorRequest(key_type=0, coordinator_keys=[group], version=min(version, 4))
-                response = self.send(request, what=f"FindCoordinator for group {group!r}")
-                row = response.coordinators[0]
-            else:
-                request = FindCoordinatorRequest(key=group, key_type=0, version=max(version, 0))
-                response = self.send(request, what=f"FindCoordinator for group {group!r}")
-                row = response
+            what = f"FindCoordinator for group {group!r}"
+            try:
+                if version >= 4:
+                    request = FindCoordinatorRequest(key_type=0, coordinator_keys=[group], version=min(version, 4))
+                    row = self.send(request, what=what).coordinators[0]
+                else:
+                    row = self.send(FindCoordinatorRequest(key=group, key_type=0, version=max(version, 0)),
+                                    what=what)
+            except TransportError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(RETRY_BACKOFF_S)
+                continue
             code = row.error_code
             if code == 0:
                 node = Coordinator(row.node_id, row.host, row.port)
@@ -214,3 +243,29 @@ class ClusterClient:
 
             check(error_name(code), "Describe", group)
             raise KgroupError(f"group {group!r}: FindCoordinator failed: {error_name(code)}")
+
+    def to_coordinator(self, group: str, build, what: str, code_of=lambda response: response.error_code,
+                       coordinator: Coordinator | None = None, deadline: float | None = None):
+        """Send `build(coordinator)` to the group's coordinator -> (response, coordinator).
+
+        When the coordinator moves — its broker stopping answers NOT_COORDINATOR, then nothing, and
+        the new one is loading the group — the coordinator is found again and the request resent,
+        until `deadline` (default: the timeout from now), as Kafka's AdminClient does. `code_of`
+        gives the response's error code to judge (for per-partition answers, the first retriable
+        one). The last answer (or TransportError) stands at the deadline.
+        """
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout_s
+        while True:
+            if coordinator is None:
+                coordinator = self.find_coordinator(group, deadline)
+            try:
+                response = self.send(build(coordinator), node_id=coordinator.node_id, what=what)
+            except TransportError:
+                if time.monotonic() >= deadline:
+                    raise
+            else:
+                if not retriable_coordinator_error(code_of(response)) or time.monotonic() >= deadline:
+                    return response, coordinator
+            coordinator = None
+            time.sleep(RETRY_BACKOFF_S)

@@ -169,10 +169,26 @@ def check_consumer_group_describe(access, handler, broker, request, ctx):
                                   error_code=GROUP_AUTHORIZATION_FAILED)
             elif request.include_authorized_operations and entry.error_code == NONE:
                 entry.authorized_operations = operations_field(access.operations("Group", entry.group_id))
+            if _names_an_undescribable_topic(access, entry):
+                entry = Described(version=v, group_id=entry.group_id, error_code=TOPIC_AUTHORIZATION_FAILED,
+                                  error_message=UNDESCRIBABLE_TOPICS, members=[])
             groups.append(entry)
         response.groups = groups
         return response
     return finish()
+
+
+# Kafka's KafkaApis.handleConsumerGroupDescribe: "Clients are not allowed to see topics that are not
+# authorized for Describe" — a group whose members' current or target assignment names one is
+# answered with TOPIC_AUTHORIZATION_FAILED, this message and no members.
+UNDESCRIBABLE_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
+
+
+def _names_an_undescribable_topic(access, entry) -> bool:
+    return any(not access.topic("Describe", tp.topic_name)
+               for member in entry.members or ()
+               for assignment in (member.assignment, member.target_assignment) if assignment is not None
+               for tp in assignment.topic_partitions or ())
 
 
 def check_connect_group_describe(access, handler, broker, request, ctx):

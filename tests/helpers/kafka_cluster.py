@@ -131,6 +131,7 @@ class KafkaNode:
         args = ["format", "-t", self.cluster.cluster_id, "-c", str(config)]
         if self.controller:
             args.append("--standalone")
+            args += self.cluster.format_args   # e.g. --add-scram: bootstrap metadata, on the controller
         self.cluster.java("kafka.tools.StorageTool", *args, log4j=self.dir / "log4j2.properties")
 
     def start(self) -> None:
@@ -179,7 +180,7 @@ class KafkaCluster:
 
     def __init__(self, lib: pathlib.Path, root: pathlib.Path, brokers: int = 1, settings: dict | None = None,
                  listeners: dict | None = None, security_protocols: dict | None = None,
-                 log_level: str = "INFO"):
+                 log_level: str = "INFO", format_args: list | tuple = ()):
         self.lib, self.root = lib, root
         self.classpath = classpath(lib)
         self.cluster_id = _cluster_id()
@@ -187,6 +188,9 @@ class KafkaCluster:
         # name -> callable(node) giving "host:port", for SASL/SSL listeners next to PLAINTEXT
         self._listeners = dict(listeners or {})
         self.security_protocols = dict(security_protocols or {})
+        # extra arguments of the storage tool's format on the controller node, e.g.
+        # ("--add-scram", "SCRAM-SHA-512=[name=ops,password=s3cret]"): users before the first start
+        self.format_args = list(format_args)
         self.log_level = log_level
         self.nodes = [KafkaNode(self, 1, controller=True)]
         self.nodes += [KafkaNode(self, n, controller=False) for n in range(2, brokers + 1)]

@@ -2,8 +2,10 @@
 
 ``kafka``: one combined broker+controller node. ``kafka3``: three brokers (node 1 also the
 controller), for groups whose coordinators live on different brokers and a broker restarted in the
-middle of a command. Both are started on first use and stopped at the end; when a test failed their
-directories (``server.log`` of each node) are kept and their path printed.
+middle of a command: ``__consumer_offsets`` (and auto-created topics) have three replicas there, so
+a stopped broker's coordinators move to another. Both are started on first use and stopped at the
+end; when a test failed their directories (``server.log`` of each node) are kept and their path
+printed.
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ from helpers.kafka_jars import fetch, require_java
 _kept: list[str] = []
 
 
-def _cluster(request, name: str, brokers: int):
+# The three-broker cluster replicates __consumer_offsets on every broker, so a group's coordinator
+# moves to another broker when its own stops (with one replica the partition would just go offline);
+# a restarted broker gets its preferred leaderships (and coordinators) back within seconds, not 5 min.
+REPLICATED = {"offsets.topic.replication.factor": "3", "default.replication.factor": "3",
+              "leader.imbalance.check.interval.seconds": "5"}
+
+
+def _cluster(request, name: str, brokers: int, settings: dict | None = None):
     require_java()
     lib = fetch()
     root = tempfile.mkdtemp(prefix=f"kgroup-{name}-")
-    cluster = KafkaCluster(lib, pathlib.Path(root), brokers=brokers)
+    cluster = KafkaCluster(lib, pathlib.Path(root), brokers=brokers, settings=settings)
     try:
         cluster.start()
     except Exception:
@@ -45,7 +54,7 @@ def kafka(request):
 
 @pytest.fixture(scope="session")
 def kafka3(request):
-    yield from _cluster(request, "kafka3", 3)
+    yield from _cluster(request, "kafka3", 3, REPLICATED)
 
 
 def pytest_terminal_summary(terminalreporter):
