@@ -33,3 +33,15 @@ def pytest_sessionfinish(session, exitstatus):
         reporter.write_line(f"KGROUP_REQUIRE_KAFKA is set and {len(skipped)} test(s) were skipped: "
                             "failing the run", red=True)
         session.exitstatus = 1
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests marked ``tansu`` run last, and Tansu's cargo build starts now in the background (it
+    takes minutes): by the time the rest of the suite has run it is built."""
+    tansu = [item for item in items if item.get_closest_marker("tansu")]
+    if not tansu:
+        return
+    items[:] = [item for item in items if not item.get_closest_marker("tansu")] + tansu
+    from helpers.tansu import BUILD, start_build
+
+    config.stash[BUILD] = start_build()

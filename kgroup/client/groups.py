@@ -230,25 +230,28 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
     v5+; absent when the commit carried none, -1, as kafka-consumer-groups shows it: ``-``)."""
     from kafka.protocol.consumer import OffsetFetchRequest
 
-    version = min(client.max_version(OffsetFetchRequest), 7)
+    version = min(client.max_version(OffsetFetchRequest), 9)
     if version < 1:
         raise KgroupError("the broker does not support OffsetFetch v1+ (Kafka-stored offsets)")
-    if version >= 2:
-        request_topics = None
+    if version >= 8:        # the batched form Kafka's AdminClient sends (a broker may know only it)
+        extra = {"member_id": None, "member_epoch": -1} if version >= 9 else {}
+        request = OffsetFetchRequest(version=version, require_stable=False, groups=[
+            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=group, topics=None, **extra)])
     else:
-        request_topics = [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=list(ps))
-                          for t, ps in sorted((topics or {}).items())]
-    request = OffsetFetchRequest(group_id=group, topics=request_topics, version=version)
+        request_topics = None if version >= 2 else [
+            OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=list(ps))
+            for t, ps in sorted((topics or {}).items())]
+        request = OffsetFetchRequest(group_id=group, topics=request_topics, version=version)
     response, _ = client.to_coordinator(group, lambda _c: request, f"OffsetFetch for group {group!r}",
                                         code_of=_offset_fetch_code, coordinator=coordinator)
-    code = getattr(response, "error_code", 0) or 0
+    code, answered_topics = _offset_fetch_answer(response)
     if code:
         from kgroup.client.authorization import check
 
         check(error_name(code), "Describe", group)
         raise KgroupError(f"group {group!r}: OffsetFetch failed: {error_name(code)}")
     result = {}
-    for topic in response.topics:
+    for topic in answered_topics:
         for part in topic.partitions:
             if part.error_code == 0 and part.committed_offset >= 0:
                 result[(topic.name, part.partition_index)] = part.committed_offset
@@ -258,12 +261,20 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
     return result
 
 
+def _offset_fetch_answer(response) -> tuple[int, list]:
+    """(error code, topics) of an OffsetFetch answer for one group: v8+ nests them per group."""
+    if getattr(response, "groups", None) is not None:
+        (answer,) = response.groups
+        return answer.error_code or 0, answer.topics
+    return getattr(response, "error_code", 0) or 0, response.topics
+
+
 def _offset_fetch_code(response) -> int:
-    """OffsetFetch's error: top-level (v2+), else a partition's (v1 answers per partition)."""
-    code = getattr(response, "error_code", 0) or 0
+    """OffsetFetch's error: the group's (v2+), else a partition's (v1 answers per partition)."""
+    code, topics = _offset_fetch_answer(response)
     if code:
         return code
-    return next((p.error_code for t in response.topics for p in t.partitions
+    return next((p.error_code for t in topics for p in t.partitions
                  if retriable_coordinator_error(p.error_code)), 0)
 
 

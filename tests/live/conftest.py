@@ -57,6 +57,18 @@ def kafka3(request):
     yield from _cluster(request, "kafka3", 3, REPLICATED)
 
 
+@pytest.fixture(scope="session")
+def tansu(request):
+    """A Tansu broker (a Kafka-compatible broker that is not Kafka), built by cargo on first use."""
+    from helpers.kafka_cluster import free_port
+    from helpers.tansu import BUILD, TansuBroker, wait_built
+
+    binary = wait_built(request.config.stash.get(BUILD, None))
+    broker = TansuBroker(binary, free_port())
+    yield broker
+    broker.stop()
+
+
 def pytest_terminal_summary(terminalreporter):
     for line in _kept:
         terminalreporter.write_line(f"real Kafka logs kept (a test failed) — {line}")
