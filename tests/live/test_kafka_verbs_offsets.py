@@ -7,6 +7,10 @@ every reset target has one right answer.
 
 from __future__ import annotations
 
+import json
+import pathlib
+import subprocess
+import sys
 import time
 
 import pytest
@@ -169,8 +173,13 @@ def test_delete_offsets_and_delete(kafka, topics):
         [("vo-d", "Empty", False, None), ("vo-nope", "Dead", False, "GROUP_ID_NOT_FOUND")]
     assert "vo-d" in kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--list").stdout.split()
 
-    done = kg(kafka, "delete", "vo-d", "vo-d2", "vo-nope", "-o", "json")
-    assert done.exit_code == 3
+    # a subprocess bounded from outside: once, in a full run of these files, this DeleteGroups call
+    # hung for minutes although --timeout bounds every request (not understood yet)
+    done = subprocess.run([str(pathlib.Path(sys.executable).parent / "kgroup"), "delete", "vo-d", "vo-d2", "vo-nope",
+                           "--bootstrap-server", kafka.bootstrap, "--timeout", "20", "-o", "json"],
+                          capture_output=True, text=True, timeout=60)
+    done.json = json.loads(done.stdout)
+    assert done.returncode == 3, done.stderr
     assert [(r["group"], r["deleted"], r["error"]) for r in done.json] == \
         [("vo-d", True, None), ("vo-d2", True, None), ("vo-nope", False, "GROUP_ID_NOT_FOUND")]
     assert done.stderr.splitlines() == ["kgroup delete: group 'vo-nope': GROUP_ID_NOT_FOUND"]
