@@ -187,3 +187,89 @@ class JavaMember:
 def close_all(members):
     for member in members:
         member.close()
+
+
+class RawJoin:
+    """A classic static member that only sends JoinGroup (v5) and never SyncGroup nor a heartbeat:
+    alone it leaves its group CompletingRebalance; a second one makes the group PreparingRebalance,
+    waiting for the first to rejoin. Both until ``session_ms`` runs out. A group mid-rebalance on
+    purpose, for as long as a test needs it."""
+
+    def __init__(self, bootstrap, group, instance_id, session_ms=30000, wait=True):
+        from kafka.protocol.consumer.group import JoinGroupRequest
+
+        from kgroup.client.wire import ClusterClient
+
+        self.client = ClusterClient(bootstrap, timeout_s=session_ms / 1000 + 10)
+        request = JoinGroupRequest(
+            version=5, group_id=group, session_timeout_ms=session_ms, rebalance_timeout_ms=session_ms,
+            member_id="", group_instance_id=instance_id, protocol_type="consumer",
+            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"\0" * 10)])
+        node = self.client.find_coordinator(group).node_id
+        self.response = None
+
+        def join():
+            try:
+                self.response = self.client.send(request, node_id=node)
+            except Exception as exc:  # noqa: BLE001 - the member expired: nothing to report
+                self.response = exc
+        if wait:
+            join()
+        else:
+            threading.Thread(target=join, daemon=True).start()
+
+    def close(self):
+        self.client.close()
+
+
+def kgroup(*args, input=None):
+    """``kgroup ARGS`` through click's runner: ``.exit_code``, ``.stdout``, ``.stderr`` and ``.json``
+    (stdout parsed, None when it is not JSON)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+    try:
+        result.json = json.loads(result.stdout)
+    except ValueError:
+        result.json = None
+    return result
+
+
+def committed(bootstrap, group) -> dict:
+    """The group's committed offsets as the broker answers confluent-kafka's AdminClient:
+    {(topic, partition): offset}."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    future = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group]
+    return {(tp.topic, tp.partition): tp.offset for tp in future.result(30).topic_partitions if tp.offset >= 0}
+
+
+def group_config(kafka, group, **settings):
+    """A group-level dynamic config (kafka-configs --entity-type groups), e.g.
+    ``consumer_session_timeout_ms=30000`` for consumer.session.timeout.ms."""
+    kafka.tool("kafka-configs", "--bootstrap-server", kafka.bootstrap, "--entity-type", "groups",
+               "--entity-name", group, "--alter", "--add-config",
+               ",".join(f"{k.replace('_', '.')}={v}" for k, v in settings.items()))
+
+
+def tool_rows(text: str) -> list[dict]:
+    """The rows of a table kafka-consumer-groups prints (its columns are padded to the widest
+    value, so each header's start column slices every row), as dicts by header; several groups'
+    tables in one text are concatenated; empty cells are ''."""
+    rows, starts, names = [], None, None
+    for line in text.splitlines():
+        if line.startswith("GROUP "):
+            names = line.split()
+            starts = [line.index(n) for n in names]
+            continue
+        if starts is None or not line.strip() or line.startswith(("Consumer group", "Error", "Warning")):
+            continue
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+        rows.append(dict(zip(names, cells)))
+    return rows
