@@ -1,16 +1,23 @@
 """JSON rows and kafka-dump-log lines of offset commits written straight from the undecoded records.
 
 Offset commits (key types 0 and 1, OffsetCommitValue v0-v4) are almost every record of a dump. Their
-text is one format per value version filled from one struct unpack, with the key's text cached by
+text is one format per value layout filled from one struct unpack, with the key's text cached by
 its bytes; no DecodedRow, DecodedValue or JSON dict is built. A run the reader unpacked whole (see
 `lazy_records`) whose keys are all known and whose values share one plain layout is read with one
 struct over the joined values; the formats of a batch are joined and filled by one %.
 
+The layouts, formats and structs are generated from OffsetCommitValue's schema (`schemas/offset_commit.json`,
+the one the decoder is generated from) by `_layout`: per version, the fields in order, the metadata
+string's length (int16, or a compact length in flexible versions), and in a flexible version the
+tagged-field section either empty or holding exactly the version's one fixed-size tagged field
+(v4's topicId, tag 0, which Kafka 4.4 writes into every commit whose topic it knows), written as
+the JSON converters write a tagged field: only when it is not its default, uuids as unpadded base64url.
+
 Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
 record by record in log order: control batches, magic 0/1, other record types, the Connect family,
-and every offset commit whose value is not laid out plainly (trailing bytes, tagged fields, a long
-varint, a bad length). So a record that does not decode is reported exactly as before. The first
-record of each key is decoded the generic way too, which checks the key and caches its text.
+and every offset commit whose value is not laid out plainly (trailing bytes, unknown tagged fields,
+a long varint, a bad length). So a record that does not decode is reported exactly as before. The
+first record of each key is decoded the generic way too, which checks the key and caches its text.
 tests/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
 
@@ -23,7 +30,8 @@ from operator import itemgetter
 from kgroup.records import dump_log_key
 from kgroup.records.batch_model import Record
 from kgroup.records.lazy_records import ZIGZAG, part_fields, record_parts
-from kgroup.records.schema_runtime import json_string
+from kgroup.records.schema_records import record_schema
+from kgroup.records.schema_runtime import STRUCT_CODES, STRUCT_SIZES, json_string, json_uuid
 from kgroup.writers import dumps_records
 
 from .dump_log_text import KEY_TEXT_LIMIT, batch_line, batch_lines, record_line
@@ -31,43 +39,111 @@ from .dump_log_text import KEY_TEXT_LIMIT, batch_line, batch_lines, record_line
 _OFFSET_COMMIT_TYPES = (0, 1)
 _key_of_row, _value_of_row = itemgetter(2), itemgetter(3)  # of a run's (timestamp delta, offset delta, key, value)
 _EMPTY = '""'
-
-#: Value version -> (struct of the fields before the metadata, ending in its length; struct of the
-#: fields after it; flexible). v4's length is a one-byte compact length and its tagged-field count
-#: must be 0 (anything longer goes the generic way).
-_LAYOUTS = (
-    (struct.Struct(">hqh"), struct.Struct(">q"), False),
-    (struct.Struct(">hqh"), struct.Struct(">qq"), False),
-    (struct.Struct(">hqh"), struct.Struct(">q"), False),
-    (struct.Struct(">hqih"), struct.Struct(">q"), False),
-    (struct.Struct(">hqiB"), struct.Struct(">qB"), True),
-)
+_INTEGERS = ("int8", "int16", "uint16", "int32", "int64")
 
 
-#: Value version -> (struct of the whole value when its metadata is empty, reading only the fields
-#: the text shows; (byte position, byte) pairs that such a value has: the version, the metadata
-#: length (v4: compact, 1) and v4's tagged-field count, 0).
-_PLAIN = (
-    (struct.Struct(">2xq2xq"), ((0, 0), (1, 0), (10, 0), (11, 0))),
-    (struct.Struct(">2xq2xqq"), ((0, 0), (1, 1), (10, 0), (11, 0))),
-    (struct.Struct(">2xq2xq"), ((0, 0), (1, 2), (10, 0), (11, 0))),
-    (struct.Struct(">2xqi2xq"), ((0, 0), (1, 3), (14, 0), (15, 0))),
-    (struct.Struct(">2xqixqx"), ((0, 0), (1, 4), (14, 1), (23, 0))),
-)
-_PLAIN_BYTES = tuple((itemgetter(*(p for p, _ in pairs)), tuple(b for _, b in pairs)) for _, pairs in _PLAIN)
+class _Tagged:
+    """A flexible version's one fixed-size tagged field, as the fast path reads and writes it."""
 
-#: Value version -> the value's JSON fields as kafka-dump-log selects them for that version.
-VALUE_JSON = (
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d,"expireTimestamp":%d}',
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"leaderEpoch":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"leaderEpoch":%d,"metadata":%s,"commitTimestamp":%d}',
-)
+    def __init__(self, field, version: int):
+        self.name = field.json_name
+        self.size = STRUCT_SIZES[field.type]
+        self.default = field.default(version)
+        self.code = STRUCT_CODES[field.type]
+        self.prefix = bytes((1, field.tag, self.size))  # one tagged field: count, tag, size (one-byte varints)
+
+
+class _Layout:
+    """One OffsetCommitValue version's layout and text, generated from its schema.
+
+    head: struct of the version and the fields before the metadata, ending in its length; tail:
+    struct of the fields after it (a flexible version: then the tagged-field count); data: the
+    value's JSON with %d/%s per field (the metadata's %s, and with a tagged field, a %s for its text
+    right after the field before it); plain: [(struct of the whole value with empty metadata, reading
+    only the fields the text shows; the (position, byte) pairs such a value has; None, or with the
+    tagged field, the struct that reads its bytes alone)].
+    """
+
+    def __init__(self, version: int, head: str, tail: str, data: str, tagged_data: str | None,
+                 tagged: _Tagged | None, plain: list):
+        self.version = version
+        self.head, self.tail = struct.Struct(head), struct.Struct(tail)
+        self.flexible = tail.endswith("B")
+        self.data, self.tagged_data, self.tagged = data, tagged_data, tagged
+        self.plain = [(struct.Struct(code), tuple(marks), tag_code and struct.Struct(tag_code))
+                      for code, marks, tag_code in plain]
+
+
+def _layout(message, version: int) -> _Layout | None:
+    """The fast path's layout of one version, or None when its fields are beyond what it reads (one
+    non-null string among integers, at most one fixed-size tagged field, the last): every value of
+    such a version then goes the generic way."""
+    flexible = version in message.flexible
+    fields = message.struct.fields_in(version)
+    untagged = [f for f in fields if version not in f.tagged]
+    tagged = [f for f in fields if version in f.tagged]
+    strings = [i for i, f in enumerate(untagged) if f.type == "string"]
+    if (len(strings) != 1 or version in untagged[strings[0]].nullable or version > 255
+            or any(f.type not in _INTEGERS for i, f in enumerate(untagged) if i != strings[0])):
+        return None
+    tag = None
+    if tagged:
+        if (not flexible or len(tagged) > 1 or fields[-1] is not tagged[0] or tagged[0].type not in STRUCT_SIZES
+                or tagged[0].type in _INTEGERS or not (0 <= tagged[0].tag < 128) or len(untagged) < 1):
+            return None  # (an integer tagged field would need its default's text; none is tagged today)
+        tag = _Tagged(tagged[0], version)
+    s = strings[0]
+    length_code = "B" if flexible else "h"
+    head = ">h" + "".join(STRUCT_CODES[f.type] for f in untagged[:s]) + length_code
+    tail = ">" + "".join(STRUCT_CODES[f.type] for f in untagged[s + 1:]) + ("B" if flexible else "")
+    texts = ['"%s":%s' % (f.json_name, "%s" if f.type == "string" else "%d") for f in untagged]
+    data = "{" + ",".join(texts) + "}"
+    tagged_data = "{" + ",".join(texts) + "%s}" if tag else None
+    # the whole value with empty metadata: only the shown fields read, the rest checked byte by byte
+    code, marks, position = ">2x", [(0, version >> 8), (1, version & 255)], 2
+    for f in untagged:
+        if f.type == "string":
+            empty = (1,) if flexible else (0, 0)  # a compact length is the length + 1
+            code += "%dx" % len(empty)
+            marks += [(position + i, b) for i, b in enumerate(empty)]
+            position += len(empty)
+        else:
+            code += STRUCT_CODES[f.type]
+            position += STRUCT_SIZES[f.type]
+    plain = [(code + ("x" if flexible else ""), marks + ([(position, 0)] if flexible else []), None)]
+    if tag:
+        plain.append((code + "3x%dx" % tag.size, marks + [(position + i, b) for i, b in enumerate(tag.prefix)],
+                      ">%dx%s" % (position + 3, tag.code)))
+    return _Layout(version, head, tail, data, tagged_data, tag, plain)
+
+
+_MESSAGE = record_schema(_OFFSET_COMMIT_TYPES[0]).value  # OffsetCommitValue (one schema for types 0 and 1)
+#: Value version -> its _Layout, or None (that version always goes the generic way).
+LAYOUTS = tuple(_layout(_MESSAGE, v) for v in range(_MESSAGE.valid.high + 1))
+_TOP = len(LAYOUTS) - 1
+
+
+class _TaggedTexts(dict):
+    """Raw tagged-field bytes -> its text in the value's JSON (a 1-tuple, to add to the fields read):
+    ',"topicId":"..."', or "" for the default, which the JSON converters leave out."""
+
+    LIMIT = 4096
+
+    def __init__(self, tagged: _Tagged, key_tuples: bool):
+        super().__init__()
+        self.tagged, self.key_tuples = tagged, key_tuples
+
+    def __missing__(self, raw):
+        if len(self) >= self.LIMIT:
+            self.clear()
+        value = raw[0] if self.key_tuples else raw
+        text = "" if value == self.tagged.default else ',"%s":%s' % (self.tagged.name, json_uuid(value))
+        self[raw] = result = (text,)
+        return result
 
 
 class OffsetCommitValues:
-    """One output's text of OffsetCommitValue v0-v4: a format per version and the arguments that
+    """One output's text of OffsetCommitValue v0-v4: a format per layout and the arguments that
     fill it, read with one struct unpack.
 
     `template` places the version and the JSON fields ({version}, {data}: str.format); `quote` is
@@ -79,59 +155,88 @@ class OffsetCommitValues:
 
     def __init__(self, template: str, quote):
         self.quote = quote
-        self.formats = tuple(template.format(version=v, data=data) for v, data in enumerate(VALUE_JSON))
-        self.plain_formats = tuple(template.format(version=v, data=data.replace("%s", _EMPTY))
-                                   for v, data in enumerate(VALUE_JSON))
+        fill = lambda layout, data: template.format(version=layout.version, data=data)  # noqa: E731
+        self.formats = tuple(layout and fill(layout, layout.data) for layout in LAYOUTS)
+        self.tagged_formats = tuple(layout and layout.tagged and fill(layout, layout.tagged_data)
+                                    for layout in LAYOUTS)
+        # version -> [(struct, marks, format, texts of the tagged field or None)] for empty metadata
+        self.plain = tuple(layout and [
+            (plain, marks, fill(layout, (layout.tagged_data if tag else layout.data).replace("%s", _EMPTY, 1)),
+             tag and (tag, _TaggedTexts(layout.tagged, True)))
+            for plain, marks, tag in layout.plain] for layout in LAYOUTS)
+        self.plain_marks = tuple(layout and [(itemgetter(*(p for p, _ in marks)), tuple(b for _, b in marks))
+                                             for _, marks, _ in layout.plain] for layout in LAYOUTS)
+        self.texts = tuple(layout and layout.tagged and _TaggedTexts(layout.tagged, False) for layout in LAYOUTS)
 
     def one(self, value) -> tuple | None:
         """(format, its arguments) for a value laid out exactly as Kafka writes it; None for anything
         else (the generic decoder reads it, and reports what is wrong)."""
-        if type(value) is not bytes or len(value) < 2 or value[0] or value[1] > 4:
+        if type(value) is not bytes or len(value) < 2 or value[0] or value[1] > _TOP:
             return None
         version = value[1]
-        plain = _PLAIN[version][0]
-        if len(value) == plain.size:
-            marks, expected = _PLAIN_BYTES[version]
-            if marks(value) == expected:
-                return self.plain_formats[version], plain.unpack(value)
-        head, tail, flexible = _LAYOUTS[version]
+        layout = LAYOUTS[version]
+        if layout is None:
+            return None
+        size = len(value)
+        for (plain, _, fmt, tag), (marks, expected) in zip(self.plain[version], self.plain_marks[version]):
+            if size == plain.size and marks(value) == expected:
+                if tag is None:
+                    return fmt, plain.unpack(value)
+                return fmt, plain.unpack(value) + tag[1][tag[0].unpack(value)]
+        head, tail = layout.head, layout.tail
         start = head.size
-        if len(value) < start + tail.size:
+        if size < start + tail.size:
             return None
         fields = head.unpack_from(value)
         length = fields[-1]
-        if flexible:
+        if layout.flexible:
             if length == 0 or length > 127:
                 return None
             length -= 1
         end = start + length
-        if length < 0 or end + tail.size != len(value):
+        rest = size - end - tail.size  # bytes after the tail: the tagged field's
+        if rest < 0:
             return None
         after = tail.unpack_from(value, end)
-        if flexible:
-            if after[1]:  # tagged fields
-                return None
-            after = after[:1]
         metadata = self.quote(value[start:end].decode("utf-8", "replace")) if length else _EMPTY
-        return self.formats[version], fields[1:-1] + (metadata,) + after
+        if not layout.flexible:
+            return None if rest else (self.formats[version], fields[1:-1] + (metadata,) + after)
+        count = after[-1]
+        if not count:
+            return None if rest else (self.formats[version], fields[1:-1] + (metadata,) + after[:-1])
+        tagged = layout.tagged
+        if count != 1 or tagged is None or rest != 2 + tagged.size:
+            return None
+        at = end + tail.size
+        if value[at - 1:at + 2] != tagged.prefix:
+            return None
+        return (self.tagged_formats[version],
+                fields[1:-1] + (metadata,) + after[:-1] + self.texts[version][value[at + 2:]])
 
     def run(self, values: list) -> tuple | None:
         """(format, an iterator of each value's arguments) for values of one size (a run's) that are
         all one version with empty metadata; None otherwise."""
         first = values[0]
-        if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > 4:
+        if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > _TOP:
             return None
-        version = first[1]
-        plain, marks = _PLAIN[version]
-        size = plain.size
-        if len(first) != size:
+        variants = self.plain[first[1]]
+        if variants is None:
+            return None
+        size = len(first)
+        for plain, marks, fmt, tag in variants:
+            if plain.size == size:
+                break
+        else:
             return None
         joined = b"".join(values)
         n = len(values)
         for position, byte in marks:
             if joined[position::size] != bytes((byte,)) * n:
                 return None
-        return self.plain_formats[version], plain.iter_unpack(joined)
+        if tag is None:
+            return fmt, plain.iter_unpack(joined)
+        # the shown fields, then the tagged field's text (its bytes' 1-tuple -> the text's): all C-level
+        return fmt, map(tuple.__add__, plain.iter_unpack(joined), map(tag[1].__getitem__, tag[0].iter_unpack(joined)))
 
 
 def is_offset_commit(row) -> bool:
