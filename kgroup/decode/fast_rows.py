@@ -16,7 +16,7 @@ the JSON converters write a tagged field: only when it is not its default, uuids
 Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
 record by record in log order: control batches, magic 0/1, other record types, the Connect family,
 and every offset commit whose value is not laid out plainly (trailing bytes, unknown tagged fields,
-a long varint, a bad length). So a record that does not decode is reported exactly as before. The
+a length varint longer than two bytes, a bad length). So a record that does not decode is reported exactly as before. The
 first record of each key is decoded the generic way too, which checks the key and caches its text.
 tests/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
@@ -189,10 +189,17 @@ class OffsetCommitValues:
             return None
         fields = head.unpack_from(value)
         length = fields[-1]
-        if layout.flexible:
-            if length == 0 or length > 127:
+        if layout.flexible:  # a compact length (the length + 1): one varint byte, or two
+            if length > 127:
+                if value[start] > 127 or not value[start]:
+                    return None
+                length = (length & 127) | value[start] << 7
+                start += 1
+            if length == 0:
                 return None
             length -= 1
+        elif length < 0:
+            return None
         end = start + length
         rest = size - end - tail.size  # bytes after the tail: the tagged field's
         if rest < 0:
