@@ -34,6 +34,7 @@ from kgroup.records.schema_records import record_schema
 from kgroup.records.schema_runtime import STRUCT_CODES, STRUCT_SIZES, json_string, json_uuid
 from kgroup.writers import dumps_records
 
+from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import KEY_TEXT_LIMIT, batch_line, batch_lines, record_line
 
 _OFFSET_COMMIT_TYPES = (0, 1)
@@ -61,7 +62,7 @@ class _Layout:
     value's JSON with %d/%s per field (the metadata's %s, and with a tagged field, a %s for its text
     right after the field before it); plain: [(struct of the whole value with empty metadata, reading
     only the fields the text shows; the (position, byte) pairs such a value has; None, or with the
-    tagged field, the struct that reads its bytes alone)].
+    tagged field, where its bytes start)].
     """
 
     def __init__(self, version: int, head: str, tail: str, data: str, tagged_data: str | None,
@@ -70,8 +71,7 @@ class _Layout:
         self.head, self.tail = struct.Struct(head), struct.Struct(tail)
         self.flexible = tail.endswith("B")
         self.data, self.tagged_data, self.tagged = data, tagged_data, tagged
-        self.plain = [(struct.Struct(code), tuple(marks), tag_code and struct.Struct(tag_code))
-                      for code, marks, tag_code in plain]
+        self.plain = [(struct.Struct(code), tuple(marks), tag_at) for code, marks, tag_at in plain]
 
 
 def _layout(message, version: int) -> _Layout | None:
@@ -113,7 +113,7 @@ def _layout(message, version: int) -> _Layout | None:
     plain = [(code + ("x" if flexible else ""), marks + ([(position, 0)] if flexible else []), None)]
     if tag:
         plain.append((code + "3x%dx" % tag.size, marks + [(position + i, b) for i, b in enumerate(tag.prefix)],
-                      ">%dx%s" % (position + 3, tag.code)))
+                      position + 3))
     return _Layout(version, head, tail, data, tagged_data, tag, plain)
 
 
@@ -124,22 +124,60 @@ _TOP = len(LAYOUTS) - 1
 
 
 class _TaggedTexts(dict):
-    """Raw tagged-field bytes -> its text in the value's JSON (a 1-tuple, to add to the fields read):
-    ',"topicId":"..."', or "" for the default, which the JSON converters leave out."""
+    """Raw bytes of the tagged field -> its text in the value's JSON, as a 1-tuple (to add to the
+    fields read): ',"topicId":"..."', or "" for the default, which the JSON converters leave out."""
 
     LIMIT = 4096
 
-    def __init__(self, tagged: _Tagged, key_tuples: bool):
+    def __init__(self, tagged: _Tagged):
         super().__init__()
-        self.tagged, self.key_tuples = tagged, key_tuples
+        self.tagged = tagged
 
-    def __missing__(self, raw):
+    def __missing__(self, raw: bytes) -> tuple:
         if len(self) >= self.LIMIT:
             self.clear()
-        value = raw[0] if self.key_tuples else raw
-        text = "" if value == self.tagged.default else ',"%s":%s' % (self.tagged.name, json_uuid(value))
+        tagged = self.tagged
+        text = "" if raw == tagged.default else ',"%s":%s' % (tagged.name, json_uuid(raw))
         self[raw] = result = (text,)
         return result
+
+
+class _Plain:
+    """One layout of a value with empty metadata, for one output: its struct, marks and format."""
+
+    __slots__ = ("struct", "marks", "expected", "size", "format", "tag_at", "tag_end", "texts", "columns",
+                 "baked")
+
+    def __init__(self, plain: struct.Struct, marks: tuple, fmt: str, tag_at, texts):
+        self.struct, self.size, self.format = plain, plain.size, fmt
+        self.marks = marks  # ((position, byte), ...)
+        self.expected = (itemgetter(*(p for p, _ in marks)), tuple(b for _, b in marks))
+        self.tag_at, self.texts = tag_at, texts  # the tagged field's position, or None; its texts
+        self.tag_end = tag_at and tag_at + texts.tagged.size
+        self.columns: dict = {}  # a run's length -> the struct of its values' tagged fields
+        self.baked: dict = {}  # a tagged field's raw bytes -> the format with its text written in
+
+    def column(self, n: int) -> struct.Struct:
+        """The struct that reads the tagged field of each of n joined values, in one unpack."""
+        column = self.columns.get(n)
+        if column is None:
+            if len(self.columns) >= 256:
+                self.columns.clear()
+            tagged, at, size = self.texts.tagged, self.tag_at, self.size
+            column = self.columns[n] = struct.Struct(
+                ">%dx%s" % (at, tagged.code) + ("%dx%s" % (size - tagged.size, tagged.code)) * (n - 1)
+                + "%dx" % (size - self.tag_end))
+        return column
+
+    def with_text(self, raw: bytes) -> str:
+        """The format with the text of the tagged field's raw bytes written in (its %s is the last)."""
+        baked = self.baked.get(raw)
+        if baked is None:
+            if len(self.baked) >= _TaggedTexts.LIMIT:
+                self.baked.clear()
+            head, _, tail = self.format.rpartition("%s")
+            baked = self.baked[raw] = head + self.texts[raw][0].replace("%", "%%") + tail
+        return baked
 
 
 class OffsetCommitValues:
@@ -159,14 +197,12 @@ class OffsetCommitValues:
         self.formats = tuple(layout and fill(layout, layout.data) for layout in LAYOUTS)
         self.tagged_formats = tuple(layout and layout.tagged and fill(layout, layout.tagged_data)
                                     for layout in LAYOUTS)
-        # version -> [(struct, marks, format, texts of the tagged field or None)] for empty metadata
+        self.texts = tuple(layout and layout.tagged and _TaggedTexts(layout.tagged) for layout in LAYOUTS)
+        #: version -> [_Plain] (without the tagged field, then with it)
         self.plain = tuple(layout and [
-            (plain, marks, fill(layout, (layout.tagged_data if tag else layout.data).replace("%s", _EMPTY, 1)),
-             tag and (tag, _TaggedTexts(layout.tagged, True)))
-            for plain, marks, tag in layout.plain] for layout in LAYOUTS)
-        self.plain_marks = tuple(layout and [(itemgetter(*(p for p, _ in marks)), tuple(b for _, b in marks))
-                                             for _, marks, _ in layout.plain] for layout in LAYOUTS)
-        self.texts = tuple(layout and layout.tagged and _TaggedTexts(layout.tagged, False) for layout in LAYOUTS)
+            _Plain(plain, marks, fill(layout, (layout.tagged_data if tag_at else layout.data).replace("%s", _EMPTY, 1)),
+                   tag_at, self.texts[layout.version])
+            for plain, marks, tag_at in layout.plain] for layout in LAYOUTS)
 
     def one(self, value) -> tuple | None:
         """(format, its arguments) for a value laid out exactly as Kafka writes it; None for anything
@@ -178,11 +214,13 @@ class OffsetCommitValues:
         if layout is None:
             return None
         size = len(value)
-        for (plain, _, fmt, tag), (marks, expected) in zip(self.plain[version], self.plain_marks[version]):
-            if size == plain.size and marks(value) == expected:
-                if tag is None:
-                    return fmt, plain.unpack(value)
-                return fmt, plain.unpack(value) + tag[1][tag[0].unpack(value)]
+        for plain in self.plain[version]:
+            if size == plain.size:
+                marks, expected = plain.expected
+                if marks(value) == expected:
+                    if plain.tag_at is None:
+                        return plain.format, plain.struct.unpack(value)
+                    return plain.format, plain.struct.unpack(value) + plain.texts[value[plain.tag_at:plain.tag_end]]
         head, tail = layout.head, layout.tail
         start = head.size
         if size < start + tail.size:
@@ -230,20 +268,23 @@ class OffsetCommitValues:
         if variants is None:
             return None
         size = len(first)
-        for plain, marks, fmt, tag in variants:
+        for plain in variants:
             if plain.size == size:
                 break
         else:
             return None
         joined = b"".join(values)
         n = len(values)
-        for position, byte in marks:
+        for position, byte in plain.marks:
             if joined[position::size] != bytes((byte,)) * n:
                 return None
-        if tag is None:
-            return fmt, plain.iter_unpack(joined)
-        # the shown fields, then the tagged field's text (its bytes' 1-tuple -> the text's): all C-level
-        return fmt, map(tuple.__add__, plain.iter_unpack(joined), map(tag[1].__getitem__, tag[0].iter_unpack(joined)))
+        if plain.tag_at is None:
+            return plain.format, plain.struct.iter_unpack(joined)
+        raws = plain.column(n).unpack(joined)
+        if raws.count(raws[0]) == n:  # one topic id in the run (a commit's partitions of one topic)
+            return plain.with_text(raws[0]), plain.struct.iter_unpack(joined)
+        # the shown fields, then the tagged field's text: C-level
+        return plain.format, map(tuple.__add__, plain.struct.iter_unpack(joined), map(plain.texts.__getitem__, raws))
 
 
 def is_offset_commit(row) -> bool:
@@ -260,6 +301,32 @@ _NULL_VALUE = (',"value_version":null,"value":null', ())  # a tombstone's value 
 _DELETE = ("<DELETE>", ())  # kafka-dump-log's
 
 
+class _KeyProbe:
+    """The first record of a key whose value the fast way reads: only its key is decoded (the record
+    as a tombstone, through a decoder of its own that reports nothing); the generic decoder reads the
+    whole record, and reports its problems, when the key is not an offset commit key that decodes.
+    (A value that `OffsetCommitValues.one` reads is one the generic decoder reads without a problem.)"""
+
+    def __init__(self):
+        self.decoder = self.silent = None
+
+    @staticmethod
+    def text(fields, null_text, value_text):
+        """The value's text (see OffsetCommitValues.one) when the key's bytes name an offset commit."""
+        key, value = fields[3], fields[4]
+        if type(key) is not bytes or len(key) < 2 or key[0] or key[1] not in _OFFSET_COMMIT_TYPES:
+            return None
+        return null_text if value is None else value_text(value)
+
+    def __call__(self, batch, fields, decoder):
+        """The row of the record's key (its value None), or None: the generic way then."""
+        key = fields[3]
+        if decoder is not self.decoder:
+            self.decoder, self.silent = decoder, RowDecoder(decoder.segment, decoder.family, ProblemLog())
+        row = self.silent.rows(batch, (Record(fields[0], fields[1], fields[2], key, None, fields[5], fields[6], -1),))[0]
+        return row if is_offset_commit(row) else None
+
+
 class FastJsonl:
     """The jsonl text of one batch's rows (`render.JsonlLines` text), offset commits the fast way."""
 
@@ -272,6 +339,7 @@ class FastJsonl:
         self.separator = separator  # between rows: "\n" for jsonl, ",\n" in a JSON array
         self.heads: dict = {}  # offset commit key bytes -> key head text, "" when the filter drops it
         self.values = OffsetCommitValues(',"value_version":{version},"value":{data}', dumps_records)
+        self.probe = _KeyProbe()
 
     def text(self, batch, records, decoder) -> tuple[str, int]:
         """(the batch's rows joined by the separator, how many rows)."""
@@ -295,27 +363,29 @@ class FastJsonl:
                 continue
             for fields in part_fields(records, part):
                 head = heads.get(fields[3])
-                row = None
-                if head is None:  # a key seen first: the generic decoder reads the record
-                    row = decoder.rows(batch, (Record(*fields),))[0]  # a data batch: one row per record
-                    kept = keep is None or keep(row)
-                    if not is_offset_commit(row):
+                value = fields[4]
+                if head is None:  # a key seen first
+                    text = self.probe.text(fields, _NULL_VALUE, value_text)
+                    row = None if text is None else self.probe(batch, fields, decoder)
+                    if row is None:  # the generic decoder reads the record
+                        row = decoder.rows(batch, (Record(*fields),))[0]  # a data batch: one row per record
+                        kept = keep is None or keep(row)
+                        if is_offset_commit(row):
+                            heads[fields[3]] = self.lines.key_head(row) if kept else ""
                         if kept:
                             formats.append("%s")
                             args.append(line(row))
                         continue
-                    head = heads[fields[3]] = self.lines.key_head(row) if kept else ""
-                value = fields[4]
-                text = _NULL_VALUE if value is None else value_text(value)
-                if text is None:  # laid out otherwise: the generic way
-                    if row is None:
+                    head = heads[fields[3]] = self.lines.key_head(row) if keep is None or keep(row) else ""
+                else:
+                    text = _NULL_VALUE if value is None else value_text(value)
+                    if text is None:  # laid out otherwise: the generic way
                         row = decoder.rows(batch, (Record(*fields),))[0]
-                    if keep is None or keep(row):
-                        formats.append("%s")
-                        args.append(line(row))
-                    continue
-                if row is None:
-                    ok += 1  # (the decoder counted the others)
+                        if keep is None or keep(row):
+                            formats.append("%s")
+                            args.append(line(row))
+                        continue
+                ok += 1  # (the decoder counted the others)
                 if head:  # else the filter drops the row: only whether the value reads mattered
                     formats.append(self.BEFORE + text[0] + "%s")
                     args += (fields[0], fields[1], head) + text[1] + end
@@ -336,10 +406,11 @@ class FastJsonl:
             if plain is None:
                 return False
             fmt, values = self.BEFORE + plain[0] + "%s", plain[1]
+        fmt = fmt[:-2] + end[0].replace("%", "%%")  # the row's end is the batch's: written in, not filled
         zz, base_offset, base_ts = ZIGZAG, records.base_offset, records.base_ts
         extend = args.extend
         for (ts, od, _, _), head, fields in zip(rows, heads, values):
-            extend((base_offset + zz[od], base_ts + zz[ts], head) + fields + end)
+            extend((base_offset + zz[od], base_ts + zz[ts], head) + fields)
         formats += repeat(fmt, len(rows))
         return True
 
@@ -354,6 +425,7 @@ class FastDumpLog:
     def __init__(self):
         self.keys: dict = {}  # offset commit key bytes -> kafka-dump-log key text
         self.values = OffsetCommitValues('{{"version":"{version}","data":{data}}}', json_string)
+        self.probe = _KeyProbe()
 
     def text(self, batch, records, decoder, key_texts: dict) -> str:
         """The batch's lines, each ending in a newline. records: the whole batch's records,
@@ -375,26 +447,27 @@ class FastDumpLog:
                 continue
             for fields in part_fields(records, part):
                 key_text = keys.get(fields[3])
-                record = row = None
-                if key_text is None:  # a key seen first: the generic decoder reads the record
-                    record = Record(*fields)
-                    row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
-                    if not is_offset_commit(row):
+                value = fields[4]
+                if key_text is None:  # a key seen first
+                    text = self.probe.text(fields, _DELETE, value_text)
+                    row = None if text is None else self.probe(batch, fields, decoder)
+                    if row is None:  # the generic decoder reads the record
+                        record = Record(*fields)
+                        row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
+                        if is_offset_commit(row):
+                            keys[fields[3]] = dump_log_key(row.key)
                         formats.append("%s")
                         args.append(record_line(batch, record, row))
                         continue
                     key_text = keys[fields[3]] = dump_log_key(row.key)
-                value = fields[4]
-                text = _DELETE if value is None else value_text(value)
-                if text is None:  # laid out otherwise: the generic way
-                    if record is None:
+                else:
+                    text = _DELETE if value is None else value_text(value)
+                    if text is None:  # laid out otherwise: the generic way
                         record = Record(*fields)
-                        row = decoder.rows(batch, (record,))[0]
-                    formats.append("%s")
-                    args.append(record_line(batch, record, row))
-                    continue
-                if row is None:
-                    ok += 1  # (the decoder counted the others)
+                        formats.append("%s")
+                        args.append(record_line(batch, record, decoder.rows(batch, (record,))[0]))
+                        continue
+                ok += 1  # (the decoder counted the others)
                 headers = fields[5]
                 formats.append(before + text[0])
                 args += (fields[0], fields[1], fields[6], fields[7], fields[2],
