@@ -199,27 +199,33 @@ def warm_bytecode(tmp: str, kgroup_dir: str | None = None) -> None:
             run_command(path, *fmt, kgroup_dir=kgroup_dir)
 
 
-def run_command(path: str, *args: str, kgroup_dir: str | None = None) -> tuple[int, int]:
+def _command_env(kgroup_dir: str | None) -> dict:
+    if kgroup_dir is None:
+        return COMMAND_ENV
+    return dict(COMMAND_ENV, PYTHONPATH=os.pathsep.join(
+        [kgroup_dir] + [p for p in [COMMAND_ENV.get("PYTHONPATH")] if p]))
+
+
+def run_command(path: str, *args: str, kgroup_dir: str | None = None) -> tuple[int, float]:
     """The whole `kgroup decode-offsets` command in a fresh process, output to /dev/null;
-    kgroup_dir: another checkout's kgroup (first on PYTHONPATH) instead of this one."""
-    env = COMMAND_ENV
-    if kgroup_dir is not None:
-        env = dict(COMMAND_ENV, PYTHONPATH=os.pathsep.join(
-            [kgroup_dir] + [p for p in [COMMAND_ENV.get("PYTHONPATH")] if p]))
+    kgroup_dir: another checkout's kgroup (first on PYTHONPATH) instead of this one. Returns
+    (0, the process's CPU seconds, user + system). It runs in the dump's directory: `python -m`
+    puts the working directory first on sys.path, and a checkout's own kgroup there would win."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(os.devnull, "w") as sink:
         subprocess.run([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, path],
-                       stdout=sink, check=True, env=env)
-    return 0, 0
+                       stdout=sink, check=True, env=_command_env(kgroup_dir), cwd=os.path.dirname(path))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return 0, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def same_output(path: str, kgroup_dir: str, *args: str) -> bool:
     """Whether this checkout's command and kgroup_dir's write the same bytes for the file."""
     digests = []
     for where in (None, kgroup_dir):
-        env = COMMAND_ENV if where is None else dict(COMMAND_ENV, PYTHONPATH=where)
         digest = hashlib.sha256()
         with subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "decode-offsets", *args, path],
-                              stdout=subprocess.PIPE, env=env) as proc:
+                              stdout=subprocess.PIPE, env=_command_env(where), cwd=os.path.dirname(path)) as proc:
             for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):
                 digest.update(chunk)
         if proc.returncode:
@@ -358,20 +364,22 @@ def bench(args, tmp: str, commits: str) -> None:
           f"{pl_s:.2f} s = {n / pl_s:,.0f} records/s"
           + (f", {n / pl_s / base:.2f}x baseline" if base else ""))
     for label, fmt in COMMAND_FORMATS:
-        cmd_s, before_s = float("inf"), float("inf")
+        cmd_s = before_s = cmd_cpu = before_cpu = float("inf")
         for _ in range(max(1, args.repeat)):  # interleaved: both ways see the same load
-            cmd_s = min(cmd_s, timed(lambda p, fmt=fmt: run_command(p, *fmt), path)[2])
+            _, cpu, wall = timed(lambda p, fmt=fmt: run_command(p, *fmt), path)
+            cmd_s, cmd_cpu = min(cmd_s, wall), min(cmd_cpu, cpu)
             if args.before:
-                before_s = min(before_s, timed(
-                    lambda p, fmt=fmt: run_command(p, *fmt, kgroup_dir=args.before), path)[2])
+                _, cpu, wall = timed(lambda p, fmt=fmt: run_command(p, *fmt, kgroup_dir=args.before), path)
+                before_s, before_cpu = min(before_s, wall), min(before_cpu, cpu)
         cmd_rate = info["records"] / cmd_s
         print(f"kgroup decode-offsets {label} > /dev/null (whole process): {cmd_s:.2f} s "
-              f"= {cmd_rate:,.0f} records/s" + (f", {cmd_rate / base:.2f}x baseline" if base else ""))
+              f"= {cmd_rate:,.0f} records/s" + (f", {cmd_rate / base:.2f}x baseline" if base else "")
+              + f" (CPU {cmd_cpu:.2f} s)")
         if args.before:
             same = same_output(path, args.before, *fmt)
             print(f"  before ({args.before}): {before_s:.2f} s = {info['records'] / before_s:,.0f} "
-                  f"records/s; after/before speed {before_s / cmd_s:.2f}x"
-                  f"{'' if same else ' -- OUTPUT DIFFERS'}")
+                  f"records/s (CPU {before_cpu:.2f} s); after/before speed {before_s / cmd_s:.2f}x, "
+                  f"by CPU {before_cpu / cmd_cpu:.2f}x{'' if same else ' -- OUTPUT DIFFERS'}")
     print(f"  ({_load()})")
     if base is not None:
         if base_sum != kg_sum:
