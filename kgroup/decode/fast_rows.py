@@ -16,9 +16,10 @@ the JSON converters write a tagged field: only when it is not its default, uuids
 Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
 record by record in log order: control batches, magic 0/1, other record types, the Connect family,
 and every offset commit whose value is not laid out plainly (trailing bytes, unknown tagged fields,
-a length varint longer than two bytes, a bad length). So a record that does not decode is reported exactly as before. The
-first record of each key is decoded the generic way too, which checks the key and caches its text.
-tests/test_fast_rows.py holds both ways to the same text, problems and counts.
+a length varint longer than two bytes, a bad length). So a record that does not decode is reported
+exactly as before. The first record of each key has its key decoded (`_KeyProbe`: the key alone when
+the value reads the fast way, else the whole record the generic way), which checks the key and
+caches its text. tests/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _INTEGERS = ("int8", "int16", "uint16", "int32", "int64")
 
 
 class _Tagged:
-    """A flexible version's one fixed-size tagged field, as the fast path reads and writes it."""
+    """A flexible version's one tagged field (a uuid), as the fast path reads and writes it."""
 
     def __init__(self, field, version: int):
         self.name = field.json_name
@@ -76,8 +77,8 @@ class _Layout:
 
 def _layout(message, version: int) -> _Layout | None:
     """The fast path's layout of one version, or None when its fields are beyond what it reads (one
-    non-null string among integers, at most one fixed-size tagged field, the last): every value of
-    such a version then goes the generic way."""
+    non-null string among integers, at most one tagged field, a uuid, the last): every value of such
+    a version then goes the generic way (tests/test_fast_rows.py checks that no version does)."""
     flexible = version in message.flexible
     fields = message.struct.fields_in(version)
     untagged = [f for f in fields if version not in f.tagged]
@@ -88,9 +89,9 @@ def _layout(message, version: int) -> _Layout | None:
         return None
     tag = None
     if tagged:
-        if (not flexible or len(tagged) > 1 or fields[-1] is not tagged[0] or tagged[0].type not in STRUCT_SIZES
-                or tagged[0].type in _INTEGERS or not (0 <= tagged[0].tag < 128) or len(untagged) < 1):
-            return None  # (an integer tagged field would need its default's text; none is tagged today)
+        if (not flexible or len(tagged) > 1 or fields[-1] is not tagged[0] or tagged[0].type != "uuid"
+                or not (0 <= tagged[0].tag < 128)):
+            return None  # (its text is json_uuid's: another type would need its own)
         tag = _Tagged(tagged[0], version)
     s = strings[0]
     length_code = "B" if flexible else "h"
