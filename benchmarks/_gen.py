@@ -1,8 +1,14 @@
 """A realistic `__consumer_offsets` dump for the benchmarks, written with kgroup's writer.
 
 Like a busy coordinator partition: many groups, each committing ~50 partitions per
-OffsetCommit (one batch per commit, OffsetCommitValue v3), and every few rounds a
-GroupMetadataValue v3 with a few static members (KIP-345 groupInstanceId set).
+OffsetCommit (one batch per commit), and every few rounds a GroupMetadataValue v3 with a few
+static members (KIP-345 groupInstanceId set).
+
+Commits are written as Kafka 4.4 writes them by default (``commits="kafka-4.4"``): OffsetCommitValue
+v4 with the topic's id in tagged field 0 (topicId), what the real 4.4 broker wrote for the classic,
+the consumer and the transactional group's commits alike in tests/vectors/kafka-4.4/ (leader epoch
+0, empty metadata, 42-byte values). ``commits="v3"`` writes the layout of Kafka 2.1-3.x
+(OffsetCommitValue v3, 24 bytes), which the benchmark figures before Kafka 4.4 were measured on.
 """
 
 from __future__ import annotations
@@ -47,9 +53,16 @@ def group_metadata(group: str, topic: str, generation: int, ts: int, members: in
     })
 
 
+COMMIT_LAYOUTS = ("kafka-4.4", "v3")
+
+
 def write_dump(path: str, records: int = 1_000_000, groups: int = 400, partitions: int = 50,
-               metadata_every: int = 10, compression: str = "none", seed: int = 7) -> dict:
-    """Write the dump; returns counts of what was written."""
+               metadata_every: int = 10, compression: str = "none", seed: int = 7,
+               commits: str = "kafka-4.4") -> dict:
+    """Write the dump; returns counts of what was written. commits: one of COMMIT_LAYOUTS."""
+    if commits not in COMMIT_LAYOUTS:
+        raise ValueError(f"commits: one of {COMMIT_LAYOUTS}, not {commits!r}")
+    offset_value = _v4_topic_id_value if commits == "kafka-4.4" else _v3_value
     rng = random.Random(seed)
     names = [(f"payments-consumer-{g:04d}", f"topic-{g % 37:02d}") for g in range(groups)]
     keys = {}
@@ -82,21 +95,35 @@ def write_dump(path: str, records: int = 1_000_000, groups: int = 400, partition
                             1, {"group": group, "topic": topic, "partition": p})
                     off = offsets[(group, p)] = offsets.get((group, p), rng.randint(0, 10**6)) + \
                         rng.randint(0, 500)
-                    rows.append((k, _offset_value(off, ts), ts))
+                    rows.append((k, offset_value(off, ts, topic), ts))
                 w.append(rows, compression=compression, base_sequence=0)
                 written += len(rows)
                 batches += 1
             round_no += 1
     return {"records": written, "batches": batches, "metadata_records": metadata_records,
-            "bytes": os.path.getsize(path)}
+            "bytes": os.path.getsize(path), "commits": commits}
 
 
-_V3 = struct.Struct(">hqih")  # version, offset, leaderEpoch, metadata length (then commitTimestamp)
+_V3 = struct.Struct(">hqihq")  # version, offset, leaderEpoch, metadata length, commitTimestamp
+#: version, offset, leaderEpoch, compact metadata length (1: empty), commitTimestamp, one tagged
+#: field (count 1), tag 0 (topicId), its size (16), the uuid
+_V4_TOPIC_ID = struct.Struct(">hqiBqBBB16s")
 
 
-def _offset_value(offset: int, ts: int) -> bytes:
+def _v3_value(offset: int, ts: int, topic: str) -> bytes:
     """OffsetCommitValue v3 with empty metadata (what encode_value(1, 3, ...) produces)."""
-    return _V3.pack(3, offset, 0, 0) + struct.pack(">q", ts)
+    return _V3.pack(3, offset, 0, 0, ts)
+
+
+def topic_id(topic: str) -> bytes:
+    """A stable made-up topic id per topic name (Kafka's are random v4 uuids)."""
+    return random.Random(topic).randbytes(16)
+
+
+def _v4_topic_id_value(offset: int, ts: int, topic: str) -> bytes:
+    """OffsetCommitValue v4 as Kafka 4.4 writes it: empty metadata, the topic's id in tag 0
+    (what encode_value(1, 4, {..., "topicId": ...}) produces)."""
+    return _V4_TOPIC_ID.pack(4, offset, 0, 1, ts, 1, 0, 16, topic_id(topic))
 
 
 def grow(path: str, target_bytes: int) -> int:
@@ -113,4 +140,5 @@ def grow(path: str, target_bytes: int) -> int:
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "dump.log"
-    print(write_dump(out, int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000))
+    print(write_dump(out, int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000,
+                     commits=sys.argv[3] if len(sys.argv) > 3 else "kafka-4.4"))

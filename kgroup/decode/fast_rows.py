@@ -1,17 +1,25 @@
 """JSON rows and kafka-dump-log lines of offset commits written straight from the undecoded records.
 
 Offset commits (key types 0 and 1, OffsetCommitValue v0-v4) are almost every record of a dump. Their
-text is one format per value version filled from one struct unpack, with the key's text cached by
+text is one format per value layout filled from one struct unpack, with the key's text cached by
 its bytes; no DecodedRow, DecodedValue or JSON dict is built. A run the reader unpacked whole (see
 `lazy_records`) whose keys are all known and whose values share one plain layout is read with one
 struct over the joined values; the formats of a batch are joined and filled by one %.
 
+The layouts, formats and structs are generated from OffsetCommitValue's schema (`schemas/offset_commit.json`,
+the one the decoder is generated from) by `_layout`: per version, the fields in order, the metadata
+string's length (int16, or a compact length in flexible versions), and in a flexible version the
+tagged-field section either empty or holding exactly the version's one fixed-size tagged field
+(v4's topicId, tag 0, which Kafka 4.4 writes into every commit whose topic it knows), written as
+the JSON converters write a tagged field: only when it is not its default, uuids as unpadded base64url.
+
 Everything else goes the generic way (`RowDecoder` and the renderers of `render` / `dump_log_text`),
 record by record in log order: control batches, magic 0/1, other record types, the Connect family,
-and every offset commit whose value is not laid out plainly (trailing bytes, tagged fields, a long
-varint, a bad length). So a record that does not decode is reported exactly as before. The first
-record of each key is decoded the generic way too, which checks the key and caches its text.
-tests/test_fast_rows.py holds both ways to the same text, problems and counts.
+and every offset commit whose value is not laid out plainly (trailing bytes, unknown tagged fields,
+a length varint longer than two bytes, a bad length). So a record that does not decode is reported
+exactly as before. The first record of each key has its key decoded (`_KeyProbe`: the key alone when
+the value reads the fast way, else the whole record the generic way), which checks the key and
+caches its text. tests/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
 
 from __future__ import annotations
@@ -23,51 +31,158 @@ from operator import itemgetter
 from kgroup.records import dump_log_key
 from kgroup.records.batch_model import Record
 from kgroup.records.lazy_records import ZIGZAG, part_fields, record_parts
-from kgroup.records.schema_runtime import json_string
+from kgroup.records.schema_records import record_schema
+from kgroup.records.schema_runtime import STRUCT_CODES, STRUCT_SIZES, json_string, json_uuid
 from kgroup.writers import dumps_records
 
+from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import KEY_TEXT_LIMIT, batch_line, batch_lines, record_line
 
 _OFFSET_COMMIT_TYPES = (0, 1)
 _key_of_row, _value_of_row = itemgetter(2), itemgetter(3)  # of a run's (timestamp delta, offset delta, key, value)
 _EMPTY = '""'
-
-#: Value version -> (struct of the fields before the metadata, ending in its length; struct of the
-#: fields after it; flexible). v4's length is a one-byte compact length and its tagged-field count
-#: must be 0 (anything longer goes the generic way).
-_LAYOUTS = (
-    (struct.Struct(">hqh"), struct.Struct(">q"), False),
-    (struct.Struct(">hqh"), struct.Struct(">qq"), False),
-    (struct.Struct(">hqh"), struct.Struct(">q"), False),
-    (struct.Struct(">hqih"), struct.Struct(">q"), False),
-    (struct.Struct(">hqiB"), struct.Struct(">qB"), True),
-)
+_INTEGERS = ("int8", "int16", "uint16", "int32", "int64")
 
 
-#: Value version -> (struct of the whole value when its metadata is empty, reading only the fields
-#: the text shows; (byte position, byte) pairs that such a value has: the version, the metadata
-#: length (v4: compact, 1) and v4's tagged-field count, 0).
-_PLAIN = (
-    (struct.Struct(">2xq2xq"), ((0, 0), (1, 0), (10, 0), (11, 0))),
-    (struct.Struct(">2xq2xqq"), ((0, 0), (1, 1), (10, 0), (11, 0))),
-    (struct.Struct(">2xq2xq"), ((0, 0), (1, 2), (10, 0), (11, 0))),
-    (struct.Struct(">2xqi2xq"), ((0, 0), (1, 3), (14, 0), (15, 0))),
-    (struct.Struct(">2xqixqx"), ((0, 0), (1, 4), (14, 1), (23, 0))),
-)
-_PLAIN_BYTES = tuple((itemgetter(*(p for p, _ in pairs)), tuple(b for _, b in pairs)) for _, pairs in _PLAIN)
+class _Tagged:
+    """A flexible version's one tagged field (a uuid), as the fast path reads and writes it."""
 
-#: Value version -> the value's JSON fields as kafka-dump-log selects them for that version.
-VALUE_JSON = (
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d,"expireTimestamp":%d}',
-    '{"offset":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"leaderEpoch":%d,"metadata":%s,"commitTimestamp":%d}',
-    '{"offset":%d,"leaderEpoch":%d,"metadata":%s,"commitTimestamp":%d}',
-)
+    def __init__(self, field, version: int):
+        self.name = field.json_name
+        self.size = STRUCT_SIZES[field.type]
+        self.default = field.default(version)
+        self.code = STRUCT_CODES[field.type]
+        self.prefix = bytes((1, field.tag, self.size))  # one tagged field: count, tag, size (one-byte varints)
+
+
+class _Layout:
+    """One OffsetCommitValue version's layout and text, generated from its schema.
+
+    head: struct of the version and the fields before the metadata, ending in its length; tail:
+    struct of the fields after it (a flexible version: then the tagged-field count); data: the
+    value's JSON with %d/%s per field (the metadata's %s, and with a tagged field, a %s for its text
+    right after the field before it); plain: [(struct of the whole value with empty metadata, reading
+    only the fields the text shows; the (position, byte) pairs such a value has; None, or with the
+    tagged field, where its bytes start)].
+    """
+
+    def __init__(self, version: int, head: str, tail: str, data: str, tagged_data: str | None,
+                 tagged: _Tagged | None, plain: list):
+        self.version = version
+        self.head, self.tail = struct.Struct(head), struct.Struct(tail)
+        self.flexible = tail.endswith("B")
+        self.data, self.tagged_data, self.tagged = data, tagged_data, tagged
+        self.plain = [(struct.Struct(code), tuple(marks), tag_at) for code, marks, tag_at in plain]
+
+
+def _layout(message, version: int) -> _Layout | None:
+    """The fast path's layout of one version, or None when its fields are beyond what it reads (one
+    non-null string among integers, at most one tagged field, a uuid, the last): every value of such
+    a version then goes the generic way (tests/test_fast_rows.py checks that no version does)."""
+    flexible = version in message.flexible
+    fields = message.struct.fields_in(version)
+    untagged = [f for f in fields if version not in f.tagged]
+    tagged = [f for f in fields if version in f.tagged]
+    strings = [i for i, f in enumerate(untagged) if f.type == "string"]
+    if (len(strings) != 1 or version in untagged[strings[0]].nullable or version > 255
+            or any(f.type not in _INTEGERS for i, f in enumerate(untagged) if i != strings[0])):
+        return None
+    tag = None
+    if tagged:
+        if (not flexible or len(tagged) > 1 or fields[-1] is not tagged[0] or tagged[0].type != "uuid"
+                or not (0 <= tagged[0].tag < 128)):
+            return None  # (its text is json_uuid's: another type would need its own)
+        tag = _Tagged(tagged[0], version)
+    s = strings[0]
+    length_code = "B" if flexible else "h"
+    head = ">h" + "".join(STRUCT_CODES[f.type] for f in untagged[:s]) + length_code
+    tail = ">" + "".join(STRUCT_CODES[f.type] for f in untagged[s + 1:]) + ("B" if flexible else "")
+    texts = ['"%s":%s' % (f.json_name, "%s" if f.type == "string" else "%d") for f in untagged]
+    data = "{" + ",".join(texts) + "}"
+    tagged_data = "{" + ",".join(texts) + "%s}" if tag else None
+    # the whole value with empty metadata: only the shown fields read, the rest checked byte by byte
+    code, marks, position = ">2x", [(0, version >> 8), (1, version & 255)], 2
+    for f in untagged:
+        if f.type == "string":
+            empty = (1,) if flexible else (0, 0)  # a compact length is the length + 1
+            code += "%dx" % len(empty)
+            marks += [(position + i, b) for i, b in enumerate(empty)]
+            position += len(empty)
+        else:
+            code += STRUCT_CODES[f.type]
+            position += STRUCT_SIZES[f.type]
+    plain = [(code + ("x" if flexible else ""), marks + ([(position, 0)] if flexible else []), None)]
+    if tag:
+        plain.append((code + "3x%dx" % tag.size, marks + [(position + i, b) for i, b in enumerate(tag.prefix)],
+                      position + 3))
+    return _Layout(version, head, tail, data, tagged_data, tag, plain)
+
+
+_MESSAGE = record_schema(_OFFSET_COMMIT_TYPES[0]).value  # OffsetCommitValue (one schema for types 0 and 1)
+#: Value version -> its _Layout, or None (that version always goes the generic way).
+LAYOUTS = tuple(_layout(_MESSAGE, v) for v in range(_MESSAGE.valid.high + 1))
+_TOP = len(LAYOUTS) - 1
+
+
+class _TaggedTexts(dict):
+    """Raw bytes of the tagged field -> its text in the value's JSON, as a 1-tuple (to add to the
+    fields read): ',"topicId":"..."', or "" for the default, which the JSON converters leave out."""
+
+    LIMIT = 4096
+
+    def __init__(self, tagged: _Tagged):
+        super().__init__()
+        self.tagged = tagged
+
+    def __missing__(self, raw: bytes) -> tuple:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        tagged = self.tagged
+        text = "" if raw == tagged.default else ',"%s":%s' % (tagged.name, json_uuid(raw))
+        self[raw] = result = (text,)
+        return result
+
+
+class _Plain:
+    """One layout of a value with empty metadata, for one output: its struct, marks and format."""
+
+    __slots__ = ("struct", "marks", "expected", "size", "format", "tag_at", "tag_end", "texts", "columns",
+                 "baked")
+
+    def __init__(self, plain: struct.Struct, marks: tuple, fmt: str, tag_at, texts):
+        self.struct, self.size, self.format = plain, plain.size, fmt
+        self.marks = marks  # ((position, byte), ...)
+        self.expected = (itemgetter(*(p for p, _ in marks)), tuple(b for _, b in marks))
+        self.tag_at, self.texts = tag_at, texts  # the tagged field's position, or None; its texts
+        self.tag_end = tag_at and tag_at + texts.tagged.size
+        self.columns: dict = {}  # a run's length -> the struct of its values' tagged fields
+        self.baked: dict = {}  # a tagged field's raw bytes -> the format with its text written in
+
+    def column(self, n: int) -> struct.Struct:
+        """The struct that reads the tagged field of each of n joined values, in one unpack."""
+        column = self.columns.get(n)
+        if column is None:
+            if len(self.columns) >= 256:
+                self.columns.clear()
+            tagged, at, size = self.texts.tagged, self.tag_at, self.size
+            column = self.columns[n] = struct.Struct(
+                ">%dx%s" % (at, tagged.code) + ("%dx%s" % (size - tagged.size, tagged.code)) * (n - 1)
+                + "%dx" % (size - self.tag_end))
+        return column
+
+    def with_text(self, raw: bytes) -> str:
+        """The format with the text of the tagged field's raw bytes written in (its %s is the last)."""
+        baked = self.baked.get(raw)
+        if baked is None:
+            if len(self.baked) >= _TaggedTexts.LIMIT:
+                self.baked.clear()
+            head, _, tail = self.format.rpartition("%s")
+            baked = self.baked[raw] = head + self.texts[raw][0].replace("%", "%%") + tail
+        return baked
 
 
 class OffsetCommitValues:
-    """One output's text of OffsetCommitValue v0-v4: a format per version and the arguments that
+    """One output's text of OffsetCommitValue v0-v4: a format per layout and the arguments that
     fill it, read with one struct unpack.
 
     `template` places the version and the JSON fields ({version}, {data}: str.format); `quote` is
@@ -79,59 +194,98 @@ class OffsetCommitValues:
 
     def __init__(self, template: str, quote):
         self.quote = quote
-        self.formats = tuple(template.format(version=v, data=data) for v, data in enumerate(VALUE_JSON))
-        self.plain_formats = tuple(template.format(version=v, data=data.replace("%s", _EMPTY))
-                                   for v, data in enumerate(VALUE_JSON))
+        fill = lambda layout, data: template.format(version=layout.version, data=data)  # noqa: E731
+        self.formats = tuple(layout and fill(layout, layout.data) for layout in LAYOUTS)
+        self.tagged_formats = tuple(layout and layout.tagged and fill(layout, layout.tagged_data)
+                                    for layout in LAYOUTS)
+        self.texts = tuple(layout and layout.tagged and _TaggedTexts(layout.tagged) for layout in LAYOUTS)
+        #: version -> [_Plain] (without the tagged field, then with it)
+        self.plain = tuple(layout and [
+            _Plain(plain, marks, fill(layout, (layout.tagged_data if tag_at else layout.data).replace("%s", _EMPTY, 1)),
+                   tag_at, self.texts[layout.version])
+            for plain, marks, tag_at in layout.plain] for layout in LAYOUTS)
 
     def one(self, value) -> tuple | None:
         """(format, its arguments) for a value laid out exactly as Kafka writes it; None for anything
         else (the generic decoder reads it, and reports what is wrong)."""
-        if type(value) is not bytes or len(value) < 2 or value[0] or value[1] > 4:
+        if type(value) is not bytes or len(value) < 2 or value[0] or value[1] > _TOP:
             return None
         version = value[1]
-        plain = _PLAIN[version][0]
-        if len(value) == plain.size:
-            marks, expected = _PLAIN_BYTES[version]
-            if marks(value) == expected:
-                return self.plain_formats[version], plain.unpack(value)
-        head, tail, flexible = _LAYOUTS[version]
+        layout = LAYOUTS[version]
+        if layout is None:
+            return None
+        size = len(value)
+        for plain in self.plain[version]:
+            if size == plain.size:
+                marks, expected = plain.expected
+                if marks(value) == expected:
+                    if plain.tag_at is None:
+                        return plain.format, plain.struct.unpack(value)
+                    return plain.format, plain.struct.unpack(value) + plain.texts[value[plain.tag_at:plain.tag_end]]
+        head, tail = layout.head, layout.tail
         start = head.size
-        if len(value) < start + tail.size:
+        if size < start + tail.size:
             return None
         fields = head.unpack_from(value)
         length = fields[-1]
-        if flexible:
-            if length == 0 or length > 127:
+        if layout.flexible:  # a compact length (the length + 1): one varint byte, or two
+            if length > 127:
+                if value[start] > 127 or not value[start]:
+                    return None
+                length = (length & 127) | value[start] << 7
+                start += 1
+            if length == 0:
                 return None
             length -= 1
+        elif length < 0:
+            return None
         end = start + length
-        if length < 0 or end + tail.size != len(value):
+        rest = size - end - tail.size  # bytes after the tail: the tagged field's
+        if rest < 0:
             return None
         after = tail.unpack_from(value, end)
-        if flexible:
-            if after[1]:  # tagged fields
-                return None
-            after = after[:1]
         metadata = self.quote(value[start:end].decode("utf-8", "replace")) if length else _EMPTY
-        return self.formats[version], fields[1:-1] + (metadata,) + after
+        if not layout.flexible:
+            return None if rest else (self.formats[version], fields[1:-1] + (metadata,) + after)
+        count = after[-1]
+        if not count:
+            return None if rest else (self.formats[version], fields[1:-1] + (metadata,) + after[:-1])
+        tagged = layout.tagged
+        if count != 1 or tagged is None or rest != 2 + tagged.size:
+            return None
+        at = end + tail.size
+        if value[at - 1:at + 2] != tagged.prefix:
+            return None
+        return (self.tagged_formats[version],
+                fields[1:-1] + (metadata,) + after[:-1] + self.texts[version][value[at + 2:]])
 
     def run(self, values: list) -> tuple | None:
         """(format, an iterator of each value's arguments) for values of one size (a run's) that are
         all one version with empty metadata; None otherwise."""
         first = values[0]
-        if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > 4:
+        if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > _TOP:
             return None
-        version = first[1]
-        plain, marks = _PLAIN[version]
-        size = plain.size
-        if len(first) != size:
+        variants = self.plain[first[1]]
+        if variants is None:
+            return None
+        size = len(first)
+        for plain in variants:
+            if plain.size == size:
+                break
+        else:
             return None
         joined = b"".join(values)
         n = len(values)
-        for position, byte in marks:
+        for position, byte in plain.marks:
             if joined[position::size] != bytes((byte,)) * n:
                 return None
-        return self.plain_formats[version], plain.iter_unpack(joined)
+        if plain.tag_at is None:
+            return plain.format, plain.struct.iter_unpack(joined)
+        raws = plain.column(n).unpack(joined)
+        if raws.count(raws[0]) == n:  # one topic id in the run (a commit's partitions of one topic)
+            return plain.with_text(raws[0]), plain.struct.iter_unpack(joined)
+        # the shown fields, then the tagged field's text: C-level
+        return plain.format, map(tuple.__add__, plain.struct.iter_unpack(joined), map(plain.texts.__getitem__, raws))
 
 
 def is_offset_commit(row) -> bool:
@@ -148,6 +302,32 @@ _NULL_VALUE = (',"value_version":null,"value":null', ())  # a tombstone's value 
 _DELETE = ("<DELETE>", ())  # kafka-dump-log's
 
 
+class _KeyProbe:
+    """The first record of a key whose value the fast way reads: only its key is decoded (the record
+    as a tombstone, through a decoder of its own that reports nothing); the generic decoder reads the
+    whole record, and reports its problems, when the key is not an offset commit key that decodes.
+    (A value that `OffsetCommitValues.one` reads is one the generic decoder reads without a problem.)"""
+
+    def __init__(self):
+        self.decoder = self.silent = None
+
+    @staticmethod
+    def text(fields, null_text, value_text):
+        """The value's text (see OffsetCommitValues.one) when the key's bytes name an offset commit."""
+        key, value = fields[3], fields[4]
+        if type(key) is not bytes or len(key) < 2 or key[0] or key[1] not in _OFFSET_COMMIT_TYPES:
+            return None
+        return null_text if value is None else value_text(value)
+
+    def __call__(self, batch, fields, decoder):
+        """The row of the record's key (its value None), or None: the generic way then."""
+        key = fields[3]
+        if decoder is not self.decoder:
+            self.decoder, self.silent = decoder, RowDecoder(decoder.segment, decoder.family, ProblemLog())
+        row = self.silent.rows(batch, (Record(fields[0], fields[1], fields[2], key, None, fields[5], fields[6], -1),))[0]
+        return row if is_offset_commit(row) else None
+
+
 class FastJsonl:
     """The jsonl text of one batch's rows (`render.JsonlLines` text), offset commits the fast way."""
 
@@ -160,6 +340,7 @@ class FastJsonl:
         self.separator = separator  # between rows: "\n" for jsonl, ",\n" in a JSON array
         self.heads: dict = {}  # offset commit key bytes -> key head text, "" when the filter drops it
         self.values = OffsetCommitValues(',"value_version":{version},"value":{data}', dumps_records)
+        self.probe = _KeyProbe()
 
     def text(self, batch, records, decoder) -> tuple[str, int]:
         """(the batch's rows joined by the separator, how many rows)."""
@@ -183,27 +364,29 @@ class FastJsonl:
                 continue
             for fields in part_fields(records, part):
                 head = heads.get(fields[3])
-                row = None
-                if head is None:  # a key seen first: the generic decoder reads the record
-                    row = decoder.rows(batch, (Record(*fields),))[0]  # a data batch: one row per record
-                    kept = keep is None or keep(row)
-                    if not is_offset_commit(row):
+                value = fields[4]
+                if head is None:  # a key seen first
+                    text = self.probe.text(fields, _NULL_VALUE, value_text)
+                    row = None if text is None else self.probe(batch, fields, decoder)
+                    if row is None:  # the generic decoder reads the record
+                        row = decoder.rows(batch, (Record(*fields),))[0]  # a data batch: one row per record
+                        kept = keep is None or keep(row)
+                        if is_offset_commit(row):
+                            heads[fields[3]] = self.lines.key_head(row) if kept else ""
                         if kept:
                             formats.append("%s")
                             args.append(line(row))
                         continue
-                    head = heads[fields[3]] = self.lines.key_head(row) if kept else ""
-                value = fields[4]
-                text = _NULL_VALUE if value is None else value_text(value)
-                if text is None:  # laid out otherwise: the generic way
-                    if row is None:
+                    head = heads[fields[3]] = self.lines.key_head(row) if keep is None or keep(row) else ""
+                else:
+                    text = _NULL_VALUE if value is None else value_text(value)
+                    if text is None:  # laid out otherwise: the generic way
                         row = decoder.rows(batch, (Record(*fields),))[0]
-                    if keep is None or keep(row):
-                        formats.append("%s")
-                        args.append(line(row))
-                    continue
-                if row is None:
-                    ok += 1  # (the decoder counted the others)
+                        if keep is None or keep(row):
+                            formats.append("%s")
+                            args.append(line(row))
+                        continue
+                ok += 1  # (the decoder counted the others)
                 if head:  # else the filter drops the row: only whether the value reads mattered
                     formats.append(self.BEFORE + text[0] + "%s")
                     args += (fields[0], fields[1], head) + text[1] + end
@@ -224,10 +407,11 @@ class FastJsonl:
             if plain is None:
                 return False
             fmt, values = self.BEFORE + plain[0] + "%s", plain[1]
+        fmt = fmt[:-2] + end[0].replace("%", "%%")  # the row's end is the batch's: written in, not filled
         zz, base_offset, base_ts = ZIGZAG, records.base_offset, records.base_ts
         extend = args.extend
         for (ts, od, _, _), head, fields in zip(rows, heads, values):
-            extend((base_offset + zz[od], base_ts + zz[ts], head) + fields + end)
+            extend((base_offset + zz[od], base_ts + zz[ts], head) + fields)
         formats += repeat(fmt, len(rows))
         return True
 
@@ -242,6 +426,7 @@ class FastDumpLog:
     def __init__(self):
         self.keys: dict = {}  # offset commit key bytes -> kafka-dump-log key text
         self.values = OffsetCommitValues('{{"version":"{version}","data":{data}}}', json_string)
+        self.probe = _KeyProbe()
 
     def text(self, batch, records, decoder, key_texts: dict) -> str:
         """The batch's lines, each ending in a newline. records: the whole batch's records,
@@ -263,26 +448,27 @@ class FastDumpLog:
                 continue
             for fields in part_fields(records, part):
                 key_text = keys.get(fields[3])
-                record = row = None
-                if key_text is None:  # a key seen first: the generic decoder reads the record
-                    record = Record(*fields)
-                    row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
-                    if not is_offset_commit(row):
+                value = fields[4]
+                if key_text is None:  # a key seen first
+                    text = self.probe.text(fields, _DELETE, value_text)
+                    row = None if text is None else self.probe(batch, fields, decoder)
+                    if row is None:  # the generic decoder reads the record
+                        record = Record(*fields)
+                        row = decoder.rows(batch, (record,))[0]  # a data batch: one row per record
+                        if is_offset_commit(row):
+                            keys[fields[3]] = dump_log_key(row.key)
                         formats.append("%s")
                         args.append(record_line(batch, record, row))
                         continue
                     key_text = keys[fields[3]] = dump_log_key(row.key)
-                value = fields[4]
-                text = _DELETE if value is None else value_text(value)
-                if text is None:  # laid out otherwise: the generic way
-                    if record is None:
+                else:
+                    text = _DELETE if value is None else value_text(value)
+                    if text is None:  # laid out otherwise: the generic way
                         record = Record(*fields)
-                        row = decoder.rows(batch, (record,))[0]
-                    formats.append("%s")
-                    args.append(record_line(batch, record, row))
-                    continue
-                if row is None:
-                    ok += 1  # (the decoder counted the others)
+                        formats.append("%s")
+                        args.append(record_line(batch, record, decoder.rows(batch, (record,))[0]))
+                        continue
+                ok += 1  # (the decoder counted the others)
                 headers = fields[5]
                 formats.append(before + text[0])
                 args += (fields[0], fields[1], fields[6], fields[7], fields[2],
