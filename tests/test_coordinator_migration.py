@@ -33,13 +33,15 @@ def test_the_first_consumer_protocol_join_converts_a_stable_classic_group():
         (5, a), (5, b), (3, None), (7, a), (7, b), (6, None), (8, a), (8, b),    # the conversion
         (5, "c"), (4, None), (3, None), (7, b), (7, "c"), (6, None), (8, "c")]    # the join (a keeps 0-1)
     assert records[0][2] is None
-    assert records[3][2] == {"epoch": 1} and records[6][2] == {"assignmentEpoch": 1}
+    assert records[3][2] == {"epoch": 1, "metadataHash": 0}     # Kafka 4.1+'s tagged hash, at its default
+    assert records[6][2] == {"assignmentEpoch": 1, "assignmentTimestamp": 0}   # 4.3+, likewise
     metadata_a = records[1][2]
     assert metadata_a["instanceId"] == "a" and metadata_a["subscribedTopicNames"] == ["foo"]
     assert metadata_a["classicMemberMetadata"]["sessionTimeoutMs"] == 10_000
     assert metadata_a["classicMemberMetadata"]["supportedProtocols"][0]["name"] == "range"
     assert records[7][2]["memberEpoch"] == 1 and records[7][2]["state"] == 0
-    assert records[7][2]["assignedPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1]}]
+    assert records[7][2]["assignedPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1],
+                                                    "assignmentEpochs": None}]   # 4.4's tag, unset
     assert records[4][2]["topicPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1]}]
     group = mixed.coord.group("g")
     assert group.group_epoch == 2 and group.assignment_epoch == 2

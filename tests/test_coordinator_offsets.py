@@ -53,6 +53,10 @@ def oam(offset, ts=0, metadata="", epoch=-1, expire=None):
     return OffsetAndMetadata(offset, epoch, metadata, ts, expire)
 
 
+# Kafka 4.4's tagged OffsetCommitValue.topicId (v4+), at its default on the values kgroup writes
+NO_TOPIC_ID = bytes(16)
+
+
 def offset_records(coord):
     """[(group, topic, partition, value version or None, value data or None)] in log order."""
     out = []
@@ -111,9 +115,9 @@ def test_simple_commit_every_version_creates_empty_group_and_is_fetchable(versio
     assert coord.group("g").protocol_type in (None, "")
     assert offset_records(coord) == [
         ("g", "t", 0, 3, {"offset": 10, "leaderEpoch": epoch, "metadata": "m",
-                          "commitTimestamp": 1234, "expireTimestamp": -1}),
+                          "commitTimestamp": 1234, "expireTimestamp": -1, "topicId": NO_TOPIC_ID}),
         ("g", "t", 1, 3, {"offset": 11, "leaderEpoch": -1, "metadata": "",
-                          "commitTimestamp": 1234, "expireTimestamp": -1})]
+                          "commitTimestamp": 1234, "expireTimestamp": -1, "topicId": NO_TOPIC_ID})]
 
 
 def test_v1_commit_timestamp_from_request_is_kept():
@@ -132,7 +136,7 @@ def test_explicit_retention_writes_value_v1_with_expire_timestamp(version):
     assert coord.committed_offsets("g") == {("t", 0): oam(5, 1000, "x", expire=61_000)}
     assert offset_records(coord) == [("g", "t", 0, 1, {
         "offset": 5, "leaderEpoch": -1, "metadata": "x", "commitTimestamp": 1000,
-        "expireTimestamp": 61_000})]
+        "expireTimestamp": 61_000, "topicId": NO_TOPIC_ID})]
 
 
 def test_a_retention_past_the_end_of_time_wraps_like_javas_long_instead_of_crashing():

@@ -188,7 +188,7 @@ def send_leave(client: ClusterClient, group: str, targets, reason: str | None = 
                               f"for members of this group")
         results = []
         for t in targets:
-            response = _leave_with_retry(client, group, lambda v=version, t=t: LeaveGroupRequest(
+            response, _ = _leave_with_retry(client, group, lambda v=version, t=t: LeaveGroupRequest(
                 group_id=group, member_id=t.member_id, version=v))
             results.append(error_name(response.error_code) if response.error_code else None)
         return results, version
@@ -201,18 +201,48 @@ def send_leave(client: ClusterClient, group: str, targets, reason: str | None = 
                 fields["reason"] = reason
             identities.append(LeaveGroupRequest.MemberIdentity(**fields))
         return LeaveGroupRequest(group_id=group, members=identities, version=version)
-    response = _leave_with_retry(client, group, build)
-    return match_results(targets, response.members), version
+    first = client.find_coordinator(group)
+    response, coordinator = _leave_with_retry(client, group, build, first)
+    names = match_results(targets, response.members)
+    if coordinator != first:
+        names = _ask_again_after_a_move(client, group, targets, names, version, reason)
+    return names, version
 
 
-def _leave_with_retry(client, group, build):
-    """LeaveGroup to the group's coordinator, found again (and the batch resent) while it moves."""
-    response, _ = client.to_coordinator(group, lambda _coordinator: build(), f"LeaveGroup for group {group!r}")
+def _ask_again_after_a_move(client, group, targets, names, version, reason):
+    """The coordinator moved during the removal. The new one serves reads at its high watermark,
+    which trails the old leader's until the followers fetch again, so for a moment it may not know
+    a member the group had: ask again for those it answered UNKNOWN_MEMBER_ID, until the timeout."""
+    import time
+
+    from kafka.protocol.consumer import LeaveGroupRequest
+
+    from kgroup.client.wire import RETRY_BACKOFF_S
+
+    deadline = time.monotonic() + client.timeout_s
+    while "UNKNOWN_MEMBER_ID" in names and time.monotonic() < deadline:
+        time.sleep(RETRY_BACKOFF_S)
+        again = [t for t, n in zip(targets, names) if n == "UNKNOWN_MEMBER_ID"]
+        fields = {"reason": reason} if version >= REASON_VERSION else {}
+        request = LeaveGroupRequest(group_id=group, version=version, members=[
+            LeaveGroupRequest.MemberIdentity(member_id=t.member_id, group_instance_id=t.group_instance_id,
+                                             **fields) for t in again])
+        response, _ = _leave_with_retry(client, group, lambda: request)
+        answers = dict(zip(map(id, again), match_results(again, response.members)))
+        names = [answers.get(id(t), n) for t, n in zip(targets, names)]
+    return names
+
+
+def _leave_with_retry(client, group, build, coordinator=None):
+    """LeaveGroup to the group's coordinator, found again (and the batch resent) while it moves
+    -> (response, the coordinator that answered)."""
+    response, coordinator = client.to_coordinator(group, lambda _coordinator: build(),
+                                                  f"LeaveGroup for group {group!r}", coordinator=coordinator)
     code = response.error_code
     check(error_name(code) if code else None, "Read", group)
     if code and hasattr(response, "members") and response.API_VERSION >= BATCH_VERSION:
         raise KgroupError(f"group {group!r}: LeaveGroup failed: {error_name(code)}; no member was removed")
-    return response
+    return response, coordinator
 
 
 def remove_members(client: ClusterClient, group: str, targets, *, remove_all: bool = False,

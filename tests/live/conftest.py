@@ -25,8 +25,11 @@ _kept: list[str] = []
 # The three-broker cluster replicates __consumer_offsets on every broker, so a group's coordinator
 # moves to another broker when its own stops (with one replica the partition would just go offline);
 # a restarted broker gets its preferred leaderships (and coordinators) back within seconds, not 5 min.
+# A write is acknowledged once two replicas have it (min.insync.replicas=2, as production clusters
+# run): with one, a follower that had fallen behind could lead after a stop, and the new coordinator
+# would load a group as it was before its last write (a member that had left, back as Stable).
 REPLICATED = {"offsets.topic.replication.factor": "3", "default.replication.factor": "3",
-              "leader.imbalance.check.interval.seconds": "5"}
+              "min.insync.replicas": "2", "leader.imbalance.check.interval.seconds": "5"}
 
 
 def _cluster(request, name: str, brokers: int, settings: dict | None = None):
