@@ -419,23 +419,19 @@ def test_list_asks_every_broker_again_when_one_stops_in_the_middle(monkeypatch):
             ListGroupsResponse.ListedGroup(group_id=g, protocol_type="consumer", group_state="Stable",
                                            group_type="classic") for g in names])
 
-    class Client:
+    class Client(MovingCoordinatorClient):
         timeout_s = 5.0
         sent = []
         answers = {1: [listing("a"), listing("a", "b")], 2: [TransportError("gone")], 3: [listing("c")]}
+
+        def __init__(self):
+            pass
 
         def max_version(self, request_class, floor=0):
             return 5
 
         def brokers(self, fresh=False):
             return [brokers[1], brokers[3]] if fresh else list(brokers.values())
-
-        def send(self, request, node_id=None, what=""):
-            self.sent.append(node_id)
-            answer = self.answers[node_id].pop(0)
-            if isinstance(answer, Exception):
-                raise answer
-            return answer
 
     client = Client()
     listed = groups.list_groups(client)

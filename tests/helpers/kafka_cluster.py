@@ -75,6 +75,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(process: subprocess.Popen, port: int, timeout: float, name: str, where) -> None:
+    """Until ``port`` on loopback accepts a connection; fail at once if ``process`` exits
+    (``where()`` says where its output is)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}; {where()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{name} did not listen on 127.0.0.1:{port} within {timeout}s; {where()}")
+
+
 class KafkaNode:
     def __init__(self, cluster: "KafkaCluster", node_id: int, controller: bool):
         self.cluster, self.node_id, self.controller = cluster, node_id, controller
@@ -143,18 +158,9 @@ class KafkaNode:
             stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_listening(self, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Kafka node {self.node_id} exited with {self.process.returncode}; "
-                                   f"see {self.log} and {self.dir / 'stdout.log'}")
-            try:        # the listener accepts once the broker serves (Metadata is checked after)
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"Kafka node {self.node_id} did not start within {timeout}s; see {self.log}")
+        # the listener accepts once the broker serves (Metadata is checked after)
+        wait_listening(self.process, self.port, timeout, f"Kafka node {self.node_id}",
+                       lambda: f"see {self.log} and {self.dir / 'stdout.log'}")
 
     def stop(self, kill: bool = False, timeout: float = 30) -> None:
         if self.process is None:

@@ -27,12 +27,12 @@ def wait_for(condition, timeout: float = 60, what: str = "condition", interval: 
     raise AssertionError(f"{what} not reached in {timeout}s")
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, replicas: int = 1) -> None:
     from kafka.admin import KafkaAdminClient, NewTopic
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
+        admin.create_topics([NewTopic(topic, partitions, replicas)])
     finally:
         admin.close()
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 
+from helpers.kafka_cluster import wait_listening
 from helpers.kafka_jars import cache_root, unavailable
 
 import pytest
@@ -92,22 +92,9 @@ class TansuBroker:
              "--storage-engine", "memory://tansu/", "--silent"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True)
-        self._wait_listening()
-
-    def _wait_listening(self, timeout: float = 30) -> None:
-        import socket
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Tansu exited {self.process.returncode}: "
-                                   f"{self.process.stderr.read().decode(errors='replace')[-500:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"Tansu did not listen on {self.bootstrap} within {timeout}s")
+        wait_listening(self.process, port, 30, "Tansu",
+                       lambda: self.process.stderr.read().decode(errors="replace")[-500:] if
+                       self.process.poll() is not None else "")
 
     def stop(self) -> None:
         if self.process.poll() is None:

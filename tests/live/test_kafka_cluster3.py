@@ -16,7 +16,7 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from helpers.kafka_groups import PythonMember, RdkafkaMember, close_all, produce, wait_for
+from helpers.kafka_groups import PythonMember, RdkafkaMember, close_all, create_topic, produce, wait_for
 from kgroup.client.wire import ClusterClient
 from kgroup.commands.cli import cli
 
@@ -57,13 +57,7 @@ def all_brokers_back(cluster) -> None:
 
 def create_replicated_topic(bootstrap: str, topic: str, partitions: int) -> None:
     """A topic on all three brokers, readable whichever of them stops."""
-    from kafka.admin import KafkaAdminClient, NewTopic
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 3)])
-    finally:
-        admin.close()
+    create_topic(bootstrap, topic, partitions, replicas=3)
 
 
 def coordinator_of(cluster, group: str) -> int:
