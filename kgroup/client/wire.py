@@ -170,7 +170,7 @@ class ClusterClient:
             return await self._manager.wait_for(self._manager.send(request, node_id=node_id),
                                                 int(self.timeout_s * 1000))
         try:
-            return self._manager.run(call)
+            return self._run_bounded(call)
         except KgroupError:
             raise
         except Exception as exc:  # noqa: BLE001 - every transport failure becomes one line
@@ -184,6 +184,44 @@ class ClusterClient:
                                           Errors.UnknownBrokerIdError, ConnectionError))
                          and not message.startswith(f"{what}: authentication failed"))
             raise (TransportError if transient else KgroupError)(message) from None
+
+    def _run_bounded(self, call):
+        """Run `call` on kafka-python's IO thread and wait for it — in slices, waking the IO thread at
+        each, and never past the timeout and a grace.
+
+        kafka-python's own net.run() waits without a limit. Under load its IO thread can miss the
+        wake-up of a request handed over from this thread and sleep in select() with the request
+        never sent — seen against Kafka 4.4 in the tests: `kgroup delete` and `remove-members
+        --dry-run` hung for minutes, every IO thread idle. A wake-up each half second sends it; the
+        limit turns anything else into the usual timeout error."""
+        import threading
+
+        import kafka.errors as Errors
+
+        net = self._manager._net
+        if getattr(net, "_io_thread", None) is None:      # no IO thread: run() polls on this one
+            return self._manager.run(call)
+        done, outcome = threading.Event(), {}
+
+        async def waiter():
+            try:
+                outcome["value"] = await call()
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        net.call_soon_threadsafe(waiter)
+        deadline = time.monotonic() + self.timeout_s + 5.0
+        while not done.wait(0.5):
+            if getattr(net, "_exception", None) is not None:
+                raise net._exception
+            if time.monotonic() > deadline:
+                raise Errors.KafkaTimeoutError(f"no answer within {self.timeout_s + 5.0:.0f}s")
+            net.wakeup()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
     def max_version(self, request_class, floor: int = 0) -> int:
         """Highest version both kafka-python and the (bootstrap) broker support; -1 if none."""
