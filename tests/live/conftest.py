@@ -50,6 +50,15 @@ def _cluster(request, name: str, brokers: int, settings: dict | None = None):
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _close_killed_consumers():
+    """A librdkafka consumer a test killed (stopped without a leave) is closed once the test ends."""
+    from helpers.kafka_groups import discard_killed
+
+    yield
+    discard_killed()
+
+
 @pytest.fixture(scope="session")
 def kafka(request):
     yield from _cluster(request, "kafka", 1)
