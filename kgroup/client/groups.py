@@ -140,13 +140,17 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
         deadline = time.monotonic() + client.timeout_s
     views: dict[str, GroupView] = {}
     pending = list(dict.fromkeys(group_ids))
+    first: dict[str, Coordinator] = {}       # each group's coordinator when the describe began
     while pending:
         by_coordinator: dict[Coordinator, list[str]] = defaultdict(list)
         for group in pending:
             try:
-                by_coordinator[client.find_coordinator(group, deadline)].append(group)
+                coordinator = client.find_coordinator(group, deadline)
             except NotAuthorized as exc:  # this group only: the others are still described
                 views[group] = GroupView(group, "", "", "", None, error=str(exc))
+                continue
+            first.setdefault(group, coordinator)
+            by_coordinator[coordinator].append(group)
         retry = []
         for coordinator, groups in by_coordinator.items():
             try:
@@ -158,7 +162,12 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
                 continue
             for group in groups:
                 view = answered.get(group)
-                if view is not None and retriable_coordinator_name(view.error) and time.monotonic() < deadline:
+                if view is not None and time.monotonic() < deadline and (
+                        retriable_coordinator_name(view.error)
+                        # a coordinator that just took the group over serves reads at a high
+                        # watermark that trails the old leader's for a moment: the group may not
+                        # be there yet
+                        or coordinator != first[group] and not group_exists(view)):
                     retry.append(group)
                 elif view is not None:
                     views[group] = view

@@ -69,10 +69,19 @@ TOOLS = {
 JVM = ["-Xmx1g", "-Xms1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port never handed out before in this process: a stopped node keeps its port
+    for its restart, and another cluster started meanwhile must not take it."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def wait_listening(process: subprocess.Popen, port: int, timeout: float, name: str, where) -> None:

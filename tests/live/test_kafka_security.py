@@ -97,9 +97,10 @@ def _start_kafka(where: pathlib.Path, certs) -> KafkaCluster:
                            security_protocols={"SASL_SSL": "SASL_SSL"}, format_args=scram)
     try:
         cluster.start()
-    except Exception:
+    except Exception as exc:  # noqa: BLE001 - said in the failure
         cluster.stop()
-        pytest.fail(f"the secured Kafka did not start; its logs are in {where}", pytrace=False)
+        pytest.fail(f"the secured Kafka did not start ({str(exc)[-800:]}); its logs are in {where}",
+                    pytrace=False)
     cluster.sasl = f"127.0.0.1:{port}"
     return cluster
 
