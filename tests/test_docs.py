@@ -42,28 +42,34 @@ def test_by_duration_takes_seconds_as_its_metavar_says(monkeypatch):
     assert parse_duration_ms("P1DT2H3M4S") == ((24 + 2) * 3600 + 3 * 60 + 4) * 1000
 
 
-# The README section that documents each command: from its heading to the next heading of the listed
-# levels (a command's `###` subsections belong to it unless they are another command's).
-README_SECTIONS = {
-    "demo": "## `kgroup demo`",
-    "serve": "## `kgroup serve`",
-    **{verb: "## Live groups:" for verb in ("list", "describe", "remove-members", "wait", "reset-offsets",
-                                            "delete-offsets", "delete")},
-    "simulate": "## `kgroup simulate`",
-    "simulate connect": "### `kgroup simulate connect`",
-    "decode-offsets": "## `kgroup decode-offsets`",
+# The page that documents each command (README.md for demo, docs/ for the rest) and its section:
+# from its heading to the next heading of the same or a higher level (a command's subsections belong
+# to it unless they are another command's).
+DOC_SECTIONS = {
+    "demo": ("README.md", "## `kgroup demo`"),
+    "serve": ("docs/serve.md", "# `kgroup serve`"),
+    **{verb: ("docs/live-groups.md", "# Live groups:") for verb in ("list", "describe", "remove-members", "wait",
+                                                                   "reset-offsets", "delete-offsets", "delete")},
+    "simulate": ("docs/simulate.md", "# `kgroup simulate`"),
+    "simulate connect": ("docs/simulate.md", "## `kgroup simulate connect`"),
+    "decode-offsets": ("docs/decode-offsets.md", "# `kgroup decode-offsets`"),
 }
 
 
 def readme_section(command: str) -> str:
-    lines = (ROOT / "README.md").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(README_SECTIONS[command]))
+    page, heading = DOC_SECTIONS[command]
+    lines = (ROOT / page).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
     level = lines[start].split(" ")[0]
-    ends = ("## ",) if level == "##" else ("## ", "### ")
-    end = next((i for i in range(start + 1, len(lines))
-                if lines[i].startswith(ends) and not lines[i].startswith("### `kgroup simulate connect`")
-                or lines[i].startswith("### `kgroup simulate connect`") and command == "simulate"),
-               len(lines))
+    connect = "## `kgroup simulate connect`"
+    end, fenced = len(lines), False
+    for i in range(start + 1, len(lines)):
+        fenced ^= lines[i].startswith("```")
+        mark = lines[i].split(" ")[0]
+        if not fenced and (mark and set(mark) == {"#"} and len(mark) <= len(level)
+                           or lines[i].startswith(connect) and command == "simulate"):
+            end = i
+            break
     return "\n".join(lines[start:end])
 
 
@@ -163,7 +169,7 @@ def test_every_acl_operation_serve_accepts_is_documented():
 
 
 def test_every_repository_path_the_docs_cite_exists():
-    texts = [ROOT / "README.md", ROOT / "docs" / "architecture.md", *sorted((ROOT / "man").glob("*.1"))]
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "man").glob("*.1"))]
     for doc in texts:
         text = doc.read_text().replace("\\-", "-")
         for path in re.findall(r"(?<![\w/])((?:benchmarks|tests|docs|man)/[\w./-]*\w)", text):

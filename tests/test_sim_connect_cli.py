@@ -232,6 +232,6 @@ def test_man_page_and_readme_list_every_option_of_help():
     root = Path(__file__).resolve().parent.parent
     help_text = CliRunner().invoke(cli, ["simulate", "connect", "--help"]).output
     options = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
-    page, readme = (root / "man" / "kgroup-simulate-connect.1").read_text(), (root / "README.md").read_text()
+    page, readme = (root / "man" / "kgroup-simulate-connect.1").read_text(), (root / "docs" / "simulate.md").read_text()
     assert sorted(o for o in options if o.replace("-", r"\-") not in page) == []
     assert sorted(o for o in options if o not in readme) == []
