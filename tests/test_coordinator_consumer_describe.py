@@ -25,7 +25,7 @@ def test_describe_a_consumer_group(version):
     [group] = _describe(coord, "g", version=version)
     assert (group.error_code, group.group_state, group.group_epoch, group.assignment_epoch) == (0, "Reconciling", 2, 2)
     assert group.assignor_name == "test-sticky"
-    a_desc, b_desc = group.members
+    a_desc, b_desc = sorted(group.members, key=lambda m: m.member_id)   # listed in table order
     assert (a_desc.member_id, a_desc.instance_id, a_desc.rack_id, a_desc.member_epoch) == ("a", "i-a", "r1", 1)
     assert (a_desc.client_id, a_desc.client_host, a_desc.subscribed_topic_names) == ("app", "/127.0.0.1", ["foo"])
     assert a_desc.subscribed_topic_regex == ""

@@ -60,12 +60,6 @@ def as_current(g: GroupSpec, result) -> GroupSpec:
     return GroupSpec(members, g.subscription_type)
 
 
-def shuffled(g: GroupSpec, seed: int) -> GroupSpec:
-    ids = list(g.members)
-    random.Random(seed).shuffle(ids)
-    return GroupSpec({m: g.members[m] for m in ids}, g.subscription_type)
-
-
 @SETTINGS
 @given(groups(homogeneous=True), st.sampled_from(["uniform", "range"]))
 def test_homogeneous_valid_and_balanced(case, name):
@@ -88,11 +82,13 @@ def test_heterogeneous_valid(case, name):
 
 
 @SETTINGS
-@given(st.booleans(), st.data(), st.sampled_from(["uniform", "range"]), st.integers(0, 2**32))
-def test_deterministic_whatever_the_dict_order(homogeneous, data, name, seed):
+@given(st.booleans(), st.data(), st.sampled_from(["uniform", "range"]))
+def test_deterministic_whatever_the_topic_order(homogeneous, data, name):
+    # the members' order is part of the input (Kafka walks them in its hash maps' order, which
+    # the order they joined decides between members sharing a bucket); the topics' is not
     g, topics = data.draw(groups(homogeneous))
     assignor = get_server_assignor(name)
-    assert assignor.assign(g, topics) == assignor.assign(shuffled(g, seed), dict(reversed(topics.items())))
+    assert assignor.assign(g, topics) == assignor.assign(g, dict(reversed(topics.items())))
 
 
 @SETTINGS

@@ -109,23 +109,32 @@ def test_homogeneous_reassignment_unbalanced_previous():
         "A": member([T1, T2], {T1: [0, 1], T2: [0, 1]}),
         "B": member([T1, T2], {T1: [2], T2: [2]}),
     })
+    # A walks its topics in its assignment map's order (T2 hashes first) and gives up T1's last
     assert uniform.assign(g, topics(T1=3, T2=3)) == rows(
-        A={T1: [0, 1], T2: [0]}, B={T1: [2], T2: [1, 2]})
+        A={T2: [0, 1], T1: [0]}, B={T1: [1, 2], T2: [2]})
 
 
-def test_homogeneous_spec_example_first_members_get_the_extra_partition():
+def test_homogeneous_extra_partition_goes_to_the_last_members_that_need_it():
+    # KAFKA-18688 (4.0.1): A, first in hash order, holds nothing beyond the minimum, so it leaves
+    # the one extra partition to B, the last member that could take it
     g = group({"B": member([T1]), "A": member([T1])})
+    assert uniform.assign(g, topics(T1=3)) == rows(A={T1: [0]}, B={T1: [1, 2]})
+
+
+def test_homogeneous_member_holding_the_extra_partition_keeps_it():
+    g = group({"A": member([T1], {T1: [0, 1]}), "B": member([T1], {T1: [2]})})
     assert uniform.assign(g, topics(T1=3)) == rows(A={T1: [0, 1]}, B={T1: [2]})
 
 
-def test_homogeneous_partitions_added_keeps_current_and_fills_in_uuid_order():
+def test_homogeneous_partitions_added_keeps_current_and_fills_in_hash_order():
     g = group({
         "A": member([T1, T2], {T1: [0, 2], T2: [0]}),
         "B": member([T1, T2], {T1: [1], T2: [1, 2]}),
     })
-    # 11 partitions: A (first in member order) has quota 6, B 5; free partitions go T1 first.
+    # 11 partitions: A (first in hash order) could hold 6 but holds 3, so leaves the extra one to
+    # B; the free partitions are dealt in the order Kafka's topic set walks them (T2 first)
     assert uniform.assign(g, topics(T1=6, T2=5)) == rows(
-        A={T1: [0, 2, 3, 4, 5], T2: [0]}, B={T1: [1], T2: [1, 2, 3, 4]})
+        A={T1: [0, 2], T2: [0, 3, 4]}, B={T1: [1, 3, 4, 5], T2: [1, 2]})
 
 
 def test_homogeneous_unsubscribed_topic_is_dropped_not_reassigned():
@@ -144,9 +153,10 @@ def test_homogeneous_member_keeping_a_topic_whole_is_topped_up_from_it():
     assert uniform.assign(g, topics(T1=6)) == rows(A={T1: [0, 1, 5]}, B={T1: [2, 3, 4]})
 
 
-def test_homogeneous_member_order_is_java_string_order_for_non_ascii_ids():
-    # U+FF21 sorts after U+1F600 in code points but before it in UTF-16 code units (a surrogate
-    # pair, 0xD83D...): the first member in Java's order gets the higher quota
+def test_homogeneous_member_order_hashes_utf16_code_units():
+    # String.hashCode runs over UTF-16 code units (U+1F600 is a surrogate pair): U+FF21 hashes to
+    # an earlier bucket, so it comes first and leaves the extra partition to the emoji
     high, emoji = "\uff21", "\U0001F600"
     g = group({high: member([T1]), emoji: member([T1])})
-    assert uniform.assign(g, topics(T1=3)) == rows(**{emoji: {T1: [0, 1]}, high: {T1: [2]}})
+    assert g.member_order() == [high, emoji]
+    assert uniform.assign(g, topics(T1=3)) == rows(**{high: {T1: [0]}, emoji: {T1: [1, 2]}})

@@ -61,10 +61,25 @@ member_subscription = _subscription_maker()
 
 @dataclass(frozen=True, slots=True)
 class GroupSpec:
-    """The members, sorted by nothing: assignors order them themselves (Kafka's GroupSpecImpl)."""
+    """The members, in the order they joined: assignors walk them in the order Kafka's maps would
+    (``java_order.member_order``), which that order and the hints below decide (Kafka's
+    GroupSpecImpl). ``added``: members this operation adds to the group's member table;
+    ``member_high_water``: the most members that table ever held (None: as many as now);
+    ``in_table_order``: the members are given in the order Kafka's table iterates them already (as
+    ConsumerGroupDescribe lists them), not in the order they joined."""
 
     members: Mapping[str, MemberSubscription]
     subscription_type: str = HOMOGENEOUS
+    added: frozenset = frozenset()
+    member_high_water: int | None = None
+    in_table_order: bool = False
+
+    def member_order(self) -> list:
+        from .java_order import hash_order, member_order, string_hash
+
+        if self.in_table_order:
+            return hash_order(self.members, string_hash)
+        return member_order(self.members, self.added, self.member_high_water)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ Balance first, then stickiness: every member ends within one partition of the ot
 when all members subscribe to the same topics), and keeps as much of its current target as that
 allows. Kafka picks one of two builders by the group's subscription type; the homogeneous one is
 here, the heterogeneous one in ``uniform_heterogeneous``. Where Kafka walks hash maps, kgroup walks
-members by id and topics by Kafka's Uuid order (``server_order``), so results are deterministic.
+members, topics and partitions in the order those maps iterate (``java_order``), so it picks the
+member Kafka picks where several could take a partition.
 Two differences of shape, not of choice: every member gets a row (Kafka leaves the result empty
 when nobody subscribes to anything), and a current partition beyond the topic's count is dropped
 rather than kept.
@@ -18,7 +19,8 @@ from typing import Mapping
 from .server_api import (
     HOMOGENEOUS, Assignment, GroupSpec, PartitionAssignorError, TopicMetadata, register_server_assignor,
 )
-from .server_order import frozen_rows, partition_count, sorted_member_ids, topic_order_key
+from .java_order import partition_set_order, topic_map_order, topic_set_order
+from .server_order import frozen_rows, partition_count, topic_order_key
 from .uniform_heterogeneous import build_heterogeneous
 
 
@@ -37,21 +39,23 @@ class UniformAssignor:
 
 
 def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) -> dict:
-    """Kafka's UniformHomogeneousAssignmentBuilder.build.
+    """Kafka's UniformHomogeneousAssignmentBuilder.build (4.0.1 on, KAFKA-18688).
 
-    The first ``total % M`` members in member order get the higher quota, whatever they hold now.
-    Each member keeps its current partitions up to its quota (topics in Uuid order, partitions
-    ascending); the excess and the partitions nobody holds are handed, in that order, to the
-    members still under quota. A topic a member keeps whole stays the very set it came in (a join
-    re-assigns a group whose rows mostly do not change: they are neither copied nor sorted).
+    Members are walked in Kafka's hash order (``java_order``). Each keeps its current partitions up
+    to its quota; ``total % M`` members may hold one partition more, and a member that does not
+    already fill that higher quota gives it up to a later member — unless only as many members
+    remain as extra partitions — so the extra partitions stay where they are. The excess and the
+    partitions nobody holds are handed, in that order, to the members still under quota. A topic a
+    member keeps whole stays the very set it came in (a join re-assigns a group whose rows mostly do
+    not change: they are neither copied nor sorted).
     """
     members = group.members
-    member_ids = sorted_member_ids(members)
+    member_ids = group.member_order()
     subscribed = members[member_ids[0]].subscribed_topic_ids
     rows: dict[str, dict] = {member: {} for member in member_ids}
     if not subscribed:
         return rows
-    topic_ids = sorted(subscribed, key=topic_order_key)
+    topic_ids = topic_set_order(sorted(subscribed, key=topic_order_key))
     counts = {topic: partition_count(topics, topic) for topic in topic_ids}
 
     held: dict[object, set] = {topic: set() for topic in topic_ids}   # GroupSpec.isPartitionAssigned
@@ -64,16 +68,18 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
     for topic in topic_ids:
         unassigned.extend((topic, p) for p in sorted(set(range(counts[topic])) - held[topic]))
 
-    min_quota, extra = divmod(sum(counts.values()), len(member_ids))
+    member_count = len(member_ids)
+    min_quota, extra = divmod(sum(counts.values()), member_count)
     unfilled: list[tuple[str, int]] = []
-    for member in member_ids:
+    for index, member in enumerate(member_ids):
         quota = min_quota
-        if extra > 0:
+        has_extra = extra > 0
+        if has_extra:
             quota += 1
-            extra -= 1
         row = rows[member]
         current = members[member].assignment
-        for topic, owned in (current.items() if len(current) < 2 else sorted(current.items(), key=_by_topic)):
+        for topic in (current if len(current) < 2 else topic_map_order(sorted(current, key=topic_order_key))):
+            owned = current[topic]
             count = counts.get(topic)
             if count is None:
                 continue                                 # unsubscribed: the whole topic goes
@@ -82,14 +88,19 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
                 if owned:
                     row[topic] = owned                   # kept whole
                 continue
-            partitions = sorted(p for p in owned if p < count)
+            partitions = [p for p in partition_set_order(owned) if p < count]
             kept = partitions[:quota]
             unassigned.extend((topic, p) for p in partitions[quota:])
             quota -= len(kept)
             if kept:
-                row[topic] = kept
+                row[topic] = sorted(kept)
+        if quota > 0 and has_extra and member_count - index > extra:
+            quota -= 1                                   # leave the extra partition to a later member
+            has_extra = False
         if quota > 0:
             unfilled.append((member, quota))
+        if has_extra:
+            extra -= 1
 
     position = 0
     for member, remaining in unfilled:
@@ -106,7 +117,3 @@ def build_homogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]) 
     if position < len(unassigned):
         raise PartitionAssignorError("Partitions were left unassigned")
     return rows
-
-
-def _by_topic(item) -> tuple:
-    return topic_order_key(item[0])

@@ -5,8 +5,8 @@ Members keep their current partitions of topics they still subscribe to; the par
 holds are dealt topic by topic (most partitions per subscriber first) to the least-loaded
 subscribers; then up to ``MAX_ITERATION_COUNT`` passes over the shared topics move partitions
 from the most- to the least-loaded subscribers until each topic's subscribers are within one
-partition of each other. Members are numbered in member-id order, which is the only order Kafka
-leaves to its hash maps.
+partition of each other. Members are numbered in the order Kafka's member map iterates
+(``java_order``): ties between equally loaded members go the way they go in Kafka.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .server_api import GroupSpec, TopicMetadata
-from .server_order import java_string_key, partition_count, topic_order_key
+from .server_order import partition_count, topic_order_key
 
 MAX_ITERATION_COUNT = 16
 UNOWNED = -1
@@ -28,7 +28,7 @@ def build_heterogeneous(group: GroupSpec, topics: Mapping[object, TopicMetadata]
 class _Builder:
     def __init__(self, group: GroupSpec, topics: Mapping[object, TopicMetadata]) -> None:
         self.group = group
-        self.member_ids = sorted(group.members, key=java_string_key)
+        self.member_ids = group.member_order()
         self.sizes = [0] * len(self.member_ids)              # partitions per member index
         self.subscribers: dict[object, list[int]] = {}       # topic id -> member indices, ascending
         self.counts: dict[object, int] = {}

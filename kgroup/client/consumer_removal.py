@@ -3,8 +3,9 @@
 A consumer group has no client-side assignor: the coordinator computes the target with its own
 server-side assignor (ConsumerGroupDescribe's AssignorName) when the group epoch moves. The
 prediction runs that assignor (kgroup.assignors' `uniform` or `range`) on the members that stay,
-each with its current target row, as the coordinator's target builder does, with the topics' real
-ids so ties break in Kafka's Uuid order.
+each with its current target row, as the coordinator's target builder does: the members in the order
+the group's description lists them (its member table's) and the topics' real ids, so ties break the
+way Kafka's hash maps break them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ def predict_target(client: ClusterClient, view: GroupView, removed_ids) -> dict[
         specs[m.member_id] = MemberSubscription(ids, current, m.group_instance_id, m.rack_id)
     first = next(iter(specs.values()), None)
     homogeneous = first is None or all(s.subscribed_topic_ids == first.subscribed_topic_ids for s in specs.values())
-    spec = GroupSpec(specs, HOMOGENEOUS if homogeneous else HETEROGENEOUS)
+    # ConsumerGroupDescribe lists members in the order the coordinator's member table iterates
+    # them, which is the order its assignor starts from at the next heartbeat
+    spec = GroupSpec(specs, HOMOGENEOUS if homogeneous else HETEROGENEOUS, in_table_order=True)
     assigned = assignor.assign(spec, {t.topic_id: t for t in topics.values()})
     names = {t.topic_id: t.name for t in topics.values()}
     return {(names[tid], p): member_id for member_id, row in assigned.items()

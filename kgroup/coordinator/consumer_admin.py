@@ -47,10 +47,19 @@ def _describe(coord, group_id: str):
                        assignment=_assignment(m.assigned, names),
                        target_assignment=_assignment(group.target_row(m.member_id), names),
                        member_type=CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE)
-               for m in group.members.values()]
+               for m in _table_order(group)]
     return _Described(error_code=NONE, error_message=None, group_id=group_id, group_state=group.state,
                       group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
                       assignor_name=assignor, members=members)
+
+
+def _table_order(group: ConsumerGroup) -> list:
+    """The members as Kafka's member table (a TimelineHashMap) iterates them, which is how its
+    ConsumerGroupDescribe lists them and where its assignor starts from."""
+    from kgroup.assignors.java_order import timeline_capacity, timeline_order
+
+    order = timeline_order(group.members, timeline_capacity(max(group.member_high_water, len(group.members))))
+    return [group.members[m] for m in order]
 
 
 def _assignment(row, names: dict):

@@ -121,6 +121,9 @@ class ConsumerGroup:
         self.group_epoch = 0
         self.assignment_epoch = 0
         self.members: dict[str, ConsumerGroupMember] = {}
+        # the most members the table ever held: Kafka's member map never shrinks, and its size
+        # decides the order the assignor walks members in (assignors.java_order)
+        self.member_high_water = 0
         self.static_members: dict[str, str] = {}         # instance id -> member id
         self.target: dict[str, Mapping] = {}              # member id -> its target row
         self.partition_epochs: dict[object, dict] = {}    # topic id -> partition -> owner's epoch
@@ -214,6 +217,8 @@ class ConsumerGroup:
             self._count_classic(member, +1)
             self._own(member, remove=False)
         undo.dict_put(self.members, member.member_id, member)
+        if len(self.members) > self.member_high_water:
+            self.set_field("member_high_water", len(self.members))
         if member.instance_id is not None and self.static_members.get(member.instance_id) != member.member_id:
             undo.dict_put(self.static_members, member.instance_id, member.member_id)
 

@@ -87,14 +87,18 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     # Kafka's ModernGroup.subscriptionType counts subscribers per topic *name*, so members naming
     # different topics are heterogeneous even when only the same ones exist
     homogeneous = len(ids_of) < 2
-    spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS)
+    # Kafka walks the group's member table, then the member this operation adds (its overlay view)
+    added = frozenset() if updated_id in group.members else frozenset((updated_id,))
+    spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS,
+                     added=added, member_high_water=group.member_high_water)
     try:
         assigned = get_server_assignor(assignor_name).assign(spec, described)
     except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
         message = f"Failed to compute a new target assignment for epoch {epoch}: {exc}"
         log.error("Group %s: %s", group.group_id, message)
         raise TargetAssignmentError(message) from exc
-    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in specs}
+    # in the order Kafka writes the target records: its member map's (TargetAssignmentBuilder.build)
+    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in spec.member_order()}
 
 
 def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,

@@ -9,7 +9,6 @@ wait: every state it supports, --caught-up, a timeout.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 import pytest
 
@@ -101,16 +100,7 @@ def test_remove_a_static_member_dry_run_then_wait(kafka, fleets, group):
     after = broker_owners(kafka, group)
     dynamic_id = next(owner for owner in after.values() if owner not in ("b", "c"))
     expected = {tp: (dynamic_id if owner not in ("b", "c") else owner) for tp, owner in predicted.items()}
-    if group == "vr-classic":
-        assert after == expected
-    else:
-        # Kafka 4.4's uniform assignor breaks ties between equally loaded members by an order kgroup
-        # does not reproduce yet (docs/conformance.md, "Known gaps"): the same members keep what they
-        # had and each ends with as many partitions as predicted, but which of two takes a freed
-        # partition may differ
-        kept = {tp: owner for tp, owner in before.items() if owner != "a"}
-        assert all(after[tp] == (dynamic_id if owner not in ("b", "c") else owner) for tp, owner in kept.items())
-        assert Counter(after.values()) == Counter(expected.values())
+    assert after == expected
     assert {(m["topic"], m["partition"], m["from"], m["to"]) for m in wait["partitions_moved"]} == \
         {(t, p, before[(t, p)], after[(t, p)]) for (t, p) in ALL if before[(t, p)] != after[(t, p)]}
     wait_for(lambda: members["b"].assignment | members["c"].assignment | members["d"].assignment == ALL, 30,
