@@ -124,7 +124,11 @@ class ConsumerGroup:
         self.static_members: dict[str, str] = {}         # instance id -> member id
         self.target: dict[str, Mapping] = {}              # member id -> its target row
         self.partition_epochs: dict[object, dict] = {}    # topic id -> partition -> owner's epoch
-        self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
+        # the subscribed topics as the image showed them when the metadata hash was last computed
+        # (not a record since Kafka 4.1: ConsumerGroupMetadata's MetadataHash stands for them)
+        self.subscribed_topics: dict[str, SubscribedTopic] = {}
+        self.metadata_hash = 0                            # KIP-1101, from the group epoch record
+        self.has_partition_metadata_record = False        # a 4.0-era type-4 record still in the log
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
         # Kafka's classicProtocolMembersSupportedProtocols and numClassicProtocolMembers: a classic
         # JoinGroup's protocol check without a walk over every member
@@ -154,7 +158,8 @@ class ConsumerGroup:
             assignment_epoch=self.assignment_epoch, members=tuple(self.members.values()),
             target={m: dict(row) for m, row in self.target.items()},
             static_members=dict(self.static_members),
-            subscribed_topics=dict(self.subscribed_topics), resolved_regexes=dict(self.resolved_regexes))
+            subscribed_topics=dict(self.subscribed_topics), resolved_regexes=dict(self.resolved_regexes),
+            metadata_hash=self.metadata_hash)
 
     def listed(self) -> tuple[str, str, str, str]:
         return self.group_id, self.protocol_type, self.state, self.group_type
@@ -325,5 +330,8 @@ class ConsumerGroupSnapshot:
     members: tuple
     target: dict
     static_members: dict
-    subscribed_topics: dict
+    # derived from the image at the last heartbeat, not replayed (no record has them since Kafka
+    # 4.1): a loaded group equals the live one without them; metadata_hash is their replayed trace
+    subscribed_topics: dict = field(compare=False)
     resolved_regexes: dict = field(default_factory=dict)    # regex -> topic names
+    metadata_hash: int = 0

@@ -34,15 +34,10 @@ class Record(NamedTuple):
 
 
 # ---- builders (Kafka's GroupCoordinatorRecordHelpers) --------------------------------------
-def group_epoch_record(group_id: str, epoch: int) -> Record:
-    return Record(METADATA, {"groupId": group_id}, {"epoch": epoch})
-
-
-def partition_metadata_record(group_id: str, topics: Mapping[str, SubscribedTopic]) -> Record:
-    return Record(PARTITION_METADATA, {"groupId": group_id}, {"topics": [
-        {"topicId": t.topic_id, "topicName": t.name, "numPartitions": t.num_partitions,
-         "partitionMetadata": []}
-        for t in sorted(topics.values(), key=lambda t: t.name)]})
+def group_epoch_record(group_id: str, epoch: int, metadata_hash: int = 0) -> Record:
+    """ConsumerGroupMetadataValue with its KIP-1101 MetadataHash (tag 0, written when not 0). Kafka
+    4.1+ writes no ConsumerGroupPartitionMetadata record any more: the hash stands for it."""
+    return Record(METADATA, {"groupId": group_id}, {"epoch": epoch, "metadataHash": metadata_hash})
 
 
 def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> Record:
@@ -69,8 +64,11 @@ def _classic_in(value) -> ClassicMemberMetadata | None:
         (p["name"], bytes(p["metadata"])) for p in value["supportedProtocols"]))
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Record:
-    return Record(TARGET_ASSIGNMENT_METADATA, {"groupId": group_id}, {"assignmentEpoch": epoch})
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Record:
+    """ConsumerGroupTargetAssignmentMetadataValue; ``timestamp``: when the assignment was computed
+    (KIP-1263's AssignmentTimestamp, tag 0, written when not 0)."""
+    return Record(TARGET_ASSIGNMENT_METADATA, {"groupId": group_id},
+                  {"assignmentEpoch": epoch, "assignmentTimestamp": timestamp})
 
 
 def target_member_record(group_id: str, member_id: str, row: Mapping) -> Record:
@@ -197,13 +195,18 @@ def _apply_metadata(coord, group: ConsumerGroup, key, value) -> None:
         coord.remove_group(group.group_id)
     else:
         group.set_field("group_epoch", value["epoch"])
+        group.set_field("metadata_hash", value.get("metadataHash") or 0)
 
 
 def _apply_partition_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    """A Kafka 4.0-era record (type 4; Kafka 4.1+ and kgroup write only its tombstone). Kafka 4.4's
+    replay notes that the group has one, so the next subscription update tombstones it; its topics
+    still name the group's topic ids for an offline view (``client.from_dump``)."""
     topics = {} if value is None else {
         t["topicName"]: SubscribedTopic(_topic_id(t["topicId"]), t["topicName"], t["numPartitions"])
         for t in value["topics"]}
     group.set_field("subscribed_topics", topics)
+    group.set_field("has_partition_metadata_record", value is not None)
 
 
 def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
