@@ -42,8 +42,9 @@ def test_the_first_consumer_protocol_join_converts_a_stable_classic_group():
     assert metadata_a["classicMemberMetadata"]["sessionTimeoutMs"] == 10_000
     assert metadata_a["classicMemberMetadata"]["supportedProtocols"][0]["name"] == "range"
     assert records[7][2]["memberEpoch"] == 1 and records[7][2]["state"] == 0
+    # KIP-1251 (4.3+): the converted partitions' assignment epoch is the classic generation
     assert records[7][2]["assignedPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1],
-                                                    "assignmentEpochs": None}]   # 4.4's tag, unset
+                                                    "assignmentEpochs": [1, 1]}]
     assert records[4][2]["topicPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1]}]
     group = mixed.coord.group("g")
     assert group.group_epoch == 2 and group.assignment_epoch == 2

@@ -51,6 +51,9 @@ class ConsumerGroupMember:
     assigned: Mapping = field(default_factory=dict)
     pending_revocation: Mapping = field(default_factory=dict)
     classic: ClassicMemberMetadata | None = None    # set: the member speaks the classic protocol
+    # KIP-1251 (Kafka 4.3+): topic id -> partition -> the epoch at which the member got it, for its
+    # assigned and pending-revocation partitions; a partition it lacks has assignment_epoch's default
+    assignment_epochs: Mapping = field(default_factory=dict)
 
     def evolve(self, **changes) -> "ConsumerGroupMember":
         """A copy with ``changes``; a new member epoch moves the old one to ``previous_member_epoch``
@@ -62,6 +65,16 @@ class ConsumerGroupMember:
         if copy is None:
             copy = _COPIERS[fields_changed] = _member_copier(fields_changed)
         return copy(self, changes)
+
+    def assignment_epoch(self, topic_id, partition: int) -> int | None:
+        """The epoch at which the member was assigned the partition (assigned or pending
+        revocation), None when it has neither; a partition without a known epoch (a record written
+        before Kafka 4.3) has max(member epoch, 0), as Kafka's replay gives it."""
+        if partition in self.assigned.get(topic_id, ()) or partition in self.pending_revocation.get(topic_id, ()):
+            known = self.assignment_epochs.get(topic_id)
+            epoch = None if known is None else known.get(partition)
+            return max(self.member_epoch, 0) if epoch is None else epoch
+        return None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch

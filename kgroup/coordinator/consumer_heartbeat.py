@@ -343,8 +343,10 @@ def _leave(coord, request, version: int):
         member = group.static_member(instance_id)
         _check_static(member, instance_id, member_id)
     if request.member_epoch == STATIC_LEAVE_EPOCH:
+        # Kafka 4.4 resets the assignment epochs to 0: the successor commits for them from epoch 0
         parked = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.previous_member_epoch,
-                               pending_revocation={})
+                               pending_revocation={}, assignment_epochs={
+                                   topic_id: dict.fromkeys(parts, 0) for topic_id, parts in member.assigned.items()})
         rec.write(coord, [rec.current_assignment_record(group_id, parked)])
     else:
         fence_member(coord, group, member_id)

@@ -190,6 +190,16 @@ class OffsetManager:
         return (metadata is not None
                 and _java_length(metadata) > self._coord.config.offset_metadata_max_bytes)
 
+    def _committed_ids(self, partitions) -> list:
+        """(topic id or None, partition) of each committed partition: Kafka 4.4's KafkaApis resolves
+        every topic's id before the coordinator checks a commit against assignment epochs."""
+        image = self._coord.topic_image
+        out = []
+        for p in partitions:
+            known = image.get(p.topic)
+            out.append((known[0] if known is not None else self.topic_ids.get(p.topic), p.partition))
+        return out
+
     def _names_by_id(self) -> dict:
         return {ident: name for name, ident in self.topic_ids.items()}
 
@@ -206,7 +216,8 @@ class OffsetManager:
             not_found = wire.GROUP_ID_NOT_FOUND if request.API_VERSION >= 9 else wire.ILLEGAL_GENERATION
             group, error = self._group_for_commit(group_id, generation, not_found)
             if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False)
+                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False,
+                                                 self._committed_ids(known))
             elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, False)
         now = self._coord.now_ms
@@ -252,7 +263,8 @@ class OffsetManager:
         else:
             group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
             if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, v, True)
+                error = validate_consumer_commit(group, member_id, generation, v, True,
+                                                 self._committed_ids([p for _, ps in topics for p in ps]))
             elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, True)
         if not error and producer_epoch < self._producer_epochs.get(producer_id, -1):
