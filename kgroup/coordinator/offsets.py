@@ -33,6 +33,8 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
 
 from __future__ import annotations
 
+import uuid
+
 from . import offsets_wire as wire
 from .consumer_admin import delete_consumer_group
 from .consumer_offsets import validate_commit as validate_consumer_commit
@@ -190,15 +192,15 @@ class OffsetManager:
         return (metadata is not None
                 and _java_length(metadata) > self._coord.config.offset_metadata_max_bytes)
 
+    def _topic_id(self, name: str):
+        """The topic's id (uuid.UUID) or None: Kafka 4.4's KafkaApis resolves every committed
+        topic's id, which the coordinator checks against assignment epochs and persists."""
+        known = self._coord.topic_image.get(name)
+        return known[0] if known is not None else self.topic_ids.get(name)
+
     def _committed_ids(self, partitions) -> list:
-        """(topic id or None, partition) of each committed partition: Kafka 4.4's KafkaApis resolves
-        every topic's id before the coordinator checks a commit against assignment epochs."""
-        image = self._coord.topic_image
-        out = []
-        for p in partitions:
-            known = image.get(p.topic)
-            out.append((known[0] if known is not None else self.topic_ids.get(p.topic), p.partition))
-        return out
+        """(topic id or None, partition) of each committed partition."""
+        return [(self._topic_id(p.topic), p.partition) for p in partitions]
 
     def _names_by_id(self) -> dict:
         return {ident: name for name, ident in self.topic_ids.items()}
@@ -235,7 +237,7 @@ class OffsetManager:
                 else:
                     ts = now if p.commit_timestamp == wire.DEFAULT_TIMESTAMP else p.commit_timestamp
                     items.append(((p.topic, p.partition), OffsetAndMetadata(
-                        p.offset, p.leader_epoch, p.metadata or "", ts, expire)))
+                        p.offset, p.leader_epoch, p.metadata or "", ts, expire, self._topic_id(p.topic))))
                     out.append((p.partition, wire.NONE))
             results.append((ident, out))
         if known and not error:
@@ -280,7 +282,7 @@ class OffsetManager:
                     out.append((p.partition, wire.OFFSET_METADATA_TOO_LARGE))
                 else:
                     items.append(((p.topic, p.partition), OffsetAndMetadata(
-                        p.offset, p.leader_epoch, p.metadata or "", now, None)))
+                        p.offset, p.leader_epoch, p.metadata or "", now, None, self._topic_id(p.topic))))
                     out.append((p.partition, wire.NONE))
             results.append((ident, out))
         if not error and items:
@@ -353,7 +355,7 @@ class OffsetManager:
                                 wire.UNSTABLE_OFFSET_COMMIT))
                 else:
                     value = self._store.get(group_id, tp)
-                    if value is None:
+                    if value is None or _mismatched(value.topic_id, ident if version >= 10 else None):
                         out.append((partition, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "", wire.NONE))
                     else:
                         out.append((partition, value.offset, value.leader_epoch, value.metadata, wire.NONE))
@@ -437,19 +439,34 @@ class OffsetManager:
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
-    """OffsetCommitValue v3, or v1 when the commit set an expire timestamp (Kafka's GroupCoordinatorRecordHelpers.newOffsetCommitRecord)."""
+    """OffsetCommitValue v4 (Kafka 4.1+: flexible, with the topic id as tag 0 when known), or v1
+    when the commit set an expire timestamp (Kafka's GroupCoordinatorRecordHelpers.newOffsetCommitRecord)."""
     if value.expire_timestamp is not None:
         return encode_value(OFFSET_COMMIT_KEY_TYPE, 1, {
             "offset": value.offset, "metadata": value.metadata,
             "commitTimestamp": value.commit_timestamp, "expireTimestamp": value.expire_timestamp})
-    return encode_value(OFFSET_COMMIT_KEY_TYPE, 3, {
-        "offset": value.offset, "leaderEpoch": value.leader_epoch, "metadata": value.metadata,
-        "commitTimestamp": value.commit_timestamp})
+    data = {"offset": value.offset, "leaderEpoch": value.leader_epoch, "metadata": value.metadata,
+            "commitTimestamp": value.commit_timestamp}
+    if value.topic_id is not None:
+        data["topicId"] = value.topic_id
+    return encode_value(OFFSET_COMMIT_KEY_TYPE, 4, data)
+
+
+_ZERO_UUID = bytes(16)
+
+
+def _mismatched(stored, requested) -> bool:
+    """Kafka 4.4's isMismatchedTopicId: an offset committed for another incarnation of the topic
+    (both ids known and different) reads as no offset."""
+    return stored is not None and requested is not None and stored != requested
 
 
 def _offset_from_record(data: dict) -> OffsetAndMetadata:
     expire = data.get("expireTimestamp", -1)
+    raw_id = data.get("topicId")
+    if raw_id is not None and not isinstance(raw_id, uuid.UUID):
+        raw_id = None if bytes(raw_id) == _ZERO_UUID else uuid.UUID(bytes=bytes(raw_id))
     return OffsetAndMetadata(
         offset=data["offset"], leader_epoch=data.get("leaderEpoch", -1),
         metadata=data.get("metadata") or "", commit_timestamp=data["commitTimestamp"],
-        expire_timestamp=None if expire == -1 else expire)
+        expire_timestamp=None if expire == -1 else expire, topic_id=raw_id)
