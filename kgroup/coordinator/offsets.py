@@ -10,8 +10,8 @@ got. That is what makes `GroupCoordinator.from_records(coord.log)` land on ident
 Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless stated):
 * The coordinator holds no topic metadata, so topic names are never checked (Kafka answers
   UNKNOWN_TOPIC_OR_PARTITION for unknown topics before reaching the coordinator). OffsetCommit
-  v10 and OffsetFetch v10 name topics by id: ids resolve through `OffsetManager.topic_ids`
-  (name -> uuid.UUID, empty unless the embedding server fills it); an unknown id gets
+  v10 and OffsetFetch v10 name topics by id: ids resolve through the coordinator's topic image
+  (`set_topics`) and `OffsetManager.topic_ids` (name -> uuid.UUID); an unknown id gets
   UNKNOWN_TOPIC_ID (100), and a fetch-all at v10 lists only topics whose id is known.
 * Metadata length is compared in UTF-16 code units, like Java's String.length().
 * A group that has offsets in the log but no GroupMetadata record (a "simple" group, e.g.
@@ -203,7 +203,9 @@ class OffsetManager:
         return [(self._topic_id(p.topic), p.partition) for p in partitions]
 
     def _names_by_id(self) -> dict:
-        return {ident: name for name, ident in self.topic_ids.items()}
+        names = {ident: name for name, ident in self.topic_ids.items()}
+        names.update((ident, name) for name, (ident, _) in self._coord.topic_image.items())
+        return names
 
     # ------------------------------------------------------------------ OffsetCommit
     def handle_offset_commit(self, request, client_id: str = "", client_host: str = ""):
@@ -336,7 +338,7 @@ class OffsetManager:
             requested = []
             for topic, parts in by_topic.items():
                 if version >= 10:
-                    ident = self.topic_ids.get(topic)
+                    ident = self._topic_id(topic)
                     if ident is None:
                         continue
                 else:
