@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from helpers.consumer import assignment_of, heartbeat, new_coordinator
+from helpers.consumer import BAR, FOO, assignment_of, heartbeat, new_coordinator
+from helpers.offsets import commit_request
 
 from kgroup.commands.cli import cli
 from kgroup.records import encode_assignment, encode_key, encode_subscription, encode_value
@@ -119,11 +120,13 @@ def test_static_history_expiry_and_moves(tmp_path):
 
 
 def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
-    """Records 3-8 replayed: members, instance ids, assignments named through the partition metadata."""
+    """Records 3-8 replayed: members, instance ids, assignments named through the topic ids the
+    group's commits carry (OffsetCommitValue v4: Kafka 4.1+ writes no partition metadata record)."""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a", instance_id="i-a", topics=["foo", "bar"])
     heartbeat(coord, member_id="b", topics=["foo"])
     heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=assignment_of(a))
+    coord.handle(commit_request("g", {("foo", 0): 1, ("bar", 0): 1}, generation=a.member_epoch, member_id="a"))
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     path.parent.mkdir()
     path.write_bytes(b"".join(encode_batch([(k, v, 1_800_000_000_000)], base_offset=i)
@@ -136,7 +139,7 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
         snapshot.state, "consumer", snapshot.group_epoch, "consumer")
     assert [(m["group_instance_id"], m["member_id"]) for m in g["members"]] == [("i-a", "a"), (None, "b")]
     owned = {(a["topic"], p) for m in g["members"] for a in m["assignment"] for p in a["partitions"]}
-    named = {t.topic_id: t.name for t in snapshot.subscribed_topics.values()}
+    named = {FOO: "foo", BAR: "bar"}
     assert owned == {(named[t], p) for m in snapshot.members for t, parts in m.assigned.items() for p in parts}
     assert {t for t, _ in owned} == {"foo", "bar"}
     table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout
@@ -248,3 +251,23 @@ def test_a_member_filter_keeps_the_groups_counts_and_says_how_many_are_shown(seg
     assert "1 (static 0, dynamic 1), 0 shown" in static.stdout
     unfiltered = describe("--from-dump", dump, "my-group", "-o", "table")
     assert "1 (static 0, dynamic 1)" in unfiltered.stdout and "shown" not in unfiltered.stdout
+
+
+def test_topic_ids_are_named_by_the_log_dirs_partition_metadata(tmp_path):
+    """Kafka 4.1+ writes no record naming a consumer group's topic ids: the log dir's
+    partition.metadata files (Kafka's and serve's) do, wherever in the log dir the dump points."""
+    import base64
+    import uuid
+
+    from kgroup.client.from_dump import log_dir_topic_names
+
+    topic_id = uuid.UUID(int=42)
+    for name in ("events-0", "events-1", "__consumer_offsets-0"):
+        (tmp_path / name).mkdir()
+    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    (tmp_path / "events-0" / "partition.metadata").write_text(f"version: 0\ntopic_id: {encoded}\n")
+    (tmp_path / "events-1" / "partition.metadata").write_text("garbage")
+    segment = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    segment.write_bytes(b"")
+    for path in (tmp_path, tmp_path / "__consumer_offsets-0", segment):
+        assert log_dir_topic_names([path]) == {topic_id: "events"}
