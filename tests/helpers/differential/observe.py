@@ -170,9 +170,12 @@ class Observer:
         return self._shorten(out)
 
     def _shorten(self, value):
-        """Topic names shortened to the scenario's (in keys and decoded assignments)."""
+        """Topic names shortened to the scenario's (in keys and decoded assignments), the group's
+        name (in keys) written <group>."""
         if isinstance(value, dict):
-            return {k: (self.scenario.short(v) if k == "topic" and isinstance(v, str) else self._shorten(v))
+            return {k: (self.scenario.short(v) if k == "topic" and isinstance(v, str)
+                        else "<group>" if k == "group" and v == self.scenario.group
+                        else self._shorten(v))
                     for k, v in value.items()}
         if isinstance(value, list):
             return [self.scenario.short(v) if isinstance(v, str) and v.startswith("dt-") else self._shorten(v)

@@ -36,6 +36,7 @@ class Member:
     heartbeat_ms: int | None = None
     rebalance_ms: int = 10000
     settings: dict = dataclasses.field(default_factory=dict)    # extra client settings
+    pattern: bool = False         # subscribe to the regex of every topic of the scenario instead
 
     def __post_init__(self):
         if self.client not in CLIENTS:
@@ -80,6 +81,11 @@ class Scenario:
 
     def topic(self, short: str) -> str:
         return f"dt-{self.name}-{short}"
+
+    @property
+    def pattern(self) -> str:
+        """The regex a ``pattern`` member subscribes to: every topic of this scenario, now or later."""
+        return f"^dt-{self.name}-.*"
 
     def short(self, topic: str) -> str:
         prefix = f"dt-{self.name}-"
@@ -162,10 +168,13 @@ def checkpoint(label: str) -> Step:
     return Step("checkpoint", None, {}, label)
 
 
-def wait_stable(members: int, timeout: float = 30, label: str | None = None) -> Step:
-    """Until the group is Stable with ``members`` members and every running client holds exactly
-    what the broker says it assigned it (each side waits on its own; a timeout is recorded)."""
-    return Step("wait", None, {"state": "Stable", "members": members, "timeout": timeout}, label)
+def wait_stable(members: int, timeout: float = 30, label: str | None = None, assigned=()) -> Step:
+    """Until the group is Stable with ``members`` members, every running client holds exactly
+    what the broker says it assigned it, and every partition of the topics the members subscribe
+    to — and of the short topics ``assigned`` (a change the group must take in first) — is
+    assigned (each side waits on its own; a timeout is recorded)."""
+    return Step("wait", None, {"state": "Stable", "members": members, "timeout": timeout,
+                               "assigned": tuple(assigned)}, label)
 
 
 def wait_empty(timeout: float = 30, label: str | None = None) -> Step:

@@ -19,7 +19,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * A Kafka Java consumer (4.4) as a group member for kgroup's live tests, classic or consumer protocol.
  * Arguments: bootstrap, group id, group.instance.id ("-" for a dynamic member), group.protocol
- * (classic or consumer), comma-separated topics, then optional key=value client settings.
+ * (classic or consumer), comma-separated topics (or a regex beginning with "^"), then optional
+ * key=value client settings.
  * It prints "assigned t-p,t-p,..." whenever its assignment changes and "error NAME message" for an
  * exception of poll; it commits synchronously after every poll that returned records. It runs until
  * a line "close" (a graceful close) or the end of its stdin, or until it is killed.
@@ -72,7 +73,11 @@ public class GroupMember {
                     callback("lost", partitions);
                 }
             };
-            consumer.subscribe(List.of(args[4].split(",")), listener);
+            if (args[4].startsWith("^")) {
+                consumer.subscribe(java.util.regex.Pattern.compile(args[4]), listener);
+            } else {
+                consumer.subscribe(List.of(args[4].split(",")), listener);
+            }
             String last = null;
             while (!closing.get()) {
                 String command;
