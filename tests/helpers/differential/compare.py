@@ -74,7 +74,7 @@ def normalise(fields: dict) -> dict:
         return value
 
     if isinstance(fields.get("records"), list):
-        fields = dict(fields, records=[_pending(r) for r in fields["records"]])
+        fields = dict(fields, records=[_map_order_marked(_pending(r)) for r in fields["records"]])
     scan(fields.get("records"))
     scan(fields)
     out = {k: rewrite(v) for k, v in fields.items() if not k.startswith("_")}
@@ -144,6 +144,24 @@ def _callbacks_without_noop_rebalances(events):
         out.append(events[i])
         i += 1
     return out
+
+
+def in_kafka_map_order(member_ids) -> bool:
+    """Are these member ids listed as Kafka's ClassicGroup.members (a java.util.HashMap) iterates
+    them? (Capacity 16: the scenarios' groups stay under 13 members.)"""
+    from kgroup.coordinator.group import java_hash_map_order
+
+    return list(member_ids) == java_hash_map_order(list(member_ids))
+
+
+def _map_order_marked(record):
+    """A GroupMetadata record gets ``membersInKafkaMapOrder``: its members' order is random on each
+    side (random ids), but whether it is the member map's order is not."""
+    value = record.get("value") if isinstance(record, dict) else None
+    if record.get("type") != "group_metadata" or not isinstance(value, dict) or not value.get("members"):
+        return record
+    ids = [m.get("memberId") for m in value["members"]]
+    return dict(record, value=dict(value, membersInKafkaMapOrder=in_kafka_map_order(ids)))
 
 
 def _members_sorted(record):

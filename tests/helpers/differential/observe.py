@@ -55,9 +55,13 @@ class Observer:
             members.append({"member_id": m.member_id, "instance_id": m.group_instance_id,
                             "client_id": m.client_id, "client_host": m.client_host,
                             **self._subscription(m.member_metadata), **self._assignment(m.member_assignment)})
+        from helpers.differential.compare import in_kafka_map_order
+
+        in_map_order = in_kafka_map_order([m["member_id"] for m in members])
         members.sort(key=lambda m: (m["client_id"], m["instance_id"] or "", m["member_id"]))
         return {"error": error_name(g.error_code), "state": g.group_state,
-                "protocol_type": g.protocol_type, "protocol": g.protocol_data, "members": members}
+                "protocol_type": g.protocol_type, "protocol": g.protocol_data, "members": members,
+                "members_in_kafka_map_order": in_map_order}
 
     def _subscription(self, raw: bytes) -> dict:
         if not raw:

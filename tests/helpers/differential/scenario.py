@@ -32,7 +32,7 @@ class Member:
     topics: tuple | None = None
     instance_id: str | None = None
     assignor: str | None = "range"
-    session_ms: int = 3000
+    session_ms: int = 6000
     heartbeat_ms: int | None = None
     rebalance_ms: int = 10000
     settings: dict = dataclasses.field(default_factory=dict)    # extra client settings
@@ -168,7 +168,7 @@ def checkpoint(label: str) -> Step:
     return Step("checkpoint", None, {}, label)
 
 
-def wait_stable(members: int, timeout: float = 30, label: str | None = None, assigned=()) -> Step:
+def wait_stable(members: int, timeout: float = 45, label: str | None = None, assigned=()) -> Step:
     """Until the group is Stable with ``members`` members, every running client holds exactly
     what the broker says it assigned it, and every partition of the topics the members subscribe
     to — and of the short topics ``assigned`` (a change the group must take in first) — is
@@ -177,7 +177,7 @@ def wait_stable(members: int, timeout: float = 30, label: str | None = None, ass
                                "assigned": tuple(assigned)}, label)
 
 
-def wait_empty(timeout: float = 30, label: str | None = None) -> Step:
+def wait_empty(timeout: float = 45, label: str | None = None) -> Step:
     return Step("wait", None, {"state": "Empty", "members": 0, "timeout": timeout}, label)
 
 
