@@ -201,9 +201,10 @@ SCENARIOS = [
     # -- mixed clients ---------------------------------------------------------------------------------
     Scenario(
         "mixed-clients-range", {"t": 6},
-        [Member("py", instance_id="ipy", session_ms=6000), Member("rdk", RDK, session_ms=6000),
-         Member("java", JAVA, instance_id="ijava", session_ms=6000)],
-        [*one_by_one("py", "rdk", "java"), checkpoint("three"), commit("java", 9), commit("rdk", 8),
+        [Member("java", JAVA, instance_id="ijava"), Member("py", instance_id="ipy"), Member("rdk", RDK)],
+        [*one_by_one("java", "py", "rdk"), checkpoint("three"), commit("java", 9), commit("rdk", 8),
          close("rdk"), wait_stable(2), checkpoint("two")],
-        about="kafka-python, librdkafka and the Java client (static and dynamic) in one range group"),
+        about="the Java client (leader), kafka-python and librdkafka, static and dynamic, in one range "
+              "group (not kafka-python as leader: its range assignor drops static members listed "
+              "before a dynamic one — itertools.groupby — and Kafka lists members in random order)"),
 ]
