@@ -165,7 +165,7 @@ SCENARIOS = [
         "reset-while-running", {"t": 3},
         [Member("a"), Member("b")],
         [*one_by_one("a", "b"), commit("a", 1), reset_offsets("t", 0, label="reset-running"),
-         checkpoint("running"), close("a"), close("b"), wait_empty(),
+         checkpoint("running"), close("a"), wait_stable(1), close("b"), wait_empty(),
          reset_offsets("t", 0, label="reset-empty"), checkpoint("reset")],
         about="an admin OffsetCommit (generation -1) while members run is refused; on Empty it commits"),
     Scenario(
