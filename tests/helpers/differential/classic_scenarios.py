@@ -19,6 +19,13 @@ FAST_METADATA = {"metadata_max_age_ms": 1000}          # kafka-python sees new p
 JAVA_FAST_METADATA = {"metadata.max.age.ms": 1000}
 
 
+# Each librdkafka member finds a new topic matching its regex on its own metadata refresh
+# (topic.metadata.refresh.interval.ms=1000): whether both rejoin in one rebalance or one after the
+# other (an extra generation giving the whole new topic to the first) is a race, on Kafka as on kgroup.
+TWO_DISCOVERIES = ("two members discover a new topic on their own metadata refreshes: one rebalance "
+                   "or two is a race between the clients; the final assignment and group are compared")
+
+
 def one_by_one(*names):
     """start each member and wait until the group is stable with it."""
     steps = []
@@ -95,17 +102,18 @@ SCENARIOS = [
     # -- KIP-814: a static member rejoining with another subscription -----------------------------------
     Scenario(
         "kip814-static-leader-changes-subscription", {"t": 4, "u": 2},
-        [Member("a1", JAVA, topics=("t",), instance_id="ia", session_ms=6000),
-         Member("a2", JAVA, topics=("t", "u"), instance_id="ia", session_ms=6000),
-         Member("b", JAVA, topics=("t",), instance_id="ib", session_ms=6000)],
+        [Member("a1", JAVA, topics=("t",), instance_id="ia", session_ms=15000),
+         Member("a2", JAVA, topics=("t", "u"), instance_id="ia", session_ms=15000),
+         Member("b", JAVA, topics=("t",), instance_id="ib", session_ms=15000)],
         [start("a1"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), close("a1"),
          start("a2"), wait_stable(2), checkpoint("resubscribed")],
-        about="KIP-814: the static leader rejoins with a changed subscription (JoinGroup v9, skip assignment)"),
+        about="KIP-814: the static leader rejoins with a changed subscription (JoinGroup v9, skip assignment); "
+              "15 s sessions: a JVM starting under load must not outlast the old incarnation's session"),
     Scenario(
         "kip814-static-follower-changes-subscription", {"t": 4, "u": 2},
-        [Member("a", JAVA, topics=("t",), instance_id="ia", session_ms=6000),
-         Member("b1", JAVA, topics=("t",), instance_id="ib", session_ms=6000),
-         Member("b2", JAVA, topics=("t", "u"), instance_id="ib", session_ms=6000)],
+        [Member("a", JAVA, topics=("t",), instance_id="ia", session_ms=15000),
+         Member("b1", JAVA, topics=("t",), instance_id="ib", session_ms=15000),
+         Member("b2", JAVA, topics=("t", "u"), instance_id="ib", session_ms=15000)],
         [start("a"), wait_stable(1), start("b1"), wait_stable(2), checkpoint("two"), close("b1"),
          start("b2"), wait_stable(2), checkpoint("resubscribed")],
         about="KIP-814: a static follower rejoins with a changed subscription: the group rebalances"),
@@ -196,6 +204,9 @@ SCENARIOS = [
         [Member("a", RDK, pattern=True), Member("b", RDK, pattern=True)],
         [*one_by_one("a", "b"), create_topic("u", 3), wait_stable(2, assigned=["u"]),
          checkpoint("created")],
+        tolerances={
+            "member *.callbacks": Tolerance("final", TWO_DISCOVERIES),
+            "records": Tolerance("final", TWO_DISCOVERIES)},
         about="a topic created that matches the members' regex subscription joins the assignment"),
     # -- mixed clients ---------------------------------------------------------------------------------
     Scenario(
