@@ -205,7 +205,7 @@ SCENARIOS = [
     Scenario(
         "topic-created-matching-pattern", {"t": 2},
         [Member("a", RDK, pattern=True), Member("b", RDK, pattern=True)],
-        [*one_by_one("a", "b"), create_topic("u", 3), wait_stable(2, assigned=["u"]),
+        [*one_by_one("a", "b"), create_topic("u", 3), wait_stable(2, everyone_subscribes=["u"]),
          checkpoint("created")],
         tolerances={
             "member *.callbacks": Tolerance("final", TWO_DISCOVERIES),
