@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from helpers.differential.scenario import (Member, Scenario, Tolerance, add_partitions, checkpoint,
                                            close, commit, create_topic, delete_group, delete_offsets,
-                                           kill, pause, remove_members, reset_offsets, resume, sleep,
+                                           kill, pause, remove_members, reset_offsets, sleep,
                                            start, subscribe, wait_empty, wait_errors, wait_stable)
 
 PY, RDK, JAVA = "kafka-python", "rdkafka-classic", "java-classic"
 FAST_METADATA = {"metadata_max_age_ms": 1000}          # kafka-python sees new partitions within 1 s
-JAVA_FAST_METADATA = {"metadata.max.age.ms": 1000}
 
 
 # Each librdkafka member finds a new topic matching its regex on its own metadata refresh
