@@ -1,0 +1,230 @@
+"""Two observations of one scenario -> the difference lines.
+
+Normalised, because random by design: member ids (a broker's ``<instance id or client id>-<UUID>``)
+become ``<prefix>#n``, n counting that prefix's ids in order of first appearance (the records
+first, in log order; then the fields in play order) — so "a new member id" still differs from "the
+same member id"; record timestamps (``*Timestamp``) become ``<ts>`` unless -1; the play's duration
+is dropped. Nothing else is: every other field is compared as it is, unless the scenario names a
+Tolerance for it (with its reason).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import re
+
+from helpers.differential.play import PROBLEM
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+MEMBER_ID = re.compile(rf"^(.*)-({UUID})$")
+TIMESTAMP_KEY = re.compile(r"[Tt]imestamp$")
+
+
+# Differences whose fix belongs to work running elsewhere, each with its owner and reason: the record
+# is compared without the named parts until that work lands (then the entry is removed).
+def normalise(fields: dict) -> dict:
+    labels: dict[str, str] = {}
+    counts: dict[str, int] = {}
+
+    def label(member_id: str) -> str:
+        if member_id not in labels:
+            prefix = MEMBER_ID.match(member_id).group(1)
+            counts[prefix] = counts.get(prefix, 0) + 1
+            labels[member_id] = f"{prefix}#{counts[prefix]}"
+        return labels[member_id]
+
+    def scan(value):
+        if isinstance(value, str) and MEMBER_ID.match(value):
+            label(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                scan(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                scan(v)
+
+    def rewrite(value, key=None):
+        if isinstance(value, str):
+            return labels.get(value, value)
+        if isinstance(value, int) and key and TIMESTAMP_KEY.search(key) and value != -1:
+            return "<ts>"
+        if isinstance(value, dict):
+            return {k: rewrite(v, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [rewrite(v) for v in value]
+        return value
+
+    if isinstance(fields.get("records"), list):
+        fields = dict(fields, records=[_map_order_marked(r) for r in fields["records"]])
+    scan(fields.get("records"))
+    scan(fields)
+    out = {k: rewrite(v) for k, v in fields.items() if not k.startswith("_")}
+    if isinstance(out.get("records"), list):
+        out["records"] = _renumbered(_without_noop_rebalances([_members_sorted(r) for r in out["records"]]))
+    for key, value in out.items():
+        if key.endswith(".callbacks") and isinstance(value, list):
+            out[key] = _callbacks_without_noop_rebalances(value)
+    return out
+
+
+# A rebalance that changes nothing (the same members with the same subscriptions and assignments
+# as the generation before) is dropped from the records and the callbacks, and generations are
+# renumbered in order. How many such rebalances a scenario has depends on client timing, on Kafka
+# itself: kafka-python's leader rejoins when its metadata snapshot changes after an assignment, and
+# a member's second JoinGroup (a heartbeat's REBALANCE_IN_PROGRESS arriving after it rejoined)
+# starts another round when it reaches the coordinator in Stable rather than CompletingRebalance
+# (playing the scenarios twice on one Kafka, benchmarks/differential.py --self-check, shows both).
+def _state_of(record):
+    value = record.get("value") or {}
+    return text({k: v for k, v in value.items() if k not in ("generation", "currentStateTimestamp")})
+
+
+def _without_noop_rebalances(records):
+    out, last = [], None
+    for record in records:
+        if record.get("type") == "group_metadata" and record.get("value"):
+            state = _state_of(record)
+            if state == last:
+                continue
+            last = state
+        elif record.get("type") == "group_metadata":
+            last = None
+        out.append(record)
+    return out
+
+
+def _renumbered(records):
+    """Generations as their order among the (collapsed) GroupMetadata records: 0, 1, 2, ..."""
+    numbers: dict = {}
+    out = []
+    for record in records:
+        value = record.get("value")
+        if record.get("type") == "group_metadata" and isinstance(value, dict) and "generation" in value:
+            numbers.setdefault(value["generation"], len(numbers))
+            record = dict(record, value=dict(value, generation=f"g{numbers[value['generation']]}"))
+        out.append(record)
+    return out
+
+
+def _callbacks_without_noop_rebalances(events):
+    """An eager no-op rebalance: revoked X then assigned X again, X what the client held."""
+    out, held = [], []
+    i = 0
+    while i < len(events):
+        kind, detail = events[i][0], events[i][1]
+        nxt = events[i + 1] if i + 1 < len(events) else None
+        if kind == "revoked" and detail and detail == held and nxt and nxt[0] == "assigned" and nxt[1] == detail:
+            i += 2
+            continue
+        if kind == "assigned" and detail is not None:
+            held = sorted(set(held) | set(detail)) if out and out[-1][0] != "revoked" else list(detail)
+        elif kind in ("revoked", "lost") and detail:
+            held = [p for p in held if p not in detail]
+        elif kind == "restart":
+            held = []
+        out.append(events[i])
+        i += 1
+    return out
+
+
+def in_kafka_map_order(member_ids) -> bool:
+    """Are these member ids listed as Kafka's ClassicGroup.members (a java.util.HashMap) iterates
+    them? (Capacity 16: the scenarios' groups stay under 13 members.)"""
+    from kgroup.coordinator.group import java_hash_map_order
+
+    return list(member_ids) == java_hash_map_order(list(member_ids))
+
+
+def _map_order_marked(record):
+    """A GroupMetadata record gets ``membersInKafkaMapOrder``: its members' order is random on each
+    side (random ids), but whether it is the member map's order is not."""
+    value = record.get("value") if isinstance(record, dict) else None
+    if record.get("type") != "group_metadata" or not isinstance(value, dict) or not value.get("members"):
+        return record
+    ids = [m.get("memberId") for m in value["members"]]
+    return dict(record, value=dict(value, membersInKafkaMapOrder=in_kafka_map_order(ids)))
+
+
+def _members_sorted(record):
+    """A GroupMetadata record's members in member-id order: Kafka writes them in the iteration
+    order of ClassicGroup.members, a java.util.HashMap keyed by the random member ids, so their
+    order is random by design (the same ids in kgroup would still be another order)."""
+    value = record.get("value") if isinstance(record, dict) else None
+    if record.get("type") != "group_metadata" or not isinstance(value, dict) or not value.get("members"):
+        return record
+    members = sorted(value["members"], key=lambda m: str(m.get("memberId")))
+    return dict(record, value=dict(value, members=members))
+
+
+def text(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def tolerance_of(scenario, field: str):
+    for pattern, tolerance in scenario.tolerances.items():
+        if "/" not in pattern and fnmatch.fnmatchcase(field, pattern):
+            return tolerance
+    return None
+
+
+def _without_keys(scenario, field: str, value):
+    """A tolerance ``FIELD/KEY`` (e.g. ``records/leader``): every KEY inside that field's value is
+    not compared (written <tolerated>)."""
+    keys = {p.split("/", 1)[1] for p, t in scenario.tolerances.items()
+            if "/" in p and t.how == "ignore" and fnmatch.fnmatchcase(field, p.split("/", 1)[0])}
+    if not keys:
+        return value
+
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: "<tolerated>" if k in keys else strip(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+    return strip(value)
+
+
+def differences(scenario, kafka: dict, kgroup: dict) -> list[str]:
+    """One line per difference: scenario | where | field | kafka=... | kgroup=...  (``where`` is
+    "both", or "kafka only"/"kgroup only" for a field one side never produced)."""
+    a, b = normalise(kafka), normalise(kgroup)
+    lines = [line(scenario, "runner", field, a.get(field), b.get(field))
+             for field in dict.fromkeys([*a, *b])
+             if any(isinstance(s.get(field), str) and s[field].startswith(PROBLEM) for s in (a, b))]
+    for field in list(dict.fromkeys([*a, *b])):
+        if field not in a or field not in b:
+            where = "kafka only" if field in a else "kgroup only"
+            lines.append(line(scenario, where, field, a.get(field), b.get(field)))
+            continue
+        x, y = _without_keys(scenario, field, a[field]), _without_keys(scenario, field, b[field])
+        tolerance = tolerance_of(scenario, field)
+        if tolerance is not None:
+            if tolerance.how == "ignore":
+                continue
+            if tolerance.how == "unordered" and isinstance(x, list) and isinstance(y, list):
+                x, y = sorted(map(text, x)), sorted(map(text, y))
+            elif tolerance.how == "final" and isinstance(x, list) and isinstance(y, list):
+                x, y = x[-1:], y[-1:]
+        if x == y:
+            continue
+        if field == "records" and isinstance(x, list) and isinstance(y, list):
+            lines.extend(_list_differences(scenario, field, x, y))
+        else:
+            lines.append(line(scenario, "both", field, x, y))
+    return lines
+
+
+def _list_differences(scenario, field, x, y) -> list[str]:
+    """A long list (the records) differs chunk by chunk, each chunk one line."""
+    xs, ys = [text(v) for v in x], [text(v) for v in y]
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=xs, b=ys, autojunk=False).get_opcodes():
+        if op != "equal":
+            out.append(line(scenario, "both", f"{field}[{i1}:{i2}|{j1}:{j2}]", x[i1:i2], y[j1:j2]))
+    return out
+
+
+def line(scenario, where, field, kafka_value, kgroup_value) -> str:
+    return f"{scenario.name} | {where} | {field} | kafka={text(kafka_value)} | kgroup={text(kgroup_value)}"
