@@ -22,8 +22,6 @@ MEMBER_ID = re.compile(rf"^(.*)-({UUID})$")
 TIMESTAMP_KEY = re.compile(r"[Tt]imestamp$")
 
 
-# Differences whose fix belongs to work running elsewhere, each with its owner and reason: the record
-# is compared without the named parts until that work lands (then the entry is removed).
 def normalise(fields: dict) -> dict:
     labels: dict[str, str] = {}
     counts: dict[str, int] = {}
