@@ -170,6 +170,9 @@ class Run:
         self.group_epochs = epochs
 
 
+ASSIGNMENT_INTERVAL_MS = 1000
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_consumer_group_invariants(sequence):
@@ -190,6 +193,7 @@ def test_consumer_group_invariants(sequence):
         run.join(index, 0)
         run.check()
     for _ in range(6):
+        run.time(ASSIGNMENT_INTERVAL_MS)     # a new target at most once per interval (KIP-1263)
         for index in list(run.clients):
             run.heartbeat(index, False)
             run.check()

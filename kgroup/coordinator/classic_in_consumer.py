@@ -8,7 +8,7 @@ subscription gives its topics, rack and owned partitions, the group epoch moves 
 change, the server-side assignor computes the target and the member is reconciled; the response's
 generation is its member epoch. SyncGroup hands it its current partitions (the ones nobody else still
 holds) as a ConsumerProtocolAssignment. Heartbeat answers REBALANCE_IN_PROGRESS whenever it must
-rejoin to move on: its epoch is behind the group's, it must revoke, or partitions it waited for are
+rejoin to move on: its epoch is behind the target assignment's (Kafka 4.3+; the group's before), it must revoke, or partitions it waited for are
 free. Its session timeout is the one of its JoinGroup; a join it owes (after REBALANCE_IN_PROGRESS)
 and the sync after a join are timed by its rebalance timeout, and missing either fences it.
 """
@@ -186,7 +186,9 @@ def sync(coord, group: ConsumerGroup, request, version: int):
         if version >= 5 and ((request.protocol_type not in (None, CONSUMER_PROTOCOL_TYPE))
                              or request.protocol_name not in (None, protocol_name)):
             raise _Refused(INCONSISTENT_GROUP_PROTOCOL)
-        if group.group_epoch > member.member_epoch and member.state != UNREVOKED_PARTITIONS:
+        # the target's epoch, not the group's (KAFKA-20272, 4.3+): with the assignment interval
+        # the target can lag the group epoch, and a rejoin before it moves would change nothing
+        if group.assignment_epoch > member.member_epoch and member.state != UNREVOKED_PARTITIONS:
             _join_owed(coord, group, member)
             raise _Refused(REBALANCE_IN_PROGRESS)
     except _Refused as refused:
@@ -206,7 +208,7 @@ def heartbeat(coord, group: ConsumerGroup, request, version: int):
     except _Refused as refused:
         return _heartbeat_response(coord, version, refused.code)
     schedule_session_timeout(coord, group.group_id, member.member_id, member.classic.session_timeout_ms)
-    if (member.member_epoch < group.group_epoch or member.state == UNREVOKED_PARTITIONS
+    if (member.member_epoch < group.assignment_epoch or member.state == UNREVOKED_PARTITIONS
             or member.state == UNRELEASED_PARTITIONS and not _waiting_on_unreleased(group, member)):
         _join_owed(coord, group, member)
         return _heartbeat_response(coord, version, REBALANCE_IN_PROGRESS)

@@ -39,6 +39,8 @@ SETTINGS: dict[str, tuple[int, int, int]] = {
     "group.consumer.min.heartbeat.interval.ms": (5000, 1, INT_MAX),
     "group.consumer.max.heartbeat.interval.ms": (15_000, 1, INT_MAX),
     "group.consumer.max.size": (INT_MAX, 1, INT_MAX),
+    # KIP-1263 (Kafka 4.3+): a new target assignment at most once per interval (0: at every bump)
+    "group.consumer.assignment.interval.ms": (1000, 0, INT_MAX),
     # Connect worker groups (the Connect draft's type): Connect's worker defaults
     "group.connect.session.timeout.ms": (10_000, 1, INT_MAX),
     "group.connect.heartbeat.interval.ms": (3000, 1, INT_MAX),

@@ -133,6 +133,7 @@ class ConsumerGroup:
         self.listener = None
         self.group_epoch = 0
         self.assignment_epoch = 0
+        self.assignment_timestamp = 0     # when the target was computed (0: unknown, or a new group)
         self.members: dict[str, ConsumerGroupMember] = {}
         # the most members the table ever held: Kafka's member map never shrinks, and its size
         # decides the order the assignor walks members in (assignors.java_order)

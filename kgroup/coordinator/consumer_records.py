@@ -249,6 +249,7 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
 
 def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:
     group.set_field("assignment_epoch", 0 if value is None else value["assignmentEpoch"])
+    group.set_field("assignment_timestamp", 0 if value is None else value.get("assignmentTimestamp") or 0)
 
 
 def _apply_target_member(coord, group: ConsumerGroup, key, value) -> None:

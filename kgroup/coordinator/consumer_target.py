@@ -128,7 +128,7 @@ def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMem
                           resolved: Mapping[str, frozenset] | None = None,
                           metadata: SubscriptionMetadata | None = None) -> int:
     """The group epoch record (with the metadata hash) when ``bump``, then ``metadata``'s tombstones;
-    then, if the epoch is past the assignment epoch, the new target as Kafka's
+    then, if the epoch is past the assignment epoch and ``target_due``, the new target as Kafka's
     updateTargetAssignment writes it: only the rows that changed, then the target epoch with the
     time it was computed. Returns the group epoch; raises TargetAssignmentError when the assignor
     fails."""
@@ -139,7 +139,8 @@ def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMem
         records.append(rec.group_epoch_record(group_id, epoch, metadata_hash))
     if metadata is not None:
         records += metadata.tombstones
-    if epoch > group.assignment_epoch:
+    if epoch > group.assignment_epoch and target_due(group, coord.config.group_consumer_assignment_interval_ms,
+                                                     coord.now_ms):
         name = preferred_assignor(group, updated, replaced, coord.config.group_consumer_assignors[0])
         target = compute_target(group, updated, replaced, topics, name, epoch, resolved)
         for row_member, row in target.items():
@@ -155,6 +156,17 @@ def subscribed_ids(coord, group: ConsumerGroup, member: ConsumerGroupMember) -> 
     regex (an unresolved one matches nothing): Kafka 4.4's CurrentAssignmentBuilder.subscribedTopicIds."""
     image = coord.topic_image
     return frozenset(image[name][0] for name in group.topics_of(member) if name in image)
+
+
+def target_due(group: ConsumerGroup, interval_ms: int, now_ms: int) -> bool:
+    """Whether a new target may be computed now (Kafka 4.3+'s canComputeNextTargetAssignment,
+    KIP-1263): at once for a group whose last target time is unknown (0: new, or every member
+    fenced) or with no interval, else once the interval has passed since the last one. Until then
+    members reconcile towards the last target, and the next heartbeat after the interval computes
+    it — a group can be seen Assigning for up to the interval."""
+    if group.assignment_timestamp == 0 or interval_ms == 0:
+        return True
+    return now_ms >= group.assignment_timestamp + interval_ms
 
 
 def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
