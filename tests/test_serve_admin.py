@@ -171,3 +171,37 @@ def test_produced_minus_consumed_is_the_lag_kgroup_describe_reports(broker):
                 for o in view["offsets"]} == {p: (15, lag, "lag-1") for p, lag in expected.items()}
     finally:
         c.close(autocommit=False)
+
+
+def test_create_partitions_grows_a_topic_and_refuses_what_kafka_refuses(tmp_path):
+    """CreatePartitions (the differential runner's partition increase): the new partitions are
+    in Metadata and writable; a smaller or equal count and an unknown topic get Kafka's errors."""
+    from kafka.admin import KafkaAdminClient, NewPartitions
+    from kafka.errors import InvalidPartitionsError, UnknownTopicOrPartitionError
+
+    from kgroup.server.harness import ThreadedBroker
+
+    b = ThreadedBroker(tmp_path / "logs", topics=[("grow", 2)])
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+        try:
+            admin.create_partitions({"grow": NewPartitions(5)})
+            assert len(admin.describe_topics(["grow"])[0]["partitions"]) == 5
+            assert len(b.broker.logdir.topics["grow"].partitions) == 5
+            for count, error in ((5, InvalidPartitionsError), (3, InvalidPartitionsError)):
+                try:
+                    admin.create_partitions({"grow": NewPartitions(count)})
+                except error:
+                    pass
+                else:
+                    raise AssertionError(f"count {count} accepted")
+            try:
+                admin.create_partitions({"nope": NewPartitions(3)})
+            except UnknownTopicOrPartitionError:
+                pass
+            else:
+                raise AssertionError("unknown topic accepted")
+        finally:
+            admin.close()
+    finally:
+        b.stop()

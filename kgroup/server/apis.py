@@ -16,7 +16,7 @@ from __future__ import annotations
 
 def build_api_table():
     """api_key -> (request class, min version, max version, handler(broker, request, ctx))."""
-    from kafka.protocol.admin import CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest, \
+    from kafka.protocol.admin import CreatePartitionsRequest, CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest, \
         ListGroupsRequest
     from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                          LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
@@ -50,6 +50,7 @@ def build_api_table():
         16: (ListGroupsRequest, 0, 5, group),
         18: (ApiVersionsRequest, 0, 4, meta.handle_api_versions),
         19: (CreateTopicsRequest, 2, 7, meta.handle_create_topics),
+        37: (CreatePartitionsRequest, 0, 3, meta.handle_create_partitions),
         22: (InitProducerIdRequest, 0, 4, data.handle_init_producer_id),
         23: (OffsetForLeaderEpochRequest, 2, 4, data.handle_offset_for_leader_epoch),
         42: (DeleteGroupsRequest, 0, 2, group),

@@ -285,6 +285,17 @@ def check_create_topics(access, handler, broker, request, ctx):
                     replication_factor=-1, configs=None), "topics")
 
 
+def check_create_partitions(access, handler, broker, request, ctx):
+    """Alter on the topic (Kafka's KafkaApis.handleCreatePartitionsRequest)."""
+    from kafka.protocol.admin import CreatePartitionsResponse
+
+    R = CreatePartitionsResponse.CreatePartitionsTopicResult
+    return refuse_topics(
+        handler, broker, request, ctx, "topics", lambda t: access.topic("Alter", t.name),
+        lambda t: R(version=request.version, name=t.name, error_code=TOPIC_AUTHORIZATION_FAILED,
+                    error_message=None), "results")
+
+
 def check_init_producer_id(access, handler, broker, request, ctx):
     """Write on the transactional id; an idempotent producer needs IdempotentWrite on the cluster
     or Write on some topic (Kafka's KafkaApis.handleInitProducerIdRequest)."""
@@ -305,5 +316,5 @@ def check_init_producer_id(access, handler, broker, request, ctx):
 
 
 TOPIC_CHECKS = {0: check_produce, 1: check_fetch, 2: check_list_offsets, 3: check_metadata,
-                10: check_find_coordinator, 19: check_create_topics, 22: check_init_producer_id,
+                10: check_find_coordinator, 19: check_create_topics, 37: check_create_partitions, 22: check_init_producer_id,
                 23: check_offset_for_leader_epoch}

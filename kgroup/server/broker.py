@@ -161,6 +161,12 @@ class Broker:
             self.groups.publish_topics()
         return topic
 
+    def add_partitions(self, name, count):
+        topic = self.logdir.add_partitions(name, count)
+        if self.groups is not None:
+            self.groups.publish_topics()
+        return topic
+
     def partition_producers(self, topic: str, partition: int):
         """Idempotent-producer state of a partition, rebuilt from its log on first use."""
         key = (topic, partition)

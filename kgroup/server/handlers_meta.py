@@ -1,11 +1,12 @@
-"""ApiVersions, Metadata, FindCoordinator and CreateTopics: the cluster is this one node."""
+"""ApiVersions, Metadata, FindCoordinator, CreateTopics and CreatePartitions: the cluster is this one
+node."""
 
 from __future__ import annotations
 
 import re
 import uuid
 
-from kafka.protocol.admin import CreateTopicsResponse
+from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse
 from kafka.protocol.metadata import (
     ApiVersionsResponse,
     FindCoordinatorResponse,
@@ -167,3 +168,37 @@ def handle_create_topics(broker, request, ctx):
                          num_partitions=count if error == NONE else -1,
                          replication_factor=1 if error == NONE else -1, configs=None))
     return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
+
+
+def handle_create_partitions(broker, request, ctx):
+    """CreatePartitions: a topic grows to ``count`` partitions (never shrinks), with Kafka's errors
+    and messages (ZkAdminManager/ReplicationControlManager) for a smaller or equal count, an unknown
+    or internal topic, and a manual assignment (one broker: nothing to place)."""
+    R = CreatePartitionsResponse.CreatePartitionsTopicResult
+    results = []
+    for topic in request.topics:
+        name, count = topic.name, topic.count
+        error, message = NONE, None
+        existing = broker.logdir.topics.get(name)
+        if existing is None or existing.internal:
+            error, message = UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
+        elif count < len(existing.partitions):
+            error, message = INVALID_PARTITIONS, (
+                f"The topic {name} currently has {len(existing.partitions)} partition(s); "
+                f"{count} would not be an increase.")
+        elif count == len(existing.partitions):
+            error, message = INVALID_PARTITIONS, f"Topic already has {count} partition(s)."
+        elif count > MAX_PARTITIONS:
+            error, message = INVALID_PARTITIONS, (
+                f"Number of partitions {count} exceeds kgroup serve's limit of {MAX_PARTITIONS} "
+                f"per topic.")
+        elif topic.assignments:
+            error, message = INVALID_REQUEST, "manual replica assignment is not supported"
+        elif not request.validate_only:
+            try:
+                broker.add_partitions(name, count)
+            except TopicError as exc:
+                error, message = exc.error_code, str(exc)
+        results.append(R(version=request.version, name=name, error_code=error,
+                         error_message=message))
+    return CreatePartitionsResponse(version=request.version, throttle_time_ms=0, results=results)

@@ -172,6 +172,27 @@ class LogDir:
         self.topics[name] = topic
         return topic
 
+    def add_partitions(self, name: str, count: int) -> Topic:
+        """Grow topic ``name`` to ``count`` partitions (CreatePartitions): the new partitions'
+        directories get the topic's id, as the first ones have it."""
+        topic = self.topics[name]
+        old = len(topic.partitions)
+        added = []
+        try:
+            for i in range(old, count):
+                path = os.path.join(self.root, f"{name}-{i}")
+                added.append(PartitionLog(path, self._segment_bytes(name)))
+                self._write_topic_id(path, topic.topic_id)
+        except OSError as exc:
+            for log in added:
+                log.close()
+            for i in range(old, count):
+                shutil.rmtree(os.path.join(self.root, f"{name}-{i}"), ignore_errors=True)
+            raise TopicError(f"topic {name}: could not create its new partitions: {exc}",
+                             KAFKA_STORAGE_ERROR) from None
+        topic.partitions.extend(added)
+        return topic
+
     def partition(self, topic: str, partition: int) -> PartitionLog | None:
         t = self.topics.get(topic)
         if t is None or not 0 <= partition < len(t.partitions):

@@ -152,7 +152,9 @@ class KafkaNode:
 
     def format(self) -> None:
         config = self.write_config()
-        args = ["format", "-t", self.cluster.cluster_id, "-c", str(config)]
+        # "--cluster-id=ID": an id is URL-safe base64 and may begin with "-" (one in 64), which the
+        # tool would read as an option in "-t ID"
+        args = ["format", f"--cluster-id={self.cluster.cluster_id}", "-c", str(config)]
         if self.controller:
             args.append("--standalone")
             args += self.cluster.format_args   # e.g. --add-scram: bootstrap metadata, on the controller

@@ -81,6 +81,19 @@ def tansu(request):
     broker.stop()
 
 
+@pytest.fixture(scope="session")
+def differential_sides(kafka, tmp_path_factory):
+    """The differential runner's two sides (tests/helpers/differential): the session's real Kafka and
+    one `kgroup serve` subprocess with the same group settings, Java members compiled on first use."""
+    from helpers.differential.sides import Side, java_compiler, serve_side
+
+    root = tmp_path_factory.mktemp("differential")
+    compile_java = java_compiler(root)
+    kgroup = serve_side(root / "serve", compile_java)
+    yield Side("kafka", kafka.bootstrap, compile_java), kgroup
+    kgroup.stop()
+
+
 def pytest_terminal_summary(terminalreporter):
     for line in _kept:
         terminalreporter.write_line(f"real Kafka logs kept (a test failed) — {line}")

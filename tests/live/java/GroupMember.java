@@ -2,13 +2,17 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -19,6 +23,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * It prints "assigned t-p,t-p,..." whenever its assignment changes and "error NAME message" for an
  * exception of poll; it commits synchronously after every poll that returned records. It runs until
  * a line "close" (a graceful close) or the end of its stdin, or until it is killed.
+ * Its rebalance listener prints "callback revoked|assigned|lost t-p,..." as the client calls it.
+ * Other stdin lines (the differential runner's): "commit N" commits offset N of every owned
+ * partition ("commit ok t-p,..." or "commit error NAME"), "subscribe t,u" changes the
+ * subscription ("subscribe ok").
  */
 public class GroupMember {
     public static void main(String[] args) throws Exception {
@@ -39,10 +47,12 @@ public class GroupMember {
             props.put(kv[0], kv[1]);
         }
         AtomicBoolean closing = new AtomicBoolean(false);
+        ConcurrentLinkedQueue<String> commands = new ConcurrentLinkedQueue<>();
         Thread stdin = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
                 String line;
                 while ((line = in.readLine()) != null && !line.equals("close")) {
+                    commands.add(line);
                 }
             } catch (Exception ignored) {
             }
@@ -51,12 +61,40 @@ public class GroupMember {
         stdin.setDaemon(true);
         stdin.start();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
-            consumer.subscribe(List.of(args[4].split(",")), new ConsumerRebalanceListener() {
-                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {}
-                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {}
-            });
+            ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    callback("revoked", partitions);
+                }
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    callback("assigned", partitions);
+                }
+                public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                    callback("lost", partitions);
+                }
+            };
+            consumer.subscribe(List.of(args[4].split(",")), listener);
             String last = null;
             while (!closing.get()) {
+                String command;
+                while ((command = commands.poll()) != null) {
+                    if (command.startsWith("commit ")) {
+                        long offset = Long.parseLong(command.substring(7).trim());
+                        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                        for (TopicPartition tp : consumer.assignment()) {
+                            offsets.put(tp, new OffsetAndMetadata(offset));
+                        }
+                        try {
+                            consumer.commitSync(offsets);
+                            System.out.println("commit ok " + names(offsets.keySet()));
+                        } catch (Exception e) {
+                            System.out.println("commit error " + e.getClass().getSimpleName());
+                        }
+                    } else if (command.startsWith("subscribe ")) {
+                        consumer.subscribe(List.of(command.substring(10).trim().split(",")), listener);
+                        System.out.println("subscribe ok");
+                    }
+                    System.out.flush();
+                }
                 try {
                     int count = consumer.poll(Duration.ofMillis(100)).count();
                     if (count > 0) {
@@ -83,5 +121,18 @@ public class GroupMember {
             }
         }
         System.out.println("closed");
+    }
+
+    static String names(Collection<TopicPartition> partitions) {
+        TreeSet<String> names = new TreeSet<>();
+        for (TopicPartition tp : partitions) {
+            names.add(tp.topic() + "-" + tp.partition());
+        }
+        return String.join(",", names);
+    }
+
+    static void callback(String kind, Collection<TopicPartition> partitions) {
+        System.out.println("callback " + kind + " " + names(partitions));
+        System.out.flush();
     }
 }

@@ -1,0 +1,51 @@
+"""Scenarios played on both sides at once (each scenario's two plays run concurrently), many
+scenarios side by side in a bounded thread pool. ``run_all`` returns, per scenario, its difference
+lines and both observations."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import time
+
+from helpers.differential.compare import differences
+from helpers.differential.play import Play
+
+
+@dataclasses.dataclass
+class Outcome:
+    scenario: object
+    lines: list
+    kafka: dict
+    kgroup: dict
+    seconds: float
+
+
+def run_one(scenario, kafka_side, kgroup_side) -> Outcome:
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix=f"play-{scenario.name}") as pool:
+        a = pool.submit(Play(scenario, kafka_side).run)
+        b = pool.submit(Play(scenario, kgroup_side).run)
+        kafka, kgroup = _result(a), _result(b)
+    return Outcome(scenario, differences(scenario, kafka, kgroup), kafka, kgroup,
+                   round(time.monotonic() - started, 1))
+
+
+def _result(future) -> dict:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - a play that broke is a difference, not a crash
+        return {"play": f"failed: {type(exc).__name__}: {exc}"}
+
+
+def run_all(scenarios, kafka_side, kgroup_side, workers: int = 6, progress=None) -> dict:
+    """{scenario name: Outcome}; ``progress(outcome)`` is called as each one ends."""
+    out = {}
+    with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="scenario") as pool:
+        futures = {pool.submit(run_one, s, kafka_side, kgroup_side): s for s in scenarios}
+        for future in concurrent.futures.as_completed(futures):
+            outcome = future.result()
+            out[outcome.scenario.name] = outcome
+            if progress is not None:
+                progress(outcome)
+    return out
