@@ -31,17 +31,20 @@ def test_the_first_consumer_protocol_join_converts_a_stable_classic_group():
     assert [(t, m) for t, m, _ in records] == [
         (2, "g"),                                    # the classic group's tombstone
         (5, a), (5, b), (3, None), (7, a), (7, b), (6, None), (8, a), (8, b),    # the conversion
-        (5, "c"), (4, None), (3, None), (7, b), (7, "c"), (6, None), (8, "c")]    # the join (a keeps 0-1)
+        (5, "c"), (3, None), (7, b), (7, "c"), (6, None), (8, "c")]    # the join (a keeps 0-1)
     assert records[0][2] is None
-    assert records[3][2] == {"epoch": 1, "metadataHash": 0}     # Kafka 4.1+'s tagged hash, at its default
+    # Kafka 4.4's fromClassicGroup hashes the members' topics (KIP-1101) into the converted epoch record
+    foo_hash = mixed.coord.metadata_hash({"foo"})
+    assert foo_hash != 0 and records[3][2] == {"epoch": 1, "metadataHash": foo_hash}
     assert records[6][2] == {"assignmentEpoch": 1, "assignmentTimestamp": 0}   # 4.3+, likewise
     metadata_a = records[1][2]
     assert metadata_a["instanceId"] == "a" and metadata_a["subscribedTopicNames"] == ["foo"]
     assert metadata_a["classicMemberMetadata"]["sessionTimeoutMs"] == 10_000
     assert metadata_a["classicMemberMetadata"]["supportedProtocols"][0]["name"] == "range"
     assert records[7][2]["memberEpoch"] == 1 and records[7][2]["state"] == 0
+    # KIP-1251 (4.3+): the converted partitions' assignment epoch is the classic generation
     assert records[7][2]["assignedPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1],
-                                                    "assignmentEpochs": None}]   # 4.4's tag, unset
+                                                    "assignmentEpochs": [1, 1]}]
     assert records[4][2]["topicPartitions"] == [{"topicId": FOO.bytes, "partitions": [0, 1]}]
     group = mixed.coord.group("g")
     assert group.group_epoch == 2 and group.assignment_epoch == 2
@@ -150,11 +153,12 @@ def test_a_consumer_protocol_member_takes_over_a_classic_static_member_at_once()
     ids = mixed.classic_group()
     start = len(mixed.coord.records)
     response = mixed.consumer(member_id="c", instance_id="a")
-    # the epoch moves once: the converted group reads its subscribed topics' metadata for the first time
-    assert response.error_code == 0 and response.member_epoch == 2
+    # the epoch stays: the conversion already hashed the subscribed topics (Kafka 4.1+; 4.0 bumped it
+    # here, reading their metadata for the first time) and the successor subscribes to the same ones
+    assert response.error_code == 0 and response.member_epoch == 1
     assert {tp.topic_id: set(tp.partitions) for tp in response.assignment.topic_partitions} == {FOO: {0, 1}}
     group = mixed.coord.group("g")
-    assert group.group_epoch == 2 and group.static_members == {"a": "c", "b": ids["b"]}
+    assert group.group_epoch == 1 and group.static_members == {"a": "c", "b": ids["b"]}
     member = next(m for m in group.members if m.member_id == "c")
     assert member.classic is None
     assert ids["a"] in [m for t, m, v in _records(mixed, start) if t == 5 and v is None]

@@ -15,9 +15,9 @@ from kgroup.server.apis import build_api_table
 from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
 
 EXPECTED_VERSIONS = {
-    0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 9), 9: (1, 9), 10: (0, 4), 11: (0, 9),
+    0: (3, 11), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 10), 9: (1, 10), 10: (0, 6), 11: (0, 9),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4), 19: (2, 7),
-    22: (0, 4), 23: (2, 4), 37: (0, 3), 42: (0, 2), 47: (0, 0), 68: (0, 1), 69: (0, 1),
+    22: (0, 4), 23: (2, 4), 37: (0, 3), 42: (0, 3), 47: (0, 0), 68: (0, 1), 69: (0, 1),
     1000: (0, 0), 1001: (0, 0), 1002: (0, 0),      # the Connect draft's APIs, experimental
     1003: (0, 0), 1004: (0, 0),                    # kgroup's SetConnectors and Describe, experimental
 }
@@ -279,6 +279,8 @@ def _response_class(request_class):
     import kgroup.protocol as kip848
 
     name = request_class.__name__.replace("Request", "Response")
+    if request_class.__module__ == kip848.__name__:     # kgroup's own declaration (e.g. DeleteGroups v3)
+        return getattr(kip848, name)
     return next(getattr(m, name) for m in (admin, consumer, metadata, producer, kip848)
                 if hasattr(m, name))
 

@@ -1,9 +1,11 @@
-"""DescribeGroups v0-v6, ListGroups v0-v5 and DeleteGroups v0-v2 (Kafka's GroupMetadataManager.describeGroups / listGroups / deleteGroups)."""
+"""DescribeGroups v0-v6, ListGroups v0-v5 and DeleteGroups v0-v3 (Kafka's GroupMetadataManager.describeGroups / listGroups / deleteGroups)."""
 
 from __future__ import annotations
 
-from kafka.protocol.admin.groups import (DeleteGroupsResponse, DescribeGroupsResponse,
+from kafka.protocol.admin.groups import (DescribeGroupsResponse,
                                          ListGroupsResponse)
+
+from kgroup.protocol import DeleteGroupsResponse
 
 from . import codes
 from .group import DEAD, EMPTY, STABLE
@@ -74,7 +76,9 @@ def handle_delete_groups(coord, request, client_id: str, client_host: str):
     version = request.API_VERSION
     results = []
     for group_id in request.groups_names or ():
-        results.append(_Deleted(group_id=group_id or "", error_code=_delete(coord, group_id)))
+        # v3's ErrorMessage (KIP-1331) stays null: Kafka sets it only for a streams group whose
+        # topology-description plugin failed, and a consumer or classic group has none
+        results.append(_Deleted(group_id=group_id or "", error_code=_delete(coord, group_id), error_message=None))
     return coord.done_reply(DeleteGroupsResponse(version=version, throttle_time_ms=0,
                                                  results=results))
 

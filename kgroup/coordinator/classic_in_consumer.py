@@ -24,8 +24,8 @@ from .consumer_fencing import fence_member, schedule_session_timeout
 from .consumer_group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
                              sync_timer_key)
 from .consumer_regex import plan_regexes, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
-                              subscriber_counts)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscriber_counts,
+                              subscription_metadata)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
 from .responses import heartbeat_response, join_error, join_response, sync_response
@@ -60,12 +60,13 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
             server_assignor=None, subscribed_topic_names=frozenset(subscription["topics"]),
             subscribed_topic_regex=None, client_id=client_id, client_host=client_host,
             classic=ClassicMemberMetadata(session_timeout, tuple(protocols)))
-        _plan(coord, group, member, updated, replaced, records)
+        topics = _plan(coord, group, member, updated, replaced, records)
     except _Refused as refused:
         return coord.done_reply(join_error(version, refused.code, "" if unknown else member_id))
     rec.apply_all(coord, records)
     group = coord.get_group(group.group_id)
     group.set_field("metadata_version", coord.topic_image_version)
+    group.set_field("subscribed_topics", topics)
     stored = group.members[member_id]
     owned = topic_id_map(coord, subscription.get("ownedPartitions"))
     reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned, group.partition_epoch)
@@ -127,7 +128,8 @@ def _member_for(group: ConsumerGroup, member_id: str, instance_id, unknown: bool
 
 
 def _plan(coord, group: ConsumerGroup, member, updated, replaced, records: list) -> None:
-    """Member metadata, partition metadata, group epoch and target rows, as a heartbeat plans them.
+    """Member metadata, group epoch (with the metadata hash) and target rows, as a heartbeat plans
+    them; returns the subscribed topics the target was computed from.
 
     A classic member subscribes by topic names only: one that takes the place of a regex subscriber
     (a static replacement) drops the regex, its resolution goes with its last subscriber and the
@@ -144,17 +146,17 @@ def _plan(coord, group: ConsumerGroup, member, updated, replaced, records: list)
         records += plan.records
         resolved = plan.resolved
         bump = True
-    topics = group.subscribed_topics
+    topics, metadata = group.subscribed_topics, None
     if bump or group.metadata_version != coord.topic_image_version:
         names = subscribed_names(subscriber_counts(group, member, updated), resolved)
-        topics = subscribed_topics(coord.topic_image, names)
-        if topics != group.subscribed_topics:
-            records.append(rec.partition_metadata_record(group_id, topics))
-            bump = True
+        metadata = subscription_metadata(coord, group, names)
+        topics = metadata.topics
+        bump |= metadata.changed
     try:
-        plan_epoch_and_target(coord, group, updated, replaced_id, topics, bump, records, resolved)
+        plan_epoch_and_target(coord, group, updated, replaced_id, topics, bump, records, resolved, metadata)
     except TargetAssignmentError:
         raise _Refused(UNKNOWN_SERVER_ERROR) from None
+    return topics
 
 
 # ---- SyncGroup and Heartbeat --------------------------------------------------------------------

@@ -43,11 +43,17 @@ def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
         plan = plan_regexes(coord, group, staying, refresh=False)
         records += plan.records
         resolved = plan.resolved
-    topics = subscribed_topics(coord.topic_image, subscribed_names(counts, resolved))
-    if topics != group.subscribed_topics:
-        records.append(rec.partition_metadata_record(group_id, topics))
-    records.append(rec.group_epoch_record(group_id, group.group_epoch + 1))
+    # Kafka 4.4 bumps the epoch with the hash of what the members left subscribe to; once every
+    # member is gone the target epoch follows (timestamp 0, as a new group's: KIP-1263's interval
+    # does not hold back the next assignment)
+    names = subscribed_names(counts, resolved)
+    epoch = group.group_epoch + 1
+    records.append(rec.group_epoch_record(group_id, epoch, coord.metadata_hash(names)))
+    if len(member_ids) == len(group.members):
+        records.append(rec.target_epoch_record(group_id, epoch, 0))
     rec.write(coord, records)
+    group = coord.get_group(group_id) or group
+    group.set_field("subscribed_topics", subscribed_topics(coord.topic_image, names))
     for member_id in member_ids:
         for key in member_timer_keys(group_id, member_id):
             coord.cancel(key)

@@ -51,6 +51,9 @@ class ConsumerGroupMember:
     assigned: Mapping = field(default_factory=dict)
     pending_revocation: Mapping = field(default_factory=dict)
     classic: ClassicMemberMetadata | None = None    # set: the member speaks the classic protocol
+    # KIP-1251 (Kafka 4.3+): topic id -> partition -> the epoch at which the member got it, for its
+    # assigned and pending-revocation partitions; a partition it lacks has assignment_epoch's default
+    assignment_epochs: Mapping = field(default_factory=dict)
 
     def evolve(self, **changes) -> "ConsumerGroupMember":
         """A copy with ``changes``; a new member epoch moves the old one to ``previous_member_epoch``
@@ -62,6 +65,16 @@ class ConsumerGroupMember:
         if copy is None:
             copy = _COPIERS[fields_changed] = _member_copier(fields_changed)
         return copy(self, changes)
+
+    def assignment_epoch(self, topic_id, partition: int) -> int | None:
+        """The epoch at which the member was assigned the partition (assigned or pending
+        revocation), None when it has neither; a partition without a known epoch (a record written
+        before Kafka 4.3) has max(member epoch, 0), as Kafka's replay gives it."""
+        if partition in self.assigned.get(topic_id, ()) or partition in self.pending_revocation.get(topic_id, ()):
+            known = self.assignment_epochs.get(topic_id)
+            epoch = None if known is None else known.get(partition)
+            return max(self.member_epoch, 0) if epoch is None else epoch
+        return None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch
@@ -127,7 +140,11 @@ class ConsumerGroup:
         self.static_members: dict[str, str] = {}         # instance id -> member id
         self.target: dict[str, Mapping] = {}              # member id -> its target row
         self.partition_epochs: dict[object, dict] = {}    # topic id -> partition -> owner's epoch
-        self.subscribed_topics: dict[str, SubscribedTopic] = {}   # the PartitionMetadata record
+        # the subscribed topics as the image showed them when the metadata hash was last computed
+        # (not a record since Kafka 4.1: ConsumerGroupMetadata's MetadataHash stands for them)
+        self.subscribed_topics: dict[str, SubscribedTopic] = {}
+        self.metadata_hash = 0                            # KIP-1101, from the group epoch record
+        self.has_partition_metadata_record = False        # a 4.0-era type-4 record still in the log
         self.subscriber_counts: dict[str, int] = {}       # topic name -> members subscribed
         # Kafka's classicProtocolMembersSupportedProtocols and numClassicProtocolMembers: a classic
         # JoinGroup's protocol check without a walk over every member
@@ -157,7 +174,8 @@ class ConsumerGroup:
             assignment_epoch=self.assignment_epoch, members=tuple(self.members.values()),
             target={m: dict(row) for m, row in self.target.items()},
             static_members=dict(self.static_members),
-            subscribed_topics=dict(self.subscribed_topics), resolved_regexes=dict(self.resolved_regexes))
+            subscribed_topics=dict(self.subscribed_topics), resolved_regexes=dict(self.resolved_regexes),
+            metadata_hash=self.metadata_hash)
 
     def listed(self) -> tuple[str, str, str, str]:
         return self.group_id, self.protocol_type, self.state, self.group_type
@@ -330,5 +348,8 @@ class ConsumerGroupSnapshot:
     members: tuple
     target: dict
     static_members: dict
-    subscribed_topics: dict
+    # derived from the image at the last heartbeat, not replayed (no record has them since Kafka
+    # 4.1): a loaded group equals the live one without them; metadata_hash is their replayed trace
+    subscribed_topics: dict = field(compare=False)
     resolved_regexes: dict = field(default_factory=dict)    # regex -> topic names
+    metadata_hash: int = 0

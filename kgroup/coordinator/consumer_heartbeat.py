@@ -3,7 +3,7 @@
 One heartbeat is one coordinator operation. It first plans without changing anything — checks,
 the member as it will be stored, the new group epoch and, if that moved, the new target
 assignment (the only step that can fail late: the assignor) — then applies its records in order
-through ``consumer_records`` (static replacement, member metadata, partition metadata, group epoch,
+through ``consumer_records`` (static replacement, member metadata, group epoch with its metadata hash,
 target rows and target epoch, current assignment) and appends them as one batch. A steady
 heartbeat writes nothing: it checks the epoch, reschedules the session timer and answers.
 """
@@ -23,8 +23,8 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_topics,
-                              subscriber_counts)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscriber_counts,
+                              subscription_metadata)
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
@@ -175,15 +175,14 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         records += plan.records
         bump |= plan.changed
         resolved = plan.resolved
-    topics = group.subscribed_topics
+    topics, metadata = group.subscribed_topics, None
     if bump or refresh:
-        topics = subscribed_topics(coord.topic_image,
-                                   subscribed_names(subscriber_counts(group, member, updated), resolved))
-        if topics != group.subscribed_topics:
-            records.append(rec.partition_metadata_record(group_id, topics))
-            bump = True
+        metadata = subscription_metadata(
+            coord, group, subscribed_names(subscriber_counts(group, member, updated), resolved))
+        topics = metadata.topics
+        bump |= metadata.changed
     try:
-        plan_epoch_and_target(coord, group, updated, replaced, topics, bump, records, resolved)
+        plan_epoch_and_target(coord, group, updated, replaced, topics, bump, records, resolved, metadata)
     except TargetAssignmentError:       # logged where it failed; Kafka answers it without a message
         raise HeartbeatError(UNKNOWN_SERVER_ERROR, None) from None
 
@@ -194,6 +193,7 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         classic_tombstone.append(group_tombstone(group_id))
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
+    group.set_field("subscribed_topics", topics)
     if regex_changed or refresh_regexes:
         group.set_field("regex_version", coord.topic_image_version)
     stored = group.members[member_id]
@@ -343,8 +343,10 @@ def _leave(coord, request, version: int):
         member = group.static_member(instance_id)
         _check_static(member, instance_id, member_id)
     if request.member_epoch == STATIC_LEAVE_EPOCH:
+        # Kafka 4.4 resets the assignment epochs to 0: the successor commits for them from epoch 0
         parked = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.previous_member_epoch,
-                               pending_revocation={})
+                               pending_revocation={}, assignment_epochs={
+                                   topic_id: dict.fromkeys(parts, 0) for topic_id, parts in member.assigned.items()})
         rec.write(coord, [rec.current_assignment_record(group_id, parked)])
     else:
         fence_member(coord, group, member_id)

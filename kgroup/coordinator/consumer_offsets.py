@@ -2,8 +2,10 @@
 ``ConsumerGroup.validateOffsetCommit`` / ``validateOffsetFetch``).
 
 A commit or fetch without a member (epoch < 0) is an admin's and is accepted while the group has
-no members; otherwise the member must exist and name its current epoch exactly — a member in the
-middle of a revocation commits with the epoch it has, not the one it is moving to. A classic member
+no members; otherwise the member must exist. A fetch names its current epoch exactly. A commit
+(Kafka 4.3+, KIP-1251) may name an older epoch as long as every partition it commits is one the
+member holds (assigned or pending revocation) and got at or before that epoch:
+assignment epoch <= commit epoch <= member epoch; a newer epoch is always refused. A classic member
 inside a consumer group commits with its generation (= its member epoch) at any OffsetCommit version,
 and a wrong one is ILLEGAL_GENERATION, as the classic protocol says.
 """
@@ -18,8 +20,10 @@ from kgroup.kafka_errors import (ILLEGAL_GENERATION, NONE, STALE_MEMBER_EPOCH, U
 FIRST_MODERN_COMMIT_VERSION = 9
 
 
-def validate_commit(group, member_id: str, member_epoch: int, version: int, transactional: bool) -> int:
-    """0 or the error every partition of the commit gets."""
+def validate_commit(group, member_id: str, member_epoch: int, version: int, transactional: bool,
+                    partitions=()) -> int:
+    """0 or the error every partition of the commit gets. ``partitions``: the committed
+    (topic id or None, partition) pairs, for KIP-1251's check of an older epoch."""
     if member_epoch < 0 and not group.members:
         return NONE
     member = group.members.get(member_id)
@@ -28,9 +32,18 @@ def validate_commit(group, member_id: str, member_epoch: int, version: int, tran
     classic = member.classic is not None     # a classic member commits with its generation = member epoch
     if not classic and not transactional and version < FIRST_MODERN_COMMIT_VERSION:
         return UNSUPPORTED_VERSION
-    if member_epoch != member.member_epoch:
-        # a transactional commit reports a stale epoch as ILLEGAL_GENERATION (validateTransactionalOffsetCommit)
-        return ILLEGAL_GENERATION if transactional or classic else STALE_MEMBER_EPOCH
+    if member_epoch == member.member_epoch:
+        return NONE
+    # a transactional commit reports a stale epoch as ILLEGAL_GENERATION (TxnOffsetCommit < v6)
+    stale = ILLEGAL_GENERATION if transactional or classic else STALE_MEMBER_EPOCH
+    if member_epoch > member.member_epoch:
+        return stale
+    # KIP-1251 (Kafka 4.3+, ConsumerGroup.createAssignmentEpochValidator): an older epoch may still
+    # commit a partition the member holds (assigned or pending revocation) since that epoch or before
+    for topic_id, partition in partitions:
+        assigned_at = member.assignment_epoch(topic_id, partition)
+        if assigned_at is None or member_epoch < assigned_at:
+            return stale
     return NONE
 
 

@@ -34,15 +34,10 @@ class Record(NamedTuple):
 
 
 # ---- builders (Kafka's GroupCoordinatorRecordHelpers) --------------------------------------
-def group_epoch_record(group_id: str, epoch: int) -> Record:
-    return Record(METADATA, {"groupId": group_id}, {"epoch": epoch})
-
-
-def partition_metadata_record(group_id: str, topics: Mapping[str, SubscribedTopic]) -> Record:
-    return Record(PARTITION_METADATA, {"groupId": group_id}, {"topics": [
-        {"topicId": t.topic_id, "topicName": t.name, "numPartitions": t.num_partitions,
-         "partitionMetadata": []}
-        for t in sorted(topics.values(), key=lambda t: t.name)]})
+def group_epoch_record(group_id: str, epoch: int, metadata_hash: int = 0) -> Record:
+    """ConsumerGroupMetadataValue with its KIP-1101 MetadataHash (tag 0, written when not 0). Kafka
+    4.1+ writes no ConsumerGroupPartitionMetadata record any more: the hash stands for it."""
+    return Record(METADATA, {"groupId": group_id}, {"epoch": epoch, "metadataHash": metadata_hash})
 
 
 def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> Record:
@@ -69,8 +64,11 @@ def _classic_in(value) -> ClassicMemberMetadata | None:
         (p["name"], bytes(p["metadata"])) for p in value["supportedProtocols"]))
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Record:
-    return Record(TARGET_ASSIGNMENT_METADATA, {"groupId": group_id}, {"assignmentEpoch": epoch})
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Record:
+    """ConsumerGroupTargetAssignmentMetadataValue; ``timestamp``: when the assignment was computed
+    (KIP-1263's AssignmentTimestamp, tag 0, written when not 0)."""
+    return Record(TARGET_ASSIGNMENT_METADATA, {"groupId": group_id},
+                  {"assignmentEpoch": epoch, "assignmentTimestamp": timestamp})
 
 
 def target_member_record(group_id: str, member_id: str, row: Mapping) -> Record:
@@ -79,10 +77,18 @@ def target_member_record(group_id: str, member_id: str, row: Mapping) -> Record:
 
 
 def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Record:
+    """Kafka 4.4 writes each topic's AssignmentEpochs (KIP-1251, tag 0) beside its partitions."""
     return Record(CURRENT_MEMBER_ASSIGNMENT, {"groupId": group_id, "memberId": m.member_id}, {
         "memberEpoch": m.member_epoch, "previousMemberEpoch": m.previous_member_epoch,
-        "state": m.state, "assignedPartitions": _partitions_out(m.assigned),
-        "partitionsPendingRevocation": _partitions_out(m.pending_revocation)})
+        "state": m.state, "assignedPartitions": _partitions_with_epochs(m, m.assigned),
+        "partitionsPendingRevocation": _partitions_with_epochs(m, m.pending_revocation)})
+
+
+def _partitions_with_epochs(m: ConsumerGroupMember, row: Mapping) -> list[dict]:
+    out = _partitions_out(row)
+    for topic in out:
+        topic["assignmentEpochs"] = [m.assignment_epoch(topic["topicId"], p) for p in topic["partitions"]]
+    return out
 
 
 def regular_expression_record(group_id: str, regex: str, topics, version: int, timestamp: int) -> Record:
@@ -117,8 +123,22 @@ def _topic_id_order(item) -> bytes:
     return item[0].bytes
 
 
-def _partitions_in(items) -> dict:
-    return {_topic_id(t["topicId"]): frozenset(t["partitions"]) for t in items if t["partitions"]}
+def _partitions_in(items, epochs: dict | None = None, member_epoch: int = 0) -> dict:
+    """{topic id: partitions}; with ``epochs``, each partition's assignment epoch goes there
+    (Kafka's Utils.assignmentFromTopicPartitions: a record without them, or with a list of another
+    length, gives every partition max(member epoch, 0))."""
+    out = {}
+    for t in items:
+        if not t["partitions"]:
+            continue
+        topic_id = _topic_id(t["topicId"])
+        out[topic_id] = frozenset(t["partitions"])
+        if epochs is not None:
+            listed = t.get("assignmentEpochs")
+            if listed is None or len(listed) != len(t["partitions"]):
+                listed = [max(member_epoch, 0)] * len(t["partitions"])
+            epochs.setdefault(topic_id, {}).update(zip(t["partitions"], listed))
+    return out
 
 
 def _topic_id(raw) -> uuid.UUID:
@@ -197,13 +217,18 @@ def _apply_metadata(coord, group: ConsumerGroup, key, value) -> None:
         coord.remove_group(group.group_id)
     else:
         group.set_field("group_epoch", value["epoch"])
+        group.set_field("metadata_hash", value.get("metadataHash") or 0)
 
 
 def _apply_partition_metadata(coord, group: ConsumerGroup, key, value) -> None:
+    """A Kafka 4.0-era record (type 4; Kafka 4.1+ and kgroup write only its tombstone). Kafka 4.4's
+    replay notes that the group has one, so the next subscription update tombstones it; its topics
+    still name the group's topic ids for an offline view (``client.from_dump``)."""
     topics = {} if value is None else {
         t["topicName"]: SubscribedTopic(_topic_id(t["topicId"]), t["topicName"], t["numPartitions"])
         for t in value["topics"]}
     group.set_field("subscribed_topics", topics)
+    group.set_field("has_partition_metadata_record", value is not None)
 
 
 def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
@@ -236,13 +261,16 @@ def _apply_current_assignment(coord, group: ConsumerGroup, key, value) -> None:
     if value is None:
         if old is not None:     # Kafka keeps the member until its metadata tombstone, unassigned
             group.put_member(old.evolve(member_epoch=-1, previous_member_epoch=-1, state=0,
-                                        assigned={}, pending_revocation={}))
+                                        assigned={}, pending_revocation={}, assignment_epochs={}))
         return
     old = old or ConsumerGroupMember(member_id)
+    epochs: dict = {}
     group.put_member(old.evolve(
         member_epoch=value["memberEpoch"], previous_member_epoch=value["previousMemberEpoch"],
-        state=member_state(value["state"]), assigned=_partitions_in(value["assignedPartitions"]),
-        pending_revocation=_partitions_in(value["partitionsPendingRevocation"])))
+        state=member_state(value["state"]),
+        assigned=_partitions_in(value["assignedPartitions"], epochs, value["memberEpoch"]),
+        pending_revocation=_partitions_in(value["partitionsPendingRevocation"], epochs, value["memberEpoch"]),
+        assignment_epochs=epochs))
 
 
 def _apply_regular_expression(coord, group: ConsumerGroup, key, value) -> None:

@@ -9,7 +9,7 @@ heartbeat never calls the assignor.
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, TopicMetadata,
                                          get_server_assignor, member_subscription)
@@ -49,6 +49,28 @@ def subscribed_topics(image: Mapping[str, tuple], names) -> dict[str, Subscribed
         if known is not None:
             out[name] = SubscribedTopic(known[0], name, known[1])
     return out
+
+
+class SubscriptionMetadata(NamedTuple):
+    """What Kafka's updateSubscriptionMetadata decides: the subscribed topics the image knows, their
+    metadata hash, whether it moved (a new group epoch) and the records that go after the epoch
+    record (the tombstone of a 4.0-era ConsumerGroupPartitionMetadata record)."""
+
+    topics: dict
+    metadata_hash: int
+    changed: bool
+    tombstones: list
+
+
+def subscription_metadata(coord, group: ConsumerGroup, names) -> SubscriptionMetadata:
+    """The metadata hash of ``names`` (KIP-1101), computed when the subscription changed or the
+    image moved since the group last looked; a group loaded from a log Kafka 4.0 wrote drops its
+    PartitionMetadata record with the first such update, as Kafka 4.4 does."""
+    metadata_hash = coord.metadata_hash(names)
+    tombstones = [rec.tombstone(rec.PARTITION_METADATA, group.group_id)] \
+        if group.has_partition_metadata_record else []
+    return SubscriptionMetadata(subscribed_topics(coord.topic_image, names), metadata_hash,
+                                metadata_hash != group.metadata_hash, tombstones)
 
 
 def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None,
@@ -103,14 +125,20 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
 
 def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
                           topics: Mapping[str, SubscribedTopic], bump: bool, records: list,
-                          resolved: Mapping[str, frozenset] | None = None) -> int:
-    """The group epoch record when ``bump``; then, if the epoch is past the assignment epoch, the new
-    target as Kafka's updateTargetAssignment writes it: only the rows that changed, then the target
-    epoch. Returns the group epoch; raises TargetAssignmentError when the assignor fails."""
+                          resolved: Mapping[str, frozenset] | None = None,
+                          metadata: SubscriptionMetadata | None = None) -> int:
+    """The group epoch record (with the metadata hash) when ``bump``, then ``metadata``'s tombstones;
+    then, if the epoch is past the assignment epoch, the new target as Kafka's
+    updateTargetAssignment writes it: only the rows that changed, then the target epoch with the
+    time it was computed. Returns the group epoch; raises TargetAssignmentError when the assignor
+    fails."""
     group_id = group.group_id
     epoch = group.group_epoch + 1 if bump else group.group_epoch
     if bump:
-        records.append(rec.group_epoch_record(group_id, epoch))
+        metadata_hash = group.metadata_hash if metadata is None else metadata.metadata_hash
+        records.append(rec.group_epoch_record(group_id, epoch, metadata_hash))
+    if metadata is not None:
+        records += metadata.tombstones
     if epoch > group.assignment_epoch:
         name = preferred_assignor(group, updated, replaced, coord.config.group_consumer_assignors[0])
         target = compute_target(group, updated, replaced, topics, name, epoch, resolved)
@@ -118,7 +146,7 @@ def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMem
             old_row = group.target.get(replaced if row_member == updated.member_id and replaced else row_member)
             if old_row != row or row_member not in group.target:
                 records.append(rec.target_member_record(group_id, row_member, row))
-        records.append(rec.target_epoch_record(group_id, epoch))
+        records.append(rec.target_epoch_record(group_id, epoch, coord.now_ms))
     return epoch
 
 

@@ -111,7 +111,9 @@ class GroupCoordinator(OperationLog):
         self.now_ms = int(now_ms)
         self.uuid_source = uuid_source or (lambda: str(uuid.uuid4()))
         self.topic_image: dict[str, tuple] = {}   # topic name -> (topic id, partitions): set_topics
+        self.topic_racks: dict[str, tuple] = {}   # topic name -> each partition's replica racks
         self.topic_image_version = 0
+        self._topic_hashes: dict[str, int] = {}   # Kafka's topicHashCache
         self.undo = UndoJournal()
         self._timers = TimerQueue(self.undo)
         self._groups: dict[str, Group] = {}       # every group, whatever its type
@@ -237,14 +239,41 @@ class GroupCoordinator(OperationLog):
         self._timers.cancel(key)
 
     def set_topics(self, topics: dict) -> None:
-        """The metadata image consumer groups assign from: ``{name: (topic id, partitions)}``
-        (topic ids as ``uuid.UUID``). The host calls it before serving heartbeats (after
+        """The metadata image consumer groups assign from: ``{name: (topic id, partitions)}`` or
+        ``{name: (topic id, partitions, racks)}`` with ``racks[i]`` the racks of partition i's
+        replicas (topic ids as ``uuid.UUID``). The host calls it before serving heartbeats (after
         ``from_records`` too: the image is not in the log) and whenever topics change; a consumer
-        group whose subscribed topics changed bumps its epoch at its next heartbeat."""
-        image = {name: (topic_id, int(partitions)) for name, (topic_id, partitions) in topics.items()}
-        if image != self.topic_image:
-            self.topic_image = image
+        group whose subscribed topics' metadata hash changed bumps its epoch at its next heartbeat."""
+        image, racks = {}, {}
+        for name, (topic_id, partitions, *rest) in topics.items():
+            image[name] = (topic_id, int(partitions))
+            if rest and rest[0] is not None:
+                racks[name] = tuple(tuple(r) for r in rest[0])
+        if image != self.topic_image or racks != self.topic_racks:
+            # Kafka's onMetadataUpdate: a changed, created or deleted topic's cached hash goes
+            changed = {name for name in image.keys() | self.topic_image.keys()
+                       if image.get(name) != self.topic_image.get(name)
+                       or racks.get(name) != self.topic_racks.get(name)}
+            for name in changed:
+                self._topic_hashes.pop(name, None)
+            self.topic_image, self.topic_racks = image, racks
             self.topic_image_version += 1
+
+    def metadata_hash(self, names) -> int:
+        """The metadata hash of a group subscribed to ``names`` (Kafka's ModernGroup.computeMetadataHash:
+        topics the image does not know are left out)."""
+        from .metadata_hash import group_hash, topic_hash
+        image, cache = self.topic_image, self._topic_hashes
+        hashes = {}
+        for name in names:
+            known = image.get(name)
+            if known is None:
+                continue
+            value = cache.get(name)
+            if value is None:
+                value = cache[name] = topic_hash(known[0], name, known[1], self.topic_racks.get(name))
+            hashes[name] = value
+        return group_hash(hashes)
 
     def new_member_id(self, prefix: str) -> str:
         return f"{prefix}-{self.uuid_source()}"

@@ -70,7 +70,8 @@ def upgrade(coord, classic: ClassicGroup, records: list) -> ConsumerGroup | None
     except _UserData:
         from .consumer_heartbeat import HeartbeatError
         raise HeartbeatError(UNSUPPORTED_VERSION, "userData from a custom assignor would be lost") from None
-    conversion = conversion_records(classic.group_id, classic.generation_id, members)
+    names = {name for m in members for name in m.subscribed_topic_names}
+    conversion = conversion_records(classic.group_id, classic.generation_id, members, coord.metadata_hash(names))
     rec.apply_to(coord, group, conversion)
     records += conversion
     from .consumer_fencing import schedule_session_timeout
@@ -79,10 +80,11 @@ def upgrade(coord, classic: ClassicGroup, records: list) -> ConsumerGroup | None
     return group
 
 
-def conversion_records(group_id: str, epoch: int, members: list) -> list:
-    """Kafka's ConsumerGroup.createConsumerGroupRecords."""
+def conversion_records(group_id: str, epoch: int, members: list, metadata_hash: int = 0) -> list:
+    """Kafka's ConsumerGroup.createConsumerGroupRecords (the epoch record with the hash of the
+    members' topics, as fromClassicGroup computes it)."""
     return ([rec.member_metadata_record(group_id, m) for m in members]
-            + [rec.group_epoch_record(group_id, epoch)]
+            + [rec.group_epoch_record(group_id, epoch, metadata_hash)]
             + [rec.target_member_record(group_id, m.member_id, m.assigned) for m in members]
             + [rec.target_epoch_record(group_id, epoch)]
             + [rec.current_assignment_record(group_id, m) for m in members])

@@ -10,8 +10,8 @@ got. That is what makes `GroupCoordinator.from_records(coord.log)` land on ident
 Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless stated):
 * The coordinator holds no topic metadata, so topic names are never checked (Kafka answers
   UNKNOWN_TOPIC_OR_PARTITION for unknown topics before reaching the coordinator). OffsetCommit
-  v10 and OffsetFetch v10 name topics by id: ids resolve through `OffsetManager.topic_ids`
-  (name -> uuid.UUID, empty unless the embedding server fills it); an unknown id gets
+  v10 and OffsetFetch v10 name topics by id: ids resolve through the coordinator's topic image
+  (`set_topics`) and `OffsetManager.topic_ids` (name -> uuid.UUID); an unknown id gets
   UNKNOWN_TOPIC_ID (100), and a fetch-all at v10 lists only topics whose id is known.
 * Metadata length is compared in UTF-16 code units, like Java's String.length().
 * A group that has offsets in the log but no GroupMetadata record (a "simple" group, e.g.
@@ -32,6 +32,8 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
 """
 
 from __future__ import annotations
+
+import uuid
 
 from . import offsets_wire as wire
 from .consumer_admin import delete_consumer_group
@@ -190,8 +192,20 @@ class OffsetManager:
         return (metadata is not None
                 and _java_length(metadata) > self._coord.config.offset_metadata_max_bytes)
 
+    def _topic_id(self, name: str):
+        """The topic's id (uuid.UUID) or None: Kafka 4.4's KafkaApis resolves every committed
+        topic's id, which the coordinator checks against assignment epochs and persists."""
+        known = self._coord.topic_image.get(name)
+        return known[0] if known is not None else self.topic_ids.get(name)
+
+    def _committed_ids(self, partitions) -> list:
+        """(topic id or None, partition) of each committed partition."""
+        return [(self._topic_id(p.topic), p.partition) for p in partitions]
+
     def _names_by_id(self) -> dict:
-        return {ident: name for name, ident in self.topic_ids.items()}
+        names = {ident: name for name, ident in self.topic_ids.items()}
+        names.update((ident, name) for name, (ident, _) in self._coord.topic_image.items())
+        return names
 
     # ------------------------------------------------------------------ OffsetCommit
     def handle_offset_commit(self, request, client_id: str = "", client_host: str = ""):
@@ -206,7 +220,8 @@ class OffsetManager:
             not_found = wire.GROUP_ID_NOT_FOUND if request.API_VERSION >= 9 else wire.ILLEGAL_GENERATION
             group, error = self._group_for_commit(group_id, generation, not_found)
             if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False)
+                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False,
+                                                 self._committed_ids(known))
             elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, False)
         now = self._coord.now_ms
@@ -224,7 +239,7 @@ class OffsetManager:
                 else:
                     ts = now if p.commit_timestamp == wire.DEFAULT_TIMESTAMP else p.commit_timestamp
                     items.append(((p.topic, p.partition), OffsetAndMetadata(
-                        p.offset, p.leader_epoch, p.metadata or "", ts, expire)))
+                        p.offset, p.leader_epoch, p.metadata or "", ts, expire, self._topic_id(p.topic))))
                     out.append((p.partition, wire.NONE))
             results.append((ident, out))
         if known and not error:
@@ -252,7 +267,8 @@ class OffsetManager:
         else:
             group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
             if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, v, True)
+                error = validate_consumer_commit(group, member_id, generation, v, True,
+                                                 self._committed_ids([p for _, ps in topics for p in ps]))
             elif group is not None:
                 error = self._validate_commit(group, member_id, instance_id, generation, True)
         if not error and producer_epoch < self._producer_epochs.get(producer_id, -1):
@@ -268,7 +284,7 @@ class OffsetManager:
                     out.append((p.partition, wire.OFFSET_METADATA_TOO_LARGE))
                 else:
                     items.append(((p.topic, p.partition), OffsetAndMetadata(
-                        p.offset, p.leader_epoch, p.metadata or "", now, None)))
+                        p.offset, p.leader_epoch, p.metadata or "", now, None, self._topic_id(p.topic))))
                     out.append((p.partition, wire.NONE))
             results.append((ident, out))
         if not error and items:
@@ -322,7 +338,7 @@ class OffsetManager:
             requested = []
             for topic, parts in by_topic.items():
                 if version >= 10:
-                    ident = self.topic_ids.get(topic)
+                    ident = self._topic_id(topic)
                     if ident is None:
                         continue
                 else:
@@ -341,7 +357,7 @@ class OffsetManager:
                                 wire.UNSTABLE_OFFSET_COMMIT))
                 else:
                     value = self._store.get(group_id, tp)
-                    if value is None:
+                    if value is None or _mismatched(value.topic_id, ident if version >= 10 else None):
                         out.append((partition, wire.NO_OFFSET, wire.NO_LEADER_EPOCH, "", wire.NONE))
                     else:
                         out.append((partition, value.offset, value.leader_epoch, value.metadata, wire.NONE))
@@ -425,19 +441,34 @@ class OffsetManager:
 
 
 def _encode_offset_value(encode_value, value: OffsetAndMetadata) -> bytes:
-    """OffsetCommitValue v3, or v1 when the commit set an expire timestamp (Kafka's GroupCoordinatorRecordHelpers.newOffsetCommitRecord)."""
+    """OffsetCommitValue v4 (Kafka 4.1+: flexible, with the topic id as tag 0 when known), or v1
+    when the commit set an expire timestamp (Kafka's GroupCoordinatorRecordHelpers.newOffsetCommitRecord)."""
     if value.expire_timestamp is not None:
         return encode_value(OFFSET_COMMIT_KEY_TYPE, 1, {
             "offset": value.offset, "metadata": value.metadata,
             "commitTimestamp": value.commit_timestamp, "expireTimestamp": value.expire_timestamp})
-    return encode_value(OFFSET_COMMIT_KEY_TYPE, 3, {
-        "offset": value.offset, "leaderEpoch": value.leader_epoch, "metadata": value.metadata,
-        "commitTimestamp": value.commit_timestamp})
+    data = {"offset": value.offset, "leaderEpoch": value.leader_epoch, "metadata": value.metadata,
+            "commitTimestamp": value.commit_timestamp}
+    if value.topic_id is not None:
+        data["topicId"] = value.topic_id
+    return encode_value(OFFSET_COMMIT_KEY_TYPE, 4, data)
+
+
+_ZERO_UUID = bytes(16)
+
+
+def _mismatched(stored, requested) -> bool:
+    """Kafka 4.4's isMismatchedTopicId: an offset committed for another incarnation of the topic
+    (both ids known and different) reads as no offset."""
+    return stored is not None and requested is not None and stored != requested
 
 
 def _offset_from_record(data: dict) -> OffsetAndMetadata:
     expire = data.get("expireTimestamp", -1)
+    raw_id = data.get("topicId")
+    if raw_id is not None and not isinstance(raw_id, uuid.UUID):
+        raw_id = None if bytes(raw_id) == _ZERO_UUID else uuid.UUID(bytes=bytes(raw_id))
     return OffsetAndMetadata(
         offset=data["offset"], leader_epoch=data.get("leaderEpoch", -1),
         metadata=data.get("metadata") or "", commit_timestamp=data["commitTimestamp"],
-        expire_timestamp=None if expire == -1 else expire)
+        expire_timestamp=None if expire == -1 else expire, topic_id=raw_id)

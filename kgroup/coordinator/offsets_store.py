@@ -40,6 +40,7 @@ class OffsetAndMetadata:
     metadata: str
     commit_timestamp: int
     expire_timestamp: int | None = None
+    topic_id: object = None     # uuid.UUID the commit resolved (OffsetCommitValue v4's topicId), or None
 
 
 TopicPartition = tuple[str, int]

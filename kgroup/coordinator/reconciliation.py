@@ -87,7 +87,10 @@ def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
     if current == target:
         # nothing to revoke or add (the rows hold no empty topics): the member moves to the target
         # epoch as it is, which is what most members do at an epoch bump that left their row alone
-        return member.evolve(member_epoch=target_epoch, state=STABLE, pending_revocation=EMPTY)
+        if not member.pending_revocation:
+            return member.evolve(member_epoch=target_epoch, state=STABLE)
+        return member.evolve(member_epoch=target_epoch, state=STABLE, pending_revocation=EMPTY,
+                             assignment_epochs=_epochs(member, current, {}, target_epoch))
     keep: dict = {}
     revoke: dict = {}
     add: dict = {}
@@ -110,10 +113,26 @@ def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
             add[topic_id] = frozenset(free)
     if revoke and owns_any(owned, revoke):
         return member.evolve(member_epoch=epoch_if_revoking, state=UNREVOKED_PARTITIONS,
-                             assigned=keep, pending_revocation=revoke)
+                             assigned=keep, pending_revocation=revoke,
+                             assignment_epochs=_epochs(member, keep, revoke, target_epoch))
     if add:
         for topic_id, parts in add.items():
             keep[topic_id] = keep.get(topic_id, frozenset()) | parts
     return member.evolve(member_epoch=target_epoch,
                          state=UNRELEASED_PARTITIONS if unreleased else STABLE,
-                         assigned=keep, pending_revocation=EMPTY)
+                         assigned=keep, pending_revocation=EMPTY,
+                         assignment_epochs=_epochs(member, keep, {}, target_epoch))
+
+
+def _epochs(member, assigned: Mapping, pending: Mapping, target_epoch: int) -> dict:
+    """KIP-1251's assignment epochs after a step: a partition the member already had keeps its
+    epoch (kept or moved to pending revocation), a new one gets the target epoch (Kafka 4.4's
+    CurrentAssignmentBuilder.computeNextAssignment)."""
+    out: dict = {}
+    for partitions in (assigned, pending):
+        for topic_id, parts in partitions.items():
+            epochs = out.setdefault(topic_id, {})
+            for partition in parts:
+                epoch = member.assignment_epoch(topic_id, partition)
+                epochs[partition] = target_epoch if epoch is None else epoch
+    return out

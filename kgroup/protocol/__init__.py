@@ -18,6 +18,8 @@ __all__ = [
     "ConsumerGroupHeartbeatResponse",
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
+    "DeleteGroupsRequest",
+    "DeleteGroupsResponse",
     "ConnectGroupHeartbeatRequest",
     "ConnectGroupHeartbeatResponse",
     "ConnectGroupPrepareAssignmentRequest",
@@ -45,6 +47,15 @@ class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
 
 
 class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
+    pass
+
+
+# DeleteGroups v3 (Kafka 4.4, KIP-1331: a per-group ErrorMessage); kafka-python 3.0 stops at v2
+class DeleteGroupsRequest(ApiMessage, load_json=schemas):
+    pass
+
+
+class DeleteGroupsResponse(ApiMessage, load_json=schemas):
     pass
 
 

@@ -217,7 +217,7 @@ def check_list_groups(access, handler, broker, request, ctx):
 
 
 def check_delete_groups(access, handler, broker, request, ctx):
-    from kafka.protocol.admin import DeleteGroupsResponse
+    from kgroup.protocol import DeleteGroupsResponse
 
     Result = DeleteGroupsResponse.DeletableGroupResult
     kept, denied = split(request.groups_names, lambda g: access.group("Delete", g))
