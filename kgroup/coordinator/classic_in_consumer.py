@@ -24,8 +24,8 @@ from .consumer_fencing import fence_member, schedule_session_timeout
 from .consumer_group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
                              sync_timer_key)
 from .consumer_regex import plan_regexes, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscriber_counts,
-                              subscription_metadata)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
+                              subscriber_counts, subscription_metadata)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
 from .responses import heartbeat_response, join_error, join_response, sync_response
@@ -69,7 +69,9 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
     group.set_field("subscribed_topics", topics)
     stored = group.members[member_id]
     owned = topic_id_map(coord, subscription.get("ownedPartitions"))
-    reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned, group.partition_epoch)
+    changed = updated.subscribed_topic_names != member.subscribed_topic_names
+    reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned, group.partition_epoch,
+                           subscribed_ids(coord, group, stored), changed)
     if reconciled is not stored:
         records.append(rec.current_assignment_record(group.group_id, reconciled))
         rec.apply_all(coord, records[-1:])

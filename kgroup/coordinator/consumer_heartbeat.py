@@ -23,8 +23,8 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscriber_counts,
-                              subscription_metadata)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
+                              subscriber_counts, subscription_metadata)
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
@@ -197,8 +197,12 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     if regex_changed or refresh_regexes:
         group.set_field("regex_version", coord.topic_image_version)
     stored = group.members[member_id]
-    reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned,
-                           group.partition_epoch)
+    subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
+    if subscription_changed or not stored.is_reconciled_to(group.assignment_epoch):
+        reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned,
+                               group.partition_epoch, subscribed_ids(coord, group, stored), subscription_changed)
+    else:
+        reconciled = stored
     if reconciled is not stored:
         records.append(rec.current_assignment_record(group_id, reconciled))
         rec.apply_all(coord, records[-1:])

@@ -150,6 +150,13 @@ def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMem
     return epoch
 
 
+def subscribed_ids(coord, group: ConsumerGroup, member: ConsumerGroupMember) -> frozenset:
+    """The ids of the existing topics ``member`` subscribes to, by name or through its resolved
+    regex (an unresolved one matches nothing): Kafka 4.4's CurrentAssignmentBuilder.subscribedTopicIds."""
+    image = coord.topic_image
+    return frozenset(image[name][0] for name in group.topics_of(member) if name in image)
+
+
 def members_with(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None) -> dict:
     """The group's members with ``updated`` stored (in place of ``replaced``, a static member's old id)."""
     if updated is None:

@@ -52,24 +52,59 @@ def owns_any(owned: Mapping | None, partitions: Mapping) -> bool:
 
 
 def reconcile(member, target_epoch: int, target: Mapping, owned: Mapping | None,
-              partition_epoch: Callable[[object, int], int]):
+              partition_epoch: Callable[[object, int], int], subscribed=None,
+              subscription_changed: bool = False):
     """The member after this heartbeat (the same object when nothing changes).
 
     ``partition_epoch(topic_id, partition)`` is the epoch of the partition's current owner, -1
-    when nobody owns it (Kafka's ``ConsumerGroup.currentPartitionEpoch``)."""
-    if member.state == STABLE and member.member_epoch == target_epoch:
+    when nobody owns it (Kafka's ``ConsumerGroup.currentPartitionEpoch``). ``subscribed``: the ids
+    of the topics the member subscribes to (names and resolved regex) that exist; the target of
+    any other topic counts as empty, and when ``subscription_changed`` the partitions of topics it
+    left are revoked at once, whatever the epochs (Kafka 4.4, KAFKA-19431). None: no such check."""
+    if not subscription_changed and member.state == STABLE and member.member_epoch == target_epoch:
         return member
     state = member.state
     if state == STABLE:
-        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch)
+        if member.member_epoch != target_epoch:
+            return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch, subscribed)
+        return _unsubscribed_revoked(member, owned, subscribed)
     if state == UNREVOKED_PARTITIONS:
         if owns_any(owned, member.pending_revocation):
-            return member
-        return _next(member, member.member_epoch + 1, target_epoch, target, owned, partition_epoch)
+            return _unsubscribed_revoked(member, owned, subscribed) if subscription_changed else member
+        # KAFKA-19974 (4.2+): the member keeps its epoch on leaving UNREVOKED_PARTITIONS (4.0: +1)
+        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch, subscribed)
     if state == UNRELEASED_PARTITIONS:
-        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch)
+        return _next(member, member.member_epoch, target_epoch, target, owned, partition_epoch, subscribed)
     check_unknown_state(owned)
-    return _next(member, target_epoch, target_epoch, target, owned, partition_epoch)
+    return _next(member, target_epoch, target_epoch, target, owned, partition_epoch, subscribed)
+
+
+def _unsubscribed_revoked(member, owned: Mapping | None, subscribed):
+    """Kafka 4.4's CurrentAssignmentBuilder.updateCurrentAssignment: the partitions of topics the
+    member no longer subscribes to leave its assignment at the same epoch — pending revocation if
+    it still owns any of them, else simply gone."""
+    if subscribed is None:
+        return member
+    assigned = member.assigned
+    if not subscribed and not member.pending_revocation:
+        kept, pending = {}, dict(assigned)
+    else:
+        kept = {t: parts for t, parts in assigned.items() if t in subscribed}
+        if len(kept) == len(assigned):
+            return member
+        pending = dict(member.pending_revocation)
+        for topic_id, parts in assigned.items():
+            if topic_id not in subscribed:
+                pending[topic_id] = pending.get(topic_id, frozenset()) | parts
+    if not pending and not assigned:
+        return member
+    epochs = _epochs(member, kept, pending, member.member_epoch)
+    if pending and owns_any(owned, pending):
+        return member.evolve(member_epoch=member.member_epoch, state=UNREVOKED_PARTITIONS,
+                             assigned=kept, pending_revocation=pending, assignment_epochs=epochs)
+    # removed, but not owned any more: the assignment shrinks, the state and pending stay
+    epochs = _epochs(member, kept, member.pending_revocation, member.member_epoch)
+    return member.evolve(member_epoch=member.member_epoch, assigned=kept, assignment_epochs=epochs)
 
 
 def check_unknown_state(owned: Mapping | None) -> None:
@@ -81,8 +116,11 @@ def check_unknown_state(owned: Mapping | None) -> None:
 
 
 def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
-          owned: Mapping | None, partition_epoch):
-    """Kafka's ``computeNextAssignment``: keep, revoke first, add what is free."""
+          owned: Mapping | None, partition_epoch, subscribed=None):
+    """Kafka's ``computeNextAssignment``: keep, revoke first, add what is free. A topic the member
+    does not subscribe to (``subscribed``) has an empty target (Kafka 4.4)."""
+    if subscribed is not None and any(t not in subscribed for t in target):
+        target = {t: parts for t, parts in target.items() if t in subscribed}
     current = member.assigned
     if current == target:
         # nothing to revoke or add (the rows hold no empty topics): the member moves to the target
@@ -104,8 +142,10 @@ def _next(member, epoch_if_revoking: int, target_epoch: int, target: Mapping,
         if now - kept:
             revoke[topic_id] = now - kept
         free = set()
+        pending = member.pending_revocation.get(topic_id, frozenset())
         for partition in wanted - kept:
-            if partition_epoch(topic_id, partition) != -1:
+            # KAFKA-19449 (4.2+): a partition the member itself is revoking is not unreleased
+            if partition_epoch(topic_id, partition) != -1 and partition not in pending:
                 unreleased = True
             else:
                 free.add(partition)

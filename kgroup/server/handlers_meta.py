@@ -117,9 +117,11 @@ def handle_find_coordinator(broker, request, ctx):
         if key_type == 0:
             results.append((key, broker.node_id, host, port, NONE, None))
         else:
-            # Transactions are not implemented, so there is no transaction coordinator.
+            # Transactions and share groups (FindCoordinator v6's key type 2) are not implemented,
+            # so there is no such coordinator.
+            kind = "share" if key_type == 2 else "transaction"
             results.append((key, -1, "", -1, COORDINATOR_NOT_AVAILABLE,
-                            "kgroup serve has no transaction coordinator"))
+                            f"kgroup serve has no {kind} coordinator"))
     if version >= 4:
         C = FindCoordinatorResponse.Coordinator
         return FindCoordinatorResponse(
