@@ -239,15 +239,17 @@ class RdkafkaDriver(Driver):
                            "heartbeat.interval.ms": m.heartbeat_ms or max(100, m.session_ms // 5),
                            "max.poll.interval.ms": max(m.rebalance_ms, m.session_ms),
                            "partition.assignment.strategy": RDKAFKA_ASSIGNORS[m.assignor]})
-        elif m.assignor:
-            config["group.remote.assignor"] = m.assignor
+        else:                                 # the rebalance timeout a consumer member sends
+            config["max.poll.interval.ms"] = m.rebalance_ms
+            if m.assignor:
+                config["group.remote.assignor"] = m.assignor
         if m.instance_id:
             config["group.instance.id"] = m.instance_id
         self.commands: queue.Queue = queue.Queue()
         self.paused = threading.Event()
         self.stopped = threading.Event()
         self.consumer = Consumer(config)
-        self._subscribe(self.topics())
+        self._subscribe([f"^{self.scenario.topic(m.regex)}"] if m.regex else self.topics())
         self.thread = threading.Thread(target=self._run, name=f"rdkafka-{m.name}", daemon=True)
         self.thread.start()
 
@@ -349,13 +351,16 @@ class JavaDriver(Driver):
                              "heartbeat.interval.ms": m.heartbeat_ms or max(100, m.session_ms // 5),
                              "max.poll.interval.ms": m.rebalance_ms,
                              "partition.assignment.strategy": JAVA_ASSIGNORS[m.assignor]})
-        elif m.assignor:
-            settings["group.remote.assignor"] = m.assignor
+        else:                                 # the rebalance timeout a consumer member sends
+            settings["max.poll.interval.ms"] = m.rebalance_ms
+            if m.assignor:
+                settings["group.remote.assignor"] = m.assignor
+        topics = f"regex:{scenario.topic(m.regex)}" if m.regex else ",".join(self.topics())
         self.replies: queue.Queue = queue.Queue()
         self.process = subprocess.Popen(
             ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
              "-cp", classpath, "GroupMember", bootstrap, scenario.group, m.instance_id or "-",
-             protocol, ",".join(self.topics()), *(f"{k}={v}" for k, v in settings.items())],
+             protocol, topics, *(f"{k}={v}" for k, v in settings.items())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -3,8 +3,9 @@
 Normalised, because random by design: member ids (a broker's ``<instance id or client id>-<UUID>``)
 become ``<prefix>#n``, n counting that prefix's ids in order of first appearance (the records
 first, in log order; then the fields in play order) — so "a new member id" still differs from "the
-same member id"; record timestamps (``*Timestamp``) become ``<ts>`` unless -1; the play's duration
-is dropped. Nothing else is: every other field is compared as it is, unless the scenario names a
+same member id"; record timestamps (``*Timestamp``) become ``<ts>`` unless -1; a consumer group's non-zero
+``metadataHash`` becomes ``<hash>`` (it hashes the topic ids, random on each side; a live test
+compares it byte for byte for equal ids); the play's duration is dropped. Nothing else is: every other field is compared as it is, unless the scenario names a
 Tolerance for it (with its reason).
 """
 
@@ -19,6 +20,9 @@ from helpers.differential.play import PROBLEM
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 MEMBER_ID = re.compile(rf"^(.*)-({UUID})$")
+# A consumer-protocol member id: a random Uuid in base64 (22 characters; the Java client and Kafka
+# write it URL-safe, librdkafka in the standard alphabet). Labelled by its member's client id.
+CONSUMER_MEMBER_ID = re.compile(r"^[A-Za-z0-9_\-+/]{22}$")
 TIMESTAMP_KEY = re.compile(r"[Tt]imestamp$")
 
 
@@ -45,15 +49,18 @@ def normalise(fields: dict) -> dict:
     labels: dict[str, str] = {}
     counts: dict[str, int] = {}
 
+    owners = _consumer_member_clients(fields)
+
     def label(member_id: str) -> str:
         if member_id not in labels:
-            prefix = MEMBER_ID.match(member_id).group(1)
+            match = MEMBER_ID.match(member_id)
+            prefix = match.group(1) if match else owners[member_id]
             counts[prefix] = counts.get(prefix, 0) + 1
             labels[member_id] = f"{prefix}#{counts[prefix]}"
         return labels[member_id]
 
     def scan(value):
-        if isinstance(value, str) and MEMBER_ID.match(value):
+        if isinstance(value, str) and (MEMBER_ID.match(value) or value in owners):
             label(value)
         elif isinstance(value, dict):
             for v in value.values():
@@ -67,6 +74,8 @@ def normalise(fields: dict) -> dict:
             return labels.get(value, value)
         if isinstance(value, int) and key and TIMESTAMP_KEY.search(key) and value != -1:
             return "<ts>"
+        if isinstance(value, int) and key == "metadataHash" and value != 0:
+            return "<hash>"     # of the topics' random ids; byte-exactness: test_kafka_metadata_hash
         if isinstance(value, dict):
             return {k: rewrite(v, k) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -81,6 +90,30 @@ def normalise(fields: dict) -> dict:
     if isinstance(out.get("records"), list):
         out["records"] = [_members_sorted(r) for r in out["records"]]
     return out
+
+
+def _consumer_member_clients(fields: dict) -> dict:
+    """Consumer-protocol member id -> its client id, from the member records (key memberId, value
+    clientId) and the describes (member_id beside client_id), wherever they appear."""
+    out = {}
+
+    def walk(value):
+        if isinstance(value, dict):
+            key, val = value.get("key"), value.get("value")
+            if (value.get("type") == "consumer_group_member_metadata" and isinstance(key, dict)
+                    and isinstance(val, dict)):
+                out.setdefault(key.get("memberId"), val.get("clientId"))
+            member_id = value.get("member_id")
+            if isinstance(member_id, str) and "client_id" in value:
+                out.setdefault(member_id, value["client_id"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v)
+    walk(fields)
+    return {k: v for k, v in out.items()
+            if isinstance(k, str) and CONSUMER_MEMBER_ID.match(k) and isinstance(v, str)}
 
 
 def _members_sorted(record):

@@ -24,7 +24,8 @@ CLASSIC_ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
 class Member:
     """One client process/thread of the scenario. ``name`` labels it in the timeline and is its
     client.id (so a broker's member ids map back to it); ``topics`` are short topic names (default:
-    every topic of the scenario). ``rebalance_ms`` is max.poll.interval.ms (the rebalance timeout a
+    every topic of the scenario; ``regex``, a pattern over short names, subscribes by pattern
+instead: Java's ``subscribe(Pattern)``, librdkafka's ``^`` topics). ``rebalance_ms`` is max.poll.interval.ms (the rebalance timeout a
     classic member sends). ``assignor`` is the classic assignor, or for the consumer protocol the
     server-side one (``group.remote.assignor``: uniform/range; None = the broker's default)."""
     name: str
@@ -36,6 +37,7 @@ class Member:
     heartbeat_ms: int | None = None
     rebalance_ms: int = 10000
     settings: dict = dataclasses.field(default_factory=dict)    # extra client settings
+    regex: str | None = None      # subscribe to the pattern ``topic(regex)`` instead (Java / librdkafka)
 
     def __post_init__(self):
         if self.client not in CLIENTS:
