@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from helpers.consumer import assignment_of, heartbeat, new_coordinator
+from helpers.consumer import BAR, FOO, assignment_of, heartbeat, new_coordinator
+from helpers.offsets import commit_request
 
 from kgroup.commands.cli import cli
 from kgroup.records import encode_assignment, encode_key, encode_subscription, encode_value
@@ -119,11 +120,13 @@ def test_static_history_expiry_and_moves(tmp_path):
 
 
 def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
-    """Records 3-8 replayed: members, instance ids, assignments named through the partition metadata."""
+    """Records 3-8 replayed: members, instance ids, assignments named through the topic ids the
+    group's commits carry (OffsetCommitValue v4: Kafka 4.1+ writes no partition metadata record)."""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a", instance_id="i-a", topics=["foo", "bar"])
     heartbeat(coord, member_id="b", topics=["foo"])
     heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=assignment_of(a))
+    coord.handle(commit_request("g", {("foo", 0): 1, ("bar", 0): 1}, generation=a.member_epoch, member_id="a"))
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     path.parent.mkdir()
     path.write_bytes(b"".join(encode_batch([(k, v, 1_800_000_000_000)], base_offset=i)
@@ -136,7 +139,7 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
         snapshot.state, "consumer", snapshot.group_epoch, "consumer")
     assert [(m["group_instance_id"], m["member_id"]) for m in g["members"]] == [("i-a", "a"), (None, "b")]
     owned = {(a["topic"], p) for m in g["members"] for a in m["assignment"] for p in a["partitions"]}
-    named = {t.topic_id: t.name for t in snapshot.subscribed_topics.values()}
+    named = {FOO: "foo", BAR: "bar"}
     assert owned == {(named[t], p) for m in snapshot.members for t, parts in m.assigned.items() for p in parts}
     assert {t for t, _ in owned} == {"foo", "bar"}
     table = describe("--from-dump", str(path.parent), "g", "-o", "table").stdout

@@ -25,17 +25,18 @@ def test_a_static_upgrade_converts_at_the_first_step_and_moves_nothing():
     assert result.settled and result.errors == []
     assert result.protocol == "classic->consumer"
     assert (m["converted_at_step"], m["converted_back_at_step"], m["group_type_end"]) == (1, None, "consumer")
-    # the first consumer-protocol join converts the group and bumps its epoch once; the static
-    # replacements after it change nothing the assignor sees
-    assert m["group_epoch_bumps"] == 1 and m["classic_rebalances"] == 0 and result.rebalances == 1
-    assert (result.generation_start, result.group_epoch_end) == (1, 2)
+    # the first consumer-protocol join converts the group; as Kafka 4.4 converts it (the metadata
+    # hash of its topics computed at once, KIP-1101) nothing moves the group epoch: the static
+    # replacements change nothing the assignor sees
+    assert m["group_epoch_bumps"] == 0 and m["classic_rebalances"] == 0 and result.rebalances == 0
+    assert (result.generation_start, result.group_epoch_end) == (1, 1)
     assert result.partitions_moved == 0
     # each process's 3 partitions wait only for its own 10 s restart
     assert result.unowned_partition_seconds == 3 * 3 * 10.0
-    # c0 was the first to switch; the others, still classic, rejoined once at the bump
-    assert m["classic_rejoins"] == {"c0": 0, "c1": 1, "c2": 1}
+    # no epoch bump: the members still classic never rejoin
+    assert m["classic_rejoins"] == {"c0": 0, "c1": 0, "c2": 0}
     assert [s["members"] for s in m["per_step"]] == [["c0"], ["c1"], ["c2"]]
-    assert [s["group_epoch_bumps"] for s in m["per_step"]] == [1, 0, 0]
+    assert [s["group_epoch_bumps"] for s in m["per_step"]] == [0, 0, 0]
 
 
 def test_a_static_downgrade_converts_back_at_the_last_step_without_a_rebalance():
@@ -126,7 +127,7 @@ def test_the_cli_reports_the_mixed_phase():
     table = runner.invoke(cli, ["simulate", "upgrade-protocol", "-o", "table"])
     assert table.exit_code == 0, table.output
     assert "converted at step         1" in table.output
-    assert "generation 1 -> group epoch 2" in table.output
+    assert "generation 1 -> group epoch 1" in table.output
     document = json.loads(runner.invoke(cli, ["simulate", "downgrade-protocol", "-o", "json"]).output)
     assert document["protocol"] == "consumer->classic"
     assert document["migration"]["converted_back_at_step"] == 3

@@ -213,16 +213,30 @@ def _classic_view(replay: DumpReplay, gid: str, snap) -> GroupView:
                      None, members, generation=snap.generation if snap else None)
 
 
+def _topic_names(coord) -> dict:
+    """topic id -> name, from the topic ids of the committed offsets in the dump."""
+    names = {}
+    if coord.offsets is None:
+        return names
+    for group_id in coord.offsets.groups():
+        for (topic, _partition), value in coord.committed_offsets(group_id).items():
+            if getattr(value, "topic_id", None) is not None:
+                names[value.topic_id] = topic
+    return names
+
+
 def consumer_group_view(coord, gid: str) -> GroupView:
     """A replayed KIP-848 group as ConsumerGroupDescribe would show it: epochs, the assignor the
     coordinator would use, each member's epoch, subscriptions, current and target assignment.
-    Topic ids are named from the group's PartitionMetadata record; an id it does not name is shown
-    as the id."""
+    Topic ids are named from the topic ids committed offsets carry (OffsetCommitValue v4, Kafka
+    4.1+; any group's: ids are the cluster's) and from a Kafka 4.0 log's PartitionMetadata record;
+    an id neither names is shown as the id."""
     from kgroup.client.consumer_describe import topic_rows
     from kgroup.coordinator.consumer_target import preferred_assignor
 
     group = coord.get_group(gid)
-    names = {t.topic_id: t.name for t in group.subscribed_topics.values()}
+    names = _topic_names(coord)
+    names.update((t.topic_id, t.name) for t in group.subscribed_topics.values())
     assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0])
     members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
                           assignment=topic_rows(m.assigned.items(), names),

@@ -17,13 +17,15 @@ GROUP_APIS = {8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69}
 
 # api key -> why serve's range differs from Kafka 4.4's
 DELIBERATE = {
-    0: "Produce: serve takes v3-v11 (record batches v2); v12 (KIP-890 transactions) and v13 (topic "
-       "ids) are not implemented, and Kafka 4.4 still lists v0-v2 it rejects",
+    0: "Produce: serve takes v3-v11; v12 (KIP-890's transactional semantics) and v13 (topic ids, "
+       "KIP-516) are not implemented, and Kafka 4.4 lists v0-v2 as well",
     1: "Fetch: serve answers v4-v12; v13+ (topic ids, KIP-516) and later additions are not implemented",
-    2: "ListOffsets: serve answers v1-v7; v8-v11 (tiered storage timestamps) are not implemented",
+    2: "ListOffsets: serve answers v1-v7; v8-v11 (tiered-storage offsets: KIP-405, KIP-1005, "
+       "KIP-1075, KIP-1023) are not implemented",
     3: "Metadata: serve answers v0-v12; v13 (REBOOTSTRAP_REQUIRED, KIP-1102) is not implemented",
     18: "ApiVersions: serve answers v0-v4; v5 (cluster and node id checks, KIP-1242) is not implemented",
-    22: "InitProducerId: serve answers v0-v4 for idempotent producers; v5 (KIP-890) is not implemented",
+    22: "InitProducerId: serve answers v0-v4 for idempotent producers; v5 (TRANSACTION_ABORTABLE, "
+        "KIP-890) is not implemented",
     1000: "ConnectGroupHeartbeat: kgroup's experimental Connect API, not in Kafka",
     1001: "ConnectGroupPrepareAssignment: kgroup's experimental Connect API, not in Kafka",
     1002: "ConnectGroupInstallAssignment: kgroup's experimental Connect API, not in Kafka",
