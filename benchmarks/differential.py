@@ -15,6 +15,7 @@ sessions: group.min.session.timeout.ms=500, group.initial.rebalance.delay.ms=0).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import os
@@ -38,6 +39,9 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*", help="scenario names (fnmatch patterns); default all")
     parser.add_argument("--bootstrap-server", help="a real Kafka cluster (default: start the tests' Kafka 4.4)")
     parser.add_argument("--serve-bootstrap", help="a running kgroup serve (default: start one)")
+    parser.add_argument("--self-check", action="store_true",
+                        help="play every scenario twice on the real Kafka (no serve): the differences "
+                             "are Kafka's own non-determinism (or the runner's)")
     parser.add_argument("--workers", type=int, default=6, help="scenarios played side by side")
     parser.add_argument("--json", help="write every observation and difference to this file")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
@@ -45,6 +49,10 @@ def main(argv=None) -> int:
 
     scenarios = [s for s in all_scenarios()
                  if not args.names or any(fnmatch.fnmatchcase(s.name, n) for n in args.names)]
+    if args.bootstrap_server and not args.list:
+        # a cluster that stays: this run's groups and topics get their own names
+        tag = f"{int(time.time()) % 100000:05d}"
+        scenarios = [dataclasses.replace(s, name=f"{s.name}-{tag}") for s in scenarios]
     if args.list:
         for s in scenarios:
             print(f"{s.name:42} {s.protocol:9} {s.about}")
@@ -65,7 +73,9 @@ def main(argv=None) -> int:
             cluster = KafkaCluster(fetch(), work / "kafka").start()
             stops.append(cluster.stop)
             kafka = Side("kafka", cluster.bootstrap, compile_java)
-        if args.serve_bootstrap:
+        if args.self_check:
+            kgroup = Side("kafka-again", kafka.bootstrap, compile_java)
+        elif args.serve_bootstrap:
             kgroup = Side("kgroup", args.serve_bootstrap, compile_java)
         else:
             kgroup = serve_side(work / "serve", compile_java)

@@ -4,7 +4,7 @@ import pytest
 
 from kgroup.records import decode_key, decode_value
 
-from helpers.coordinator import (GROUP_ID_NOT_FOUND, INVALID_GROUP_ID, NON_EMPTY_GROUP, NONE,
+from helpers.coordinator import (java_order, GROUP_ID_NOT_FOUND, INVALID_GROUP_ID, NON_EMPTY_GROUP, NONE,
                                  Harness, in_state)
 
 
@@ -34,8 +34,8 @@ def test_describe_after_static_restart_keeps_first_client_id():
     h, ids, _ = in_state("Stable")
     h.join(instance="i1", client_id="restarted", client_host="/10.9.9.9")
     members = h.describe("g").response.groups[0].members
-    assert [(m.member_id, m.client_id, m.client_host) for m in members] == [
-        (ids["i0"], "client", "/127.0.0.1"), ("i1-u2", "client", "/127.0.0.1")]
+    assert [(m.member_id, m.client_id, m.client_host) for m in members] == java_order([
+        (ids["i0"], "client", "/127.0.0.1"), ("i1-u2", "client", "/127.0.0.1")], key=lambda m: m[0])
 
 
 def test_describe_v6_reports_missing_group_as_not_found():

@@ -3,7 +3,7 @@ join completion (b.4) and the version-specific response rules."""
 
 import pytest
 
-from helpers.coordinator import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
+from helpers.coordinator import (java_order, COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
                                  GROUP_MAX_SIZE_REACHED, INCONSISTENT_GROUP_PROTOCOL,
                                  INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
                                  MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
@@ -180,8 +180,8 @@ def test_common_protocol_is_selected_by_vote():
     h.advance(6000)
     assert a.response.protocol_name == "sticky"
     leader = next(r for r in (a, b, c) if r.response.members)
-    assert [(m.member_id, m.metadata) for m in leader.response.members] == [
-        ("a-u0", b"2"), ("b-u1", b"3"), ("c-u2", b"5")]
+    assert [(m.member_id, m.metadata) for m in leader.response.members] == java_order([
+        ("a-u0", b"2"), ("b-u1", b"3"), ("c-u2", b"5")], key=lambda m: m[0])
 
 
 @pytest.mark.parametrize("first,second,chosen", [
@@ -254,7 +254,7 @@ def test_row4_stable_restart_of_leader_skip_assignment_only_from_v9(version, lea
     resp = r.response
     assert resp.error_code == NONE and resp.member_id == "i0-u2"
     assert resp.leader == leader_seen
-    assert [m.member_id for m in resp.members] == members
+    assert [m.member_id for m in resp.members] == java_order(members)
     assert resp.skip_assignment is skip
     assert h.group().leader == "i0-u2" and h.group().state == "Stable"
 
@@ -295,7 +295,7 @@ def test_row4_preparing_rebalance_replacement_fences_old_parked_join():
     r1 = h.join(member_id=ids["i1"], instance="i1")
     assert r.done and r1.done
     assert r.response.leader == "i0-u2" and r.response.generation_id == 2
-    assert [m.member_id for m in r.response.members] == [ids["i1"], "i0-u2"]
+    assert [m.member_id for m in r.response.members] == java_order([ids["i1"], "i0-u2"])
 
 
 def test_row4_completing_rebalance_replacement_always_rebalances_and_fences_parked_sync():
@@ -446,3 +446,25 @@ def test_dead_group_join_is_coordinator_not_available():
     group.state = "Dead"          # only unloading makes a group Dead; simulate it
     assert h.join().response.error_code == COORDINATOR_NOT_AVAILABLE
     assert h.join(member_id="x").response.error_code == COORDINATOR_NOT_AVAILABLE
+
+
+def test_members_are_listed_in_kafkas_member_map_order_not_join_order():
+    """Kafka keeps a classic group's members in a java.util.HashMap keyed by member id, and lists
+    them in its iteration order everywhere: the leader's JoinGroup members, the GroupMetadata
+    record, DescribeGroups. Joined as a, b, c, the ids a-u0, b-u1, c-u2 fall in buckets 11, 10, 10
+    of its 16: listed b, c, a. (Found by the differential runner: kafka-python's range assignor
+    with static members assigns by that order, so the partitions each member got differed.)"""
+    from kgroup.records import decode_value
+
+    h = Harness()
+    joins = [h.join(instance=i) for i in ("a", "b", "c")]
+    h.advance(6000)
+    leader = next(r for r in joins if r.response.members)
+    assert [m.member_id for m in leader.response.members] == ["b-u1", "c-u2", "a-u0"]
+    for r in joins:
+        h.sync(r.response.member_id, 1, instance=r.response.member_id[0],
+               assignments={j.response.member_id: b"x" for j in joins} if r is leader else None)
+    value = decode_value(2, h.coord.records[-1][1]).data
+    assert [m["memberId"] for m in value["members"]] == ["b-u1", "c-u2", "a-u0"]
+    described = h.describe("g").response.groups[0].members
+    assert [m.member_id for m in described] == ["b-u1", "c-u2", "a-u0"]

@@ -5,7 +5,7 @@ import pytest
 from kgroup.coordinator import CoordinatorReplayError, GroupCoordinator, LogEntry
 from kgroup.records import decode_key, decode_value, encode_key
 
-from helpers.coordinator import (FENCED_INSTANCE_ID, NONE, REBALANCE_IN_PROGRESS,
+from helpers.coordinator import (java_order, FENCED_INSTANCE_ID, NONE, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, Harness, in_state)
 
 CONFIG = {"group.min.session.timeout.ms": 10}
@@ -89,13 +89,13 @@ def test_leader_sync_writes_the_generation_with_assignments():
     assert value.data == {
         "protocolType": "consumer", "generation": 1, "protocol": "range", "leader": ia,
         "currentStateTimestamp": 6000,
-        "members": [
+        "members": java_order([
             {"memberId": ia, "groupInstanceId": "i0", "clientId": "ca", "clientHost": "/10.0.0.1",
              "rebalanceTimeout": 22_000, "sessionTimeout": 11_000, "subscription": b"r0",
              "assignment": b"AA"},
             {"memberId": idd, "groupInstanceId": None, "clientId": "cd", "clientHost": "/127.0.0.1",
              "rebalanceTimeout": 22_000, "sessionTimeout": 10_000, "subscription": b"r1",
-             "assignment": b"DD"}]}
+             "assignment": b"DD"}], key=lambda m: m["memberId"])}
 
 
 def test_static_restart_in_stable_writes_new_member_id_with_current_assignments():
@@ -103,8 +103,8 @@ def test_static_restart_in_stable_writes_new_member_id_with_current_assignments(
     h.join(instance="i1", session=15_000)
     value = decoded(h.coord.records[-1:])[0][2].data
     assert [(m["memberId"], m["groupInstanceId"], m["assignment"], m["sessionTimeout"])
-            for m in value["members"]] == [(ids["i0"], "i0", b"A-i0", 10_000),
-                                            ("i1-u2", "i1", b"A-i1", 15_000)]
+            for m in value["members"]] == java_order([(ids["i0"], "i0", b"A-i0", 10_000),
+                                                      ("i1-u2", "i1", b"A-i1", 15_000)], key=lambda m: m[0])
     assert value["generation"] == 1 and value["leader"] == ids["i0"]
 
 
@@ -277,8 +277,9 @@ def test_group_record_from_cached_member_bytes_equals_the_schema_encoding():
         key, value = group_metadata_record(group)
         data = decode_value(2, value).data
         assert encode_value(2, 3, data) == value
-        assert [m["memberId"] for m in data["members"]] == [m[0] for m in members]
-        assert [m["assignment"] for m in data["members"]] == [m[7] for m in members]
+        ordered = java_order(members, key=lambda m: m[0], capacity=group.java_capacity)
+        assert [m["memberId"] for m in data["members"]] == [m[0] for m in ordered]
+        assert [m["assignment"] for m in data["members"]] == [m[7] for m in ordered]
 
     check()
 

@@ -53,7 +53,7 @@ def _describe(coord, version: int, group_id: str | None):
                          client_id=m.client_id, client_host=m.client_host,
                          member_metadata=m.metadata(protocol) if stable else b"",
                          member_assignment=m.assignment)
-        for m in group.members.values()]
+        for m in group.java_ordered_members()]
     return _Described(**described)
 
 

@@ -330,6 +330,15 @@ class ClassicGroup:
         capacity = self.java_capacity
         return min(members, key=lambda m: (_java_bucket(m.member_id, capacity), m.position), default=None)
 
+    def java_ordered_members(self) -> list["Member"]:
+        """The members in the order Kafka's ClassicGroup.members — a java.util.HashMap keyed by
+        member id — iterates them: by bucket of String.hashCode at the map's capacity, then
+        insertion order. Everything Kafka lists from that map comes in this order: the leader's
+        JoinGroup members, the GroupMetadata record, DescribeGroups. (An order-sensitive client
+        assignor assigns by it: kafka-python's range with static members.)"""
+        capacity = self.java_capacity
+        return sorted(self.members.values(), key=lambda m: (_java_bucket(m.member_id, capacity), m.position))
+
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
 

@@ -26,7 +26,8 @@ def group_key(group_id: str) -> bytes:
 
 
 def group_metadata_record(group: ClassicGroup, *, cached: bool = True) -> tuple[bytes, bytes]:
-    """Kafka's newGroupMetadataRecord: every member with its selected-protocol metadata.
+    """Kafka's newGroupMetadataRecord: every member with its selected-protocol metadata, in Kafka's
+    member-map order (ClassicGroup.java_ordered_members).
 
     The members' encodings come from the group's record cache (see ClassicGroup.touch_record),
     so a static restart in a large Stable group re-encodes one member, not all;
@@ -36,7 +37,7 @@ def group_metadata_record(group: ClassicGroup, *, cached: bool = True) -> tuple[
     if cached:
         body = _cached_members(group, protocol)
     else:
-        body = [_encode_member(member, protocol) for member in group.members.values()]
+        body = [_encode_member(member, protocol) for member in group.java_ordered_members()]
     head = _records().encode_value(GROUP_METADATA, GROUP_METADATA_VALUE_VERSION, {
         "protocolType": group.protocol_type or "",
         "generation": group.generation_id,
@@ -64,7 +65,7 @@ def _member_fields(member: Member, protocol: str | None) -> tuple:
 
 
 def _cached_members(group: ClassicGroup, protocol: str | None) -> list[bytes]:
-    """The members' encodings in member order, from the group's record cache.
+    """The members' encodings in Kafka's member-map order, from the group's record cache.
 
     A touched member is re-encoded only if what it writes changed: a rejoin with the same
     subscription, or a sync that hands it the assignment it had, reuses its bytes."""
@@ -83,7 +84,7 @@ def _cached_members(group: ClassicGroup, protocol: str | None) -> list[bytes]:
             if cache[member_id][0] != fields:
                 cache[member_id] = (fields, _member_bytes(fields))
         dirty.clear()
-    return [encoding for _, encoding in cache.values()]
+    return [cache[member.member_id][1] for member in group.java_ordered_members()]
 
 
 _MEMBER_FIELDS = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout",

@@ -47,10 +47,11 @@ def join_error(version: int, error: int, member_id: str = "") -> JoinGroupRespon
 
 
 def member_list(group) -> list:
-    """The leader's view: every member (absent static ones too) with its selected-protocol metadata."""
+    """The leader's view: every member (absent static ones too) with its selected-protocol metadata,
+    in Kafka's member-map order (ClassicGroup.java_ordered_members)."""
     protocol = group.protocol_name
     return [_join_member(None, m.member_id, m.group_instance_id, m.metadata(protocol))
-            for m in group.members.values()]
+            for m in group.java_ordered_members()]
 
 
 def sync_response(version: int, error: int, assignment: bytes = b"",

@@ -37,7 +37,7 @@ class GroupSnapshot:
             members=tuple(MemberSnapshot(m.member_id, m.group_instance_id, m.client_id,
                                          m.client_host, m.session_timeout_ms,
                                          m.rebalance_timeout_ms, m.assignment)
-                          for m in group.members.values()),
+                          for m in group.java_ordered_members()),
             pending_members=tuple(sorted(group.pending_members)),
             static_members=dict(group.static_members),
             current_state_timestamp=group.current_state_timestamp)

@@ -106,7 +106,10 @@ class PythonDriver(Driver):
             self.consumer = KafkaConsumer(**self.config)
             for topic in self.topics():       # a leader without the metadata would assign nothing
                 self.consumer.partitions_for_topic(topic)
-            self.consumer.subscribe(self.topics(), listener=self._listener())
+            if self.member.pattern:
+                self.consumer.subscribe(pattern=self.scenario.pattern, listener=self._listener())
+            else:
+                self.consumer.subscribe(self.topics(), listener=self._listener())
             self._await_metadata()
             while not self.stopped.is_set():
                 self._commands()
@@ -119,6 +122,10 @@ class PythonDriver(Driver):
                     self.record("error", type(exc).__name__)
                     self.running = False
                     break
+                except GeneratorExit:
+                    # kafka-python 3.0: its heartbeat coroutine was closed; poll() re-raises that
+                    # once and the next poll respawns the loop (BaseCoordinator.poll_heartbeat)
+                    continue
                 except Exception as exc:  # noqa: BLE001 - a client error is an observation
                     self.record("error", type(exc).__name__)
                     time.sleep(0.1)
@@ -178,7 +185,6 @@ class PythonDriver(Driver):
             for topic in topics:
                 self.consumer.partitions_for_topic(topic)
             self.consumer.subscribe(topics, listener=self._listener())
-            self._await_metadata()
             return "ok"
         return self._call(do, self.topics(short_topics))
 
@@ -249,7 +255,7 @@ class RdkafkaDriver(Driver):
         self.paused = threading.Event()
         self.stopped = threading.Event()
         self.consumer = Consumer(config)
-        self._subscribe([f"^{self.scenario.topic(m.regex)}"] if m.regex else self.topics())
+        self._subscribe([scenario.pattern] if m.pattern else self.topics())
         self.thread = threading.Thread(target=self._run, name=f"rdkafka-{m.name}", daemon=True)
         self.thread.start()
 
@@ -355,12 +361,12 @@ class JavaDriver(Driver):
             settings["max.poll.interval.ms"] = m.rebalance_ms
             if m.assignor:
                 settings["group.remote.assignor"] = m.assignor
-        topics = f"regex:{scenario.topic(m.regex)}" if m.regex else ",".join(self.topics())
         self.replies: queue.Queue = queue.Queue()
         self.process = subprocess.Popen(
             ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
              "-cp", classpath, "GroupMember", bootstrap, scenario.group, m.instance_id or "-",
-             protocol, topics, *(f"{k}={v}" for k, v in settings.items())],
+             protocol, scenario.pattern if m.pattern else ",".join(self.topics()),
+             *(f"{k}={v}" for k, v in settings.items())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

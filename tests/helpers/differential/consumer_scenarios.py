@@ -84,8 +84,8 @@ SCENARIOS = [
         about="a static Java member SIGSTOPped: no heartbeat, fenced when its session expires; SIGCONT "
               "makes it rejoin with its instance id"),
     Scenario(
-        "consumer-regex-new-topic", {"r1": 2, "x": 1},
-        [Member("a", J, regex="r.*", assignor="uniform")],
+        "consumer-regex-new-topic", {"r1": 2},
+        [Member("a", J, pattern=True, assignor="uniform")],
         [start("a"), sleep(3), wait_stable(1, timeout=JVM), checkpoint("one-topic"), create_topic("r2", 2), sleep(12),
          wait_stable(1), checkpoint("two-topics")],
         protocol="consumer",

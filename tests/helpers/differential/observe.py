@@ -55,9 +55,13 @@ class Observer:
             members.append({"member_id": m.member_id, "instance_id": m.group_instance_id,
                             "client_id": m.client_id, "client_host": m.client_host,
                             **self._subscription(m.member_metadata), **self._assignment(m.member_assignment)})
+        from helpers.differential.compare import in_kafka_map_order
+
+        in_map_order = in_kafka_map_order([m["member_id"] for m in members])
         members.sort(key=lambda m: (m["client_id"], m["instance_id"] or "", m["member_id"]))
         return {"error": error_name(g.error_code), "state": g.group_state,
-                "protocol_type": g.protocol_type, "protocol": g.protocol_data, "members": members}
+                "protocol_type": g.protocol_type, "protocol": g.protocol_data, "members": members,
+                "members_in_kafka_map_order": in_map_order}
 
     def _subscription(self, raw: bytes) -> dict:
         if not raw:
@@ -205,9 +209,12 @@ class Observer:
         return named(records)
 
     def _shorten(self, value):
-        """Topic names shortened to the scenario's (in keys and decoded assignments)."""
+        """Topic names shortened to the scenario's (in keys and decoded assignments), the group's
+        name (in keys) written <group>."""
         if isinstance(value, dict):
-            return {k: (self.scenario.short(v) if k == "topic" and isinstance(v, str) else self._shorten(v))
+            return {k: (self.scenario.short(v) if k == "topic" and isinstance(v, str)
+                        else "<group>" if k == "group" and v == self.scenario.group
+                        else self._shorten(v))
                     for k, v in value.items()}
         if isinstance(value, list):
             return [self.scenario.short(v) if isinstance(v, str) and v.startswith("dt-") else self._shorten(v)

@@ -126,7 +126,8 @@ class Play:
                 view = self.observer.describe()
             except Exception:  # noqa: BLE001 - a coordinator moving / loading: ask again
                 view = None
-            if view is not None and self._settled(view, want_state, want_members):
+            if view is not None and self._settled(view, want_state, want_members,
+                                                  step.args.get("assigned", ())):
                 held += 1
                 if held == 2:
                     return "ok"
@@ -139,7 +140,7 @@ class Play:
         return (f"{PROBLEM}timed out: state {view.get('state')}, "
                 f"{len(view.get('members', []))} members")
 
-    def _settled(self, view, want_state, want_members) -> bool:
+    def _settled(self, view, want_state, want_members, topics=()) -> bool:
         members = view.get("members", [])
         if view.get("state") != want_state or len(members) != want_members:
             return False
@@ -153,7 +154,7 @@ class Play:
             holds = sorted(f"{self.scenario.short(t)}-{p}" for t, p in driver.assignment)
             if holds != m.get("assignment"):
                 return False
-        subscribed = {t for m in members for t in (m.get("subscription") or [])}
+        subscribed = {t for m in members for t in (m.get("subscription") or [])} | set(topics)
         assigned = {p for m in members for p in m.get("assignment") or []}
         wanted = {f"{t}-{p}" for t in subscribed for p in range(self.partitions.get(t, 0))}
         return wanted <= assigned

@@ -24,8 +24,7 @@ CLASSIC_ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
 class Member:
     """One client process/thread of the scenario. ``name`` labels it in the timeline and is its
     client.id (so a broker's member ids map back to it); ``topics`` are short topic names (default:
-    every topic of the scenario; ``regex``, a pattern over short names, subscribes by pattern
-instead: Java's ``subscribe(Pattern)``, librdkafka's ``^`` topics). ``rebalance_ms`` is max.poll.interval.ms (the rebalance timeout a
+    every topic of the scenario). ``rebalance_ms`` is max.poll.interval.ms (the rebalance timeout a
     classic member sends). ``assignor`` is the classic assignor, or for the consumer protocol the
     server-side one (``group.remote.assignor``: uniform/range; None = the broker's default)."""
     name: str
@@ -33,11 +32,11 @@ instead: Java's ``subscribe(Pattern)``, librdkafka's ``^`` topics). ``rebalance_
     topics: tuple | None = None
     instance_id: str | None = None
     assignor: str | None = "range"
-    session_ms: int = 3000
+    session_ms: int = 6000
     heartbeat_ms: int | None = None
     rebalance_ms: int = 10000
     settings: dict = dataclasses.field(default_factory=dict)    # extra client settings
-    regex: str | None = None      # subscribe to the pattern ``topic(regex)`` instead (Java / librdkafka)
+    pattern: bool = False         # subscribe to the regex of every topic of the scenario instead
 
     def __post_init__(self):
         if self.client not in CLIENTS:
@@ -82,6 +81,11 @@ class Scenario:
 
     def topic(self, short: str) -> str:
         return f"dt-{self.name}-{short}"
+
+    @property
+    def pattern(self) -> str:
+        """The regex a ``pattern`` member subscribes to: every topic of this scenario, now or later."""
+        return f"^dt-{self.name}-.*"
 
     def short(self, topic: str) -> str:
         prefix = f"dt-{self.name}-"
@@ -164,13 +168,16 @@ def checkpoint(label: str) -> Step:
     return Step("checkpoint", None, {}, label)
 
 
-def wait_stable(members: int, timeout: float = 30, label: str | None = None) -> Step:
-    """Until the group is Stable with ``members`` members and every running client holds exactly
-    what the broker says it assigned it (each side waits on its own; a timeout is recorded)."""
-    return Step("wait", None, {"state": "Stable", "members": members, "timeout": timeout}, label)
+def wait_stable(members: int, timeout: float = 45, label: str | None = None, assigned=()) -> Step:
+    """Until the group is Stable with ``members`` members, every running client holds exactly
+    what the broker says it assigned it, and every partition of the topics the members subscribe
+    to — and of the short topics ``assigned`` (a change the group must take in first) — is
+    assigned (each side waits on its own; a timeout is recorded)."""
+    return Step("wait", None, {"state": "Stable", "members": members, "timeout": timeout,
+                               "assigned": tuple(assigned)}, label)
 
 
-def wait_empty(timeout: float = 30, label: str | None = None) -> Step:
+def wait_empty(timeout: float = 45, label: str | None = None) -> Step:
     return Step("wait", None, {"state": "Empty", "members": 0, "timeout": timeout}, label)
 
 

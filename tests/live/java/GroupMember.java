@@ -9,7 +9,6 @@ import java.util.Properties;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -20,8 +19,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * A Kafka Java consumer (4.4) as a group member for kgroup's live tests, classic or consumer protocol.
  * Arguments: bootstrap, group id, group.instance.id ("-" for a dynamic member), group.protocol
- * (classic or consumer), comma-separated topics (or "regex:PATTERN": subscribe(Pattern)), then
- * optional key=value client settings.
+ * (classic or consumer), comma-separated topics (or a regex beginning with "^"), then optional
+ * key=value client settings.
  * It prints "assigned t-p,t-p,..." whenever its assignment changes and "error NAME message" for an
  * exception of poll; it commits synchronously after every poll that returned records. It runs until
  * a line "close" (a graceful close) or the end of its stdin, or until it is killed.
@@ -74,7 +73,11 @@ public class GroupMember {
                     callback("lost", partitions);
                 }
             };
-            subscribe(consumer, args[4], listener);
+            if (args[4].startsWith("^")) {
+                consumer.subscribe(java.util.regex.Pattern.compile(args[4]), listener);
+            } else {
+                consumer.subscribe(List.of(args[4].split(",")), listener);
+            }
             String last = null;
             while (!closing.get()) {
                 String command;
@@ -92,7 +95,7 @@ public class GroupMember {
                             System.out.println("commit error " + e.getClass().getSimpleName());
                         }
                     } else if (command.startsWith("subscribe ")) {
-                        subscribe(consumer, command.substring(10).trim(), listener);
+                        consumer.subscribe(List.of(command.substring(10).trim().split(",")), listener);
                         System.out.println("subscribe ok");
                     }
                     System.out.flush();
@@ -123,14 +126,6 @@ public class GroupMember {
             }
         }
         System.out.println("closed");
-    }
-
-    static void subscribe(KafkaConsumer<byte[], byte[]> consumer, String topics, ConsumerRebalanceListener listener) {
-        if (topics.startsWith("regex:")) {
-            consumer.subscribe(Pattern.compile(topics.substring(6)), listener);
-        } else {
-            consumer.subscribe(List.of(topics.split(",")), listener);
-        }
     }
 
     static String names(Collection<TopicPartition> partitions) {
