@@ -19,6 +19,20 @@ R, J = "rdkafka-consumer", "java-consumer"
 JVM = 90    # the first wait on a Java member also waits for GroupMember's one compile and its JVM
 PY, RC, JC = "kafka-python", "rdkafka-classic", "java-classic"
 
+SETTLED = Tolerance("settled", "a member writes an in-between reconciliation state (unrevoked or "
+                    "unreleased partitions) only when its heartbeat reaches the coordinator before "
+                    "another member's revocation does — client timing, on Kafka too; and Kafka writes "
+                    "one batch's target rows in the hash order of the members' random ids")
+RANDOM_IDS = ("which member takes a partition several could take follows the Java hash order of the "
+              "members' random ids (Kafka's assignors walk its TimelineHashMap; with equal ids kgroup "
+              "walks them alike: tests/live/test_kafka_assignor_oracle.py)")
+SIZES = {"records": Tolerance("sizes", RANDOM_IDS), "*.members": Tolerance("sizes", RANDOM_IDS),
+         "final.describe": Tolerance("sizes", RANDOM_IDS),
+         "member *.final": Tolerance("ignore", RANDOM_IDS + " (the members' shares are compared in "
+                                     "the describes)"),
+         "member *.callbacks": Tolerance("ignore", RANDOM_IDS + "; the partitions a member gives up "
+                                         "follow from it")}
+
 SCENARIOS = [
     Scenario(
         "consumer-uniform-join-leave", {"t": 6},
@@ -26,6 +40,7 @@ SCENARIOS = [
         [start("a"), wait_stable(1), checkpoint("one"), start("b"), wait_stable(2), checkpoint("two"),
          commit("a", 3), commit("b", 5), checkpoint("committed"), close("b"), wait_stable(1),
          checkpoint("after-leave"), close("a"), wait_empty(), checkpoint("empty")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="two dynamic librdkafka members, uniform: joins and -1 leaves with their group, "
               "assignment and member epochs, commits"),
@@ -35,6 +50,7 @@ SCENARIOS = [
          Member("c", R, assignor="range")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), start("c"), wait_stable(3),
          checkpoint("three"), close("b"), wait_stable(2), checkpoint("two")],
+        tolerances=SIZES,
         protocol="consumer",
         about="the range server assignor over two topics, three members, the middle one leaving"),
     Scenario(
@@ -42,6 +58,7 @@ SCENARIOS = [
         [Member("a", J, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), commit("a", 7),
          close("a"), wait_stable(1), checkpoint("one")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a dynamic Java 4.4 member beside librdkafka commits and closes gracefully (epoch -1 leave)"),
     Scenario(
@@ -49,6 +66,7 @@ SCENARIOS = [
         [Member("a", J, instance_id="ia", assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), close("a"),
          sleep(1.5), checkpoint("left"), start("a"), wait_stable(2, timeout=JVM), checkpoint("back")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static Java member's close is a temporary leave (epoch -2, its partitions kept), and "
               "its rejoin with the same instance id within the session gets them back"),
@@ -56,7 +74,8 @@ SCENARIOS = [
         "consumer-static-leave-expires", {"t": 4},
         [Member("a", R, instance_id="ia", assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), close("a"),
-         sleep(1.5), checkpoint("left"), wait_stable(1, timeout=30), checkpoint("expired")],
+         sleep(1.5), checkpoint("left"), wait_stable(1), checkpoint("expired")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static librdkafka member that closes and never comes back: removed when its session "
               "(6 s) expires, its partitions go to the other member"),
@@ -64,14 +83,16 @@ SCENARIOS = [
         "consumer-kill-session-expiry", {"t": 4},
         [Member("a", J, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), kill("a"),
-         wait_stable(1, timeout=30), checkpoint("expired")],
+         wait_stable(1), checkpoint("expired")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="kill -9 of a dynamic Java member: fenced when its session expires"),
     Scenario(
         "consumer-poll-timeout", {"t": 4},
         [Member("a", R, assignor="uniform", rebalance_ms=3000), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), pause("a"),
-         wait_stable(1, timeout=30), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
+         wait_stable(1), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a librdkafka member that stops polling leaves after max.poll.interval.ms (its rebalance "
               "timeout) and rejoins with a new epoch when it polls again"),
@@ -79,7 +100,8 @@ SCENARIOS = [
         "consumer-pause-session-expiry", {"t": 4},
         [Member("a", J, instance_id="ia", assignor="range"), Member("b", R, assignor="range")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), pause("a"),
-         wait_stable(1, timeout=30), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
+         wait_stable(1), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static Java member SIGSTOPped: no heartbeat, fenced when its session expires; SIGCONT "
               "makes it rejoin with its instance id"),
@@ -88,6 +110,7 @@ SCENARIOS = [
         [Member("a", J, pattern=True, assignor="uniform")],
         [start("a"), sleep(3), wait_stable(1, timeout=JVM), checkpoint("one-topic"), create_topic("r2", 2), sleep(12),
          wait_stable(1), checkpoint("two-topics")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a Java subscribe(Pattern) member: the regex resolved to the matching topics, and a topic "
               "created later that matches it joins the assignment"),
@@ -96,6 +119,7 @@ SCENARIOS = [
         [Member("a", R, topics=("t",), assignor="uniform"), Member("b", R, topics=("t",), assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("t-only"), subscribe("a", ["t", "u"]),
          wait_stable(2), checkpoint("a-both"), subscribe("b", ["u"]), wait_stable(2), checkpoint("b-u")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="running members change their subscriptions (the group epoch bumps, topics left are revoked)"),
     Scenario(
@@ -103,6 +127,7 @@ SCENARIOS = [
         [Member("a", R, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), add_partitions("t", 5),
          wait_stable(2), checkpoint("grown")],
+        tolerances=SIZES,
         protocol="consumer",
         about="CreatePartitions on a subscribed topic: the metadata hash changes, the epoch bumps, the "
               "new partitions are assigned"),
@@ -111,7 +136,8 @@ SCENARIOS = [
         [Member("a", R, instance_id="ia", assignor="uniform"), Member("b", R, instance_id="ib", assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"),
          remove_members("zz", label="remove-unknown"), remove_members("ia", reason="admin", label="remove-a"),
-         wait_stable(2, timeout=30), checkpoint("after")],
+         wait_stable(2), checkpoint("after")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="an admin LeaveGroup removes a static consumer member by instance id (it rejoins as new); "
               "an unknown instance id is UNKNOWN_MEMBER_ID"),
@@ -121,6 +147,7 @@ SCENARIOS = [
         [start("a"), wait_stable(1), commit("a", 4), delete_group(label="delete-non-empty"),
          checkpoint("running"), close("a"), wait_empty(), delete_group(label="delete-empty"),
          checkpoint("deleted")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="DeleteGroups of a consumer group with a member (NON_EMPTY_GROUP) and once empty"),
     Scenario(
@@ -129,6 +156,7 @@ SCENARIOS = [
         [start("a"), wait_stable(1), commit("a", 2), delete_offsets("t", label="delete-subscribed"),
          subscribe("a", ["u"]), wait_stable(1), delete_offsets("t", label="delete-unsubscribed"),
          checkpoint("after")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="OffsetDelete of a subscribed topic (GROUP_SUBSCRIBED_TO_TOPIC) and of one no longer subscribed"),
     Scenario(
@@ -136,6 +164,7 @@ SCENARIOS = [
         [Member("a", R, assignor="uniform")],
         [start("a"), wait_stable(1), reset_offsets("t", 1, label="reset-running"), close("a"),
          wait_empty(), reset_offsets("t", 1, label="reset-empty"), checkpoint("reset")],
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="an admin offset reset (OffsetCommit without a member) of a running consumer group is "
               "refused, of an empty one accepted"),
@@ -143,7 +172,7 @@ SCENARIOS = [
         "consumer-duplicate-instance-id", {"t": 2},
         [Member("a", R, instance_id="ia", assignor="uniform"), Member("b", J, instance_id="ia", assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_errors("b", timeout=JVM), sleep(1), checkpoint("after")],
-        tolerances={},
+        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a second member with a static instance id in use: UNRELEASED_INSTANCE_ID, the first keeps it"),
     Scenario(
@@ -151,6 +180,7 @@ SCENARIOS = [
         [Member("a", PY, assignor="range"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), checkpoint("classic"), commit("a", 3), start("b"), wait_stable(2),
          checkpoint("mixed"), close("a"), wait_stable(1), checkpoint("consumer")],
+        tolerances={"records": SETTLED},
         protocol="migration",
         about="online upgrade: a consumer-protocol member joins a classic group, which converts to a "
               "consumer group; the classic member leaves"),
@@ -159,6 +189,7 @@ SCENARIOS = [
         [Member("a", R, assignor="uniform"), Member("b", RC, assignor="range")],
         [start("a"), wait_stable(1), checkpoint("consumer"), start("b"), wait_stable(2), checkpoint("mixed"),
          commit("b", 6), close("a"), wait_stable(1), checkpoint("classic")],
+        tolerances={"records": SETTLED},
         protocol="migration",
         about="online downgrade: a classic member joins a consumer group; the last consumer-protocol "
               "member leaves and the group converts back to classic"),
@@ -169,26 +200,21 @@ SCENARIOS = [
          Member("a2", J, instance_id="ia", assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("classic"), close("a"), start("a2"),
          wait_stable(2, timeout=JVM), checkpoint("upgraded")],
+        tolerances={"records": SETTLED},
         protocol="migration",
         about="a rolling upgrade of a static classic group: instance ia restarts as a consumer-protocol "
               "Java member within its session"),
 ]
 
-# Differences found and not fixed on this branch, by scenario: the consumer-protocol tests expect
-# them (xfail, not strict) until the named work lands; /work/notes/differential-findings-consumer.md
-# has the lines. Every consumer scenario that creates a group meets the first two.
-PENDING_44 = ("Kafka 4.4 starts a new consumer group at epoch 1 with an empty target at epoch 1 "
-              "(KAFKA-20268), so its epochs run one ahead of kgroup's; and it computes target "
-              "assignments off the heartbeat (KIP-1263 offload + group.consumer.assignment.interval.ms), "
-              "so a joining member first reconciles to the old assignment epoch and the target records "
-              "come in a later batch — Kafka 4.4 semantics not implemented yet (branch wt-k44)")
-KNOWN_DIFFERENCES = {s.name: PENDING_44 for s in SCENARIOS if s.protocol == "consumer"}
-KNOWN_DIFFERENCES.update({
-    "consumer-java-dynamic-close": PENDING_44 + "; and the Java 4.4 client's commitSync against serve "
-                                   "timed out (30 s) where Kafka answered at once — not diagnosed yet",
-    "migration-upgrade": "after the upgrade serve's group epochs ran ahead of Kafka's (5 vs 3) and both "
-                         "members saw partitions lost and reassigned; Kafka's classic group had one more "
-                         "generation before the conversion (a kafka-python rejoin) — not diagnosed yet",
-    "migration-downgrade": PENDING_44,
-    "migration-rolling-upgrade-static": PENDING_44,
-})
+# Differences found and not fixed on this branch, by scenario: the live test expects them (xfail,
+# not strict: a scenario that shows none passes) until the named work lands;
+# /work/notes/differential-findings-consumer.md has the lines. Every scenario that creates a
+# consumer group meets both: with a kgroup patched to start groups at epoch 1, every remaining
+# difference of a full run was the assignment interval's.
+PENDING_44 = ("Kafka 4.4 semantics not implemented yet (branch wt-k44): a new consumer group starts at "
+              "epoch 1 with an empty target at epoch 1 (KAFKA-20268), so Kafka's epochs run one ahead "
+              "of kgroup's; and a target assignment is computed at most once per "
+              "group.consumer.assignment.interval.ms (KIP-1263, default 1 s), so a member joining within "
+              "1 s of the last target first reconciles to the old assignment epoch")
+KNOWN_DIFFERENCES = {s.name: PENDING_44 for s in SCENARIOS
+                     if s.protocol == "consumer" or s.name == "migration-downgrade"}
