@@ -57,7 +57,7 @@ class PythonDriver(Driver):
     """kafka-python (classic protocol). ``pause`` disables its heartbeat thread and stops polling
     (a hung process); ``kill`` does the same for good (no LeaveGroup, the session expires)."""
 
-    POLL_MS = 500
+    POLL_MS = 3000     # longer than a join: kafka-python 3.0.12 loses a join completing after a poll timed out (kgroup.client.fleet)
 
     def __init__(self, member, scenario, bootstrap):
         super().__init__(member, scenario, bootstrap)
