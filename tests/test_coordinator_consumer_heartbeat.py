@@ -175,7 +175,21 @@ def test_fenced_member_epoch():
     # one epoch behind with owned partitions inside the assignment: a lost response, accepted
     assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
     assert heartbeat(coord, member_id="a", epoch=1).error_code == FENCED_MEMBER_EPOCH
-    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH
+
+
+def test_a_member_rejoins_under_its_member_id_with_epoch_zero():
+    """Kafka 4.3+ (KAFKA-19233): epoch 0 is a rejoin, never fenced — the member keeps its epoch and
+    gets its whole assignment again, and nothing changes in the group (4.0 answered FENCED_MEMBER_EPOCH)."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    epoch = a.member_epoch
+    written = len(coord.records)
+    again = heartbeat(coord, member_id="a", epoch=0)
+    assert again.error_code == 0 and again.member_epoch == epoch
+    assert assignment_of(again) == assignment_of(a)
+    assert coord.group("g").group_epoch == epoch
+    assert {m.member_id for m in coord.group("g").members} == {"a"}
+    assert len(coord.records) - written <= 1     # at most the member's metadata (client details)
 
 
 def test_unknown_group_and_member():
@@ -367,13 +381,15 @@ def test_fenced_instance_id_message():
 
 def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
     """getOrMaybeSubscribeStaticConsumerGroupMember: an epoch-0 join whose instance id maps to no
-    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check, unlike the
-    dynamic path — so a known member id at epoch 2 is not fenced; it keeps its epoch and assignment."""
+    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check — so a known
+    member id at epoch 2 is not fenced; it keeps its epoch and assignment. (Since Kafka 4.3,
+    KAFKA-19233, the dynamic path's check lets epoch 0 through as well.)"""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     a = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
     assert a.member_epoch == 2
-    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH     # dynamic: checked
+    rejoined = heartbeat(coord, member_id="a", epoch=0, topics=["foo", "bar"])     # dynamic: a rejoin (4.3+)
+    assert (rejoined.error_code, rejoined.member_epoch) == (0, 2)
     joined = heartbeat(coord, member_id="a", epoch=0, instance_id="i-a", topics=["foo", "bar"])
     assert (joined.error_code, joined.member_epoch) == (0, 2)
     assert assignment_of(joined) == assignment_of(a)

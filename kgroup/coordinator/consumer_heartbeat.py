@@ -106,7 +106,10 @@ def _check_new_regex(group: ConsumerGroup, regex: str | None) -> None:
 
 
 def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
-    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid. Epoch 0 is a (re)join and always valid:
+    a member the client believes fenced rejoins under its member id (Kafka 4.3+, KAFKA-19233)."""
+    if epoch == 0:
+        return
     if epoch > member.member_epoch:
         raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch "
                                                   f"({epoch}) than the one known by the group coordinator "
