@@ -251,3 +251,23 @@ def test_a_member_filter_keeps_the_groups_counts_and_says_how_many_are_shown(seg
     assert "1 (static 0, dynamic 1), 0 shown" in static.stdout
     unfiltered = describe("--from-dump", dump, "my-group", "-o", "table")
     assert "1 (static 0, dynamic 1)" in unfiltered.stdout and "shown" not in unfiltered.stdout
+
+
+def test_topic_ids_are_named_by_the_log_dirs_partition_metadata(tmp_path):
+    """Kafka 4.1+ writes no record naming a consumer group's topic ids: the log dir's
+    partition.metadata files (Kafka's and serve's) do, wherever in the log dir the dump points."""
+    import base64
+    import uuid
+
+    from kgroup.client.from_dump import log_dir_topic_names
+
+    topic_id = uuid.UUID(int=42)
+    for name in ("events-0", "events-1", "__consumer_offsets-0"):
+        (tmp_path / name).mkdir()
+    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    (tmp_path / "events-0" / "partition.metadata").write_text(f"version: 0\ntopic_id: {encoded}\n")
+    (tmp_path / "events-1" / "partition.metadata").write_text("garbage")
+    segment = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    segment.write_bytes(b"")
+    for path in (tmp_path, tmp_path / "__consumer_offsets-0", segment):
+        assert log_dir_topic_names([path]) == {topic_id: "events"}

@@ -45,6 +45,7 @@ class DumpReplay:
     subscriptions: dict = field(default_factory=dict)    # (group, member id) -> subscription bytes
     problems: list = field(default_factory=list)
     records: int = 0
+    topic_names: dict = field(default_factory=dict)      # topic id -> name: the log dirs' partition.metadata
 
 
 def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
@@ -108,7 +109,42 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     except CoordinatorReplayError as exc:
         raise KgroupError(f"cannot replay the dump: {exc}") from None
     return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems,
-                      len(entries) + len(worker_records))
+                      len(entries) + len(worker_records), log_dir_topic_names(paths))
+
+
+def log_dir_topic_names(paths) -> dict:
+    """topic id -> name, from the ``partition.metadata`` file (``topic_id: <base64url>``) Kafka and
+    serve keep in every partition directory of the log dirs the dump comes from: since Kafka 4.1 no
+    consumer-group record names the topic ids of an assignment."""
+    import base64
+    import pathlib
+    import uuid
+
+    log_dirs = set()
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.is_file():
+            path = path.parent
+        if path.is_dir():
+            log_dirs.add(path)          # a log dir itself
+            log_dirs.add(path.parent)   # or one of its partition directories
+    names = {}
+    for log_dir in log_dirs:
+        try:
+            candidates = list(log_dir.glob("*/partition.metadata"))[:100_000]
+        except OSError:
+            continue
+        for meta in candidates:
+            topic = meta.parent.name.rpartition("-")[0]
+            try:
+                for line in meta.read_text().splitlines():
+                    key, _, value = line.partition(":")
+                    if key.strip() == "topic_id" and topic:
+                        text = value.strip()
+                        names[uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))] = topic
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue
+    return names
 
 
 def _why(problems, shown: int = 2) -> str:
@@ -176,7 +212,7 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
     if getattr(snap, "group_type", None) == CONNECT_TYPE:
         return connect_group_view(replay.coordinator, gid)
     if hasattr(snap, "group_epoch"):
-        view = consumer_group_view(replay.coordinator, gid)
+        view = consumer_group_view(replay.coordinator, gid, replay.topic_names)
     else:
         view = _classic_view(replay, gid, snap)
     owners = view.owners()
@@ -225,17 +261,17 @@ def _topic_names(coord) -> dict:
     return names
 
 
-def consumer_group_view(coord, gid: str) -> GroupView:
+def consumer_group_view(coord, gid: str, topic_names: dict | None = None) -> GroupView:
     """A replayed KIP-848 group as ConsumerGroupDescribe would show it: epochs, the assignor the
     coordinator would use, each member's epoch, subscriptions, current and target assignment.
-    Topic ids are named from the topic ids committed offsets carry (OffsetCommitValue v4, Kafka
-    4.1+; any group's: ids are the cluster's) and from a Kafka 4.0 log's PartitionMetadata record;
-    an id neither names is shown as the id."""
+    Topic ids are named by ``topic_names`` (the log dirs' partition.metadata files), the topic ids
+    committed offsets carry (OffsetCommitValue v4, Kafka 4.1+; any group's: ids are the cluster's)
+    and a Kafka 4.0 log's PartitionMetadata record; an id none names is shown as the id."""
     from kgroup.client.consumer_describe import topic_rows
     from kgroup.coordinator.consumer_target import preferred_assignor
 
     group = coord.get_group(gid)
-    names = _topic_names(coord)
+    names = {**(topic_names or {}), **_topic_names(coord)}
     names.update((t.topic_id, t.name) for t in group.subscribed_topics.values())
     assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0])
     members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,

@@ -77,7 +77,11 @@ def test_dump_log_text_equals_kafka_dump_log(kafka, tmp_path_factory, tmp_path):
     def settled():
         state = _state(segments)
         committed = _offset_groups(state)
-        return state if len(committed.get(TXN, {})) == 2 and len(committed.get(CLASSIC, {})) == 2 else None
+        if len(committed.get(TXN, {})) != 2 or len(committed.get(CLASSIC, {})) != 2:
+            return None
+        # the transaction coordinator writes the ABORT marker after abort_transaction returned
+        text = "".join(kgroup("decode-offsets", "-o", "dump-log", str(s)).stdout for s in segments)
+        return state if "endTxnMarker: ABORT" in text else None
 
     state = wait_for(settled, 30, "the records on disk")
     # Both read one copy: other tests' groups may share these partitions and write meanwhile.
