@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from helpers.differential.scenario import (Member, Scenario, Tolerance, add_partitions, checkpoint,
                                            close, commit, create_topic, delete_group, delete_offsets,
-                                           kill, pause, remove_members, reset_offsets, resume, sleep,
+                                           kill, pause, remove_members, reset_offsets, sleep,
                                            start, subscribe, wait_empty, wait_errors, wait_stable)
 
 PY, RDK, JAVA = "kafka-python", "rdkafka-classic", "java-classic"
 FAST_METADATA = {"metadata_max_age_ms": 1000}          # kafka-python sees new partitions within 1 s
-JAVA_FAST_METADATA = {"metadata.max.age.ms": 1000}
+
+
+# Each librdkafka member finds a new topic matching its regex on its own metadata refresh
+# (topic.metadata.refresh.interval.ms=1000): whether both rejoin in one rebalance or one after the
+# other (an extra generation giving the whole new topic to the first) is a race, on Kafka as on kgroup.
+TWO_DISCOVERIES = ("two members discover a new topic on their own metadata refreshes: one rebalance "
+                   "or two is a race between the clients; the final assignment and group are compared")
 
 
 def one_by_one(*names):
@@ -95,20 +101,23 @@ SCENARIOS = [
     # -- KIP-814: a static member rejoining with another subscription -----------------------------------
     Scenario(
         "kip814-static-leader-changes-subscription", {"t": 4, "u": 2},
-        [Member("a1", JAVA, topics=("t",), instance_id="ia", session_ms=6000),
-         Member("a2", JAVA, topics=("t", "u"), instance_id="ia", session_ms=6000),
-         Member("b", JAVA, topics=("t",), instance_id="ib", session_ms=6000)],
+        [Member("a1", JAVA, topics=("t",), instance_id="ia", session_ms=15000),
+         Member("a2", JAVA, topics=("t", "u"), instance_id="ia", session_ms=15000),
+         Member("b", JAVA, topics=("t",), instance_id="ib", session_ms=15000)],
         [start("a1"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), close("a1"),
-         start("a2"), wait_stable(2), checkpoint("resubscribed")],
-        about="KIP-814: the static leader rejoins with a changed subscription (JoinGroup v9, skip assignment)"),
+         start("a2"), sleep(12), checkpoint("resubscribed")],
+        about="KIP-814: the static leader rejoins with a changed subscription (JoinGroup v9, skip assignment); "
+              "15 s sessions: a JVM starting under load must not outlast the old incarnation's session"),
     Scenario(
         "kip814-static-follower-changes-subscription", {"t": 4, "u": 2},
-        [Member("a", JAVA, topics=("t",), instance_id="ia", session_ms=6000),
-         Member("b1", JAVA, topics=("t",), instance_id="ib", session_ms=6000),
-         Member("b2", JAVA, topics=("t", "u"), instance_id="ib", session_ms=6000)],
+        [Member("a", JAVA, topics=("t",), instance_id="ia", session_ms=15000),
+         Member("b1", JAVA, topics=("t",), instance_id="ib", session_ms=15000),
+         Member("b2", JAVA, topics=("t", "u"), instance_id="ib", session_ms=15000)],
         [start("a"), wait_stable(1), start("b1"), wait_stable(2), checkpoint("two"), close("b1"),
-         start("b2"), wait_stable(2), checkpoint("resubscribed")],
-        about="KIP-814: a static follower rejoins with a changed subscription: the group rebalances"),
+         start("b2"), sleep(12), checkpoint("resubscribed")],
+        about="KIP-814: a static follower rejoins with a changed subscription in a Stable group: no "
+              "rebalance (only a change of the selected protocol makes one), the new topic stays "
+              "unassigned"),
     # -- failures: kill -9, session expiry, a paused member --------------------------------------------
     Scenario(
         "kill-dynamic-session-expiry", {"t": 4},
@@ -128,10 +137,11 @@ SCENARIOS = [
         about="a hung member (no heartbeat, no leave) is removed when its session expires"),
     Scenario(
         "paused-member-rebalance-timeout", {"t": 4},
-        [Member("a", session_ms=8000, rebalance_ms=2000), Member("b", session_ms=8000, rebalance_ms=2000),
-         Member("c", session_ms=8000, rebalance_ms=2000)],
+        [Member("a", session_ms=20000, rebalance_ms=6000), Member("b", session_ms=20000, rebalance_ms=6000),
+         Member("c", session_ms=20000, rebalance_ms=6000)],
         [*one_by_one("a", "b"), pause("b"), start("c"), wait_stable(2), checkpoint("b-removed")],
-        about="a member that does not rejoin within the rebalance timeout is removed (before its session)"),
+        about="a member that does not rejoin within the rebalance timeout (6 s) is removed, long before "
+              "its session (20 s) ends (a rebalance timeout above kafka-python's 3 s poll)"),
     Scenario(
         "rdkafka-poll-timeout-leave", {"t": 4},
         [Member("a", RDK, session_ms=2000, rebalance_ms=2000),
@@ -165,7 +175,7 @@ SCENARIOS = [
         "reset-while-running", {"t": 3},
         [Member("a"), Member("b")],
         [*one_by_one("a", "b"), commit("a", 1), reset_offsets("t", 0, label="reset-running"),
-         checkpoint("running"), close("a"), close("b"), wait_empty(),
+         checkpoint("running"), close("a"), wait_stable(1), close("b"), wait_empty(),
          reset_offsets("t", 0, label="reset-empty"), checkpoint("reset")],
         about="an admin OffsetCommit (generation -1) while members run is refused; on Empty it commits"),
     Scenario(
@@ -194,8 +204,12 @@ SCENARIOS = [
     Scenario(
         "topic-created-matching-pattern", {"t": 2},
         [Member("a", RDK, pattern=True), Member("b", RDK, pattern=True)],
-        [*one_by_one("a", "b"), create_topic("u", 3), wait_stable(2, assigned=["u"]),
+        [*one_by_one("a", "b"), create_topic("u", 3), wait_stable(2, everyone_subscribes=["u"]),
          checkpoint("created")],
+        tolerances={
+            "member *.callbacks": Tolerance("final", TWO_DISCOVERIES),
+            "records": Tolerance("final", TWO_DISCOVERIES),
+            "records/generation": Tolerance("ignore", TWO_DISCOVERIES)},
         about="a topic created that matches the members' regex subscription joins the assignment"),
     # -- mixed clients ---------------------------------------------------------------------------------
     Scenario(

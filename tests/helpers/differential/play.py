@@ -127,7 +127,9 @@ class Play:
             except Exception:  # noqa: BLE001 - a coordinator moving / loading: ask again
                 view = None
             if view is not None and self._settled(view, want_state, want_members,
-                                                  step.args.get("assigned", ())):
+                                                  step.args.get("assigned", ()),
+                                                  step.args.get("complete", True),
+                                                  step.args.get("everyone_subscribes", ())):
                 held += 1
                 if held == 2:
                     return "ok"
@@ -140,7 +142,7 @@ class Play:
         return (f"{PROBLEM}timed out: state {view.get('state')}, "
                 f"{len(view.get('members', []))} members")
 
-    def _settled(self, view, want_state, want_members, topics=()) -> bool:
+    def _settled(self, view, want_state, want_members, topics=(), complete=True, everyone=()) -> bool:
         members = view.get("members", [])
         if view.get("state") != want_state or len(members) != want_members:
             return False
@@ -154,6 +156,10 @@ class Play:
             holds = sorted(f"{self.scenario.short(t)}-{p}" for t, p in driver.assignment)
             if holds != m.get("assignment"):
                 return False
+        if any(not set(everyone) <= set(m.get("subscription") or ()) for m in members):
+            return False
+        if not complete:
+            return True
         subscribed = {t for m in members for t in (m.get("subscription") or [])} | set(topics)
         assigned = {p for m in members for p in m.get("assignment") or []}
         wanted = {f"{t}-{p}" for t in subscribed for p in range(self.partitions.get(t, 0))}

@@ -170,13 +170,17 @@ def checkpoint(label: str) -> Step:
     return Step("checkpoint", None, {}, label)
 
 
-def wait_stable(members: int, timeout: float = 45, label: str | None = None, assigned=()) -> Step:
+def wait_stable(members: int, timeout: float = 45, label: str | None = None, assigned=(),
+                complete: bool = True, everyone_subscribes=()) -> Step:
     """Until the group is Stable with ``members`` members, every running client holds exactly
-    what the broker says it assigned it, and every partition of the topics the members subscribe
+    what the broker says it assigned it, and (unless ``complete`` is False: a group that leaves a
+    subscribed topic unassigned on purpose) every partition of the topics the members subscribe
     to — and of the short topics ``assigned`` (a change the group must take in first) — is
-    assigned (each side waits on its own; a timeout is recorded)."""
+    assigned, and every member's subscription holds ``everyone_subscribes`` (members that find a
+    topic by regex) (each side waits on its own; a timeout is recorded)."""
     return Step("wait", None, {"state": "Stable", "members": members, "timeout": timeout,
-                               "assigned": tuple(assigned)}, label)
+                               "assigned": tuple(assigned), "complete": complete,
+                               "everyone_subscribes": tuple(everyone_subscribes)}, label)
 
 
 def wait_empty(timeout: float = 45, label: str | None = None) -> Step:
