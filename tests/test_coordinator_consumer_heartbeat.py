@@ -175,7 +175,21 @@ def test_fenced_member_epoch():
     # one epoch behind with owned partitions inside the assignment: a lost response, accepted
     assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
     assert heartbeat(coord, member_id="a", epoch=1).error_code == FENCED_MEMBER_EPOCH
-    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH
+
+
+def test_a_member_rejoins_under_its_member_id_with_epoch_zero():
+    """Kafka 4.3+ (KAFKA-19233): epoch 0 is a rejoin, never fenced — the member keeps its epoch and
+    gets its whole assignment again, and nothing changes in the group (4.0 answered FENCED_MEMBER_EPOCH)."""
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a")
+    epoch = a.member_epoch
+    written = len(coord.records)
+    again = heartbeat(coord, member_id="a", epoch=0)
+    assert again.error_code == 0 and again.member_epoch == epoch
+    assert assignment_of(again) == assignment_of(a)
+    assert coord.group("g").group_epoch == epoch
+    assert {m.member_id for m in coord.group("g").members} == {"a"}
+    assert len(coord.records) - written <= 1     # at most the member's metadata (client details)
 
 
 def test_unknown_group_and_member():
@@ -367,13 +381,15 @@ def test_fenced_instance_id_message():
 
 def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
     """getOrMaybeSubscribeStaticConsumerGroupMember: an epoch-0 join whose instance id maps to no
-    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check, unlike the
-    dynamic path — so a known member id at epoch 2 is not fenced; it keeps its epoch and assignment."""
+    member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check — so a known
+    member id at epoch 2 is not fenced; it keeps its epoch and assignment. (Since Kafka 4.3,
+    KAFKA-19233, the dynamic path's check lets epoch 0 through as well.)"""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     a = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
     assert a.member_epoch == 2
-    assert heartbeat(coord, member_id="a", epoch=0).error_code == FENCED_MEMBER_EPOCH     # dynamic: checked
+    rejoined = heartbeat(coord, member_id="a", epoch=0, topics=["foo", "bar"])     # dynamic: a rejoin (4.3+)
+    assert (rejoined.error_code, rejoined.member_epoch) == (0, 2)
     joined = heartbeat(coord, member_id="a", epoch=0, instance_id="i-a", topics=["foo", "bar"])
     assert (joined.error_code, joined.member_epoch) == (0, 2)
     assert assignment_of(joined) == assignment_of(a)
@@ -405,15 +421,29 @@ def test_a_full_heartbeat_gets_the_unchanged_assignment_again():
         assert heartbeat(coord, member_id="a", epoch=1, **partial).assignment is None
 
 
-def test_a_server_assignor_change_writes_the_member_but_keeps_the_epoch():
-    """hasMemberSubscriptionChanged writes the member record for any change but bumps the group
-    epoch only for new topic names: a new ServerAssignor waits for the next epoch bump."""
-    coord = new_coordinator()
-    a = heartbeat(coord, member_id="a")
+def test_a_server_assignor_change_bumps_the_epoch_when_the_preferred_assignor_changes():
+    """Kafka 4.4 (KAFKA-20434, hasPreferredServerAssignorChanged): a new ServerAssignor bumps the
+    group epoch when it changes the assignor most members prefer — the target is recomputed with
+    it (before, it waited for the next bump); one that leaves the preference as it was only writes
+    the member record."""
+    coord = new_coordinator(**{"group.consumer.assignors": "test-sticky,range"})
+    for member_id in "abc":
+        heartbeat(coord, member_id=member_id, server_assignor="test-sticky")
+    members = coord.get_group("g").members
+    for _ in range(2):      # every member reconciled to the last epoch
+        for m in "abc":
+            heartbeat(coord, member_id=m, epoch=members[m].member_epoch, owned_partitions=dict(members[m].assigned))
+    epoch = coord.group("g").group_epoch
+    assert coord.group("g").state == "Stable" and all(members[m].member_epoch == epoch for m in "abc")
+    owned = {m: dict(members[m].assigned) for m in "abc"}
+    # a asks for range: 1 vote against 2 — the preference stays, only the member record is written
     before = len(coord.records)
-    same = heartbeat(coord, member_id="a", epoch=1, server_assignor="test-failing", owned_partitions=assignment_of(a))
-    assert (same.error_code, same.member_epoch) == (0, 1) and coord.group("g").group_epoch == 1
-    assert len(coord.records) == before + 1      # the member metadata record only
+    a = heartbeat(coord, member_id="a", epoch=epoch, server_assignor="range", owned_partitions=owned["a"])
+    assert (a.error_code, coord.group("g").group_epoch) == (0, epoch)
+    assert len(coord.records) == before + 1
+    # b too: range is preferred now, the epoch bumps
+    b = heartbeat(coord, member_id="b", epoch=epoch, server_assignor="range", owned_partitions=owned["b"])
+    assert b.error_code == 0 and coord.group("g").group_epoch == epoch + 1
 
 
 def test_a_member_state_this_coordinator_does_not_know_is_unknown():

@@ -162,3 +162,24 @@ def test_a_consumer_protocol_member_takes_over_a_classic_static_member_at_once()
     member = next(m for m in group.members if m.member_id == "c")
     assert member.classic is None
     assert ids["a"] in [m for t, m, v in _records(mixed, start) if t == 5 and v is None]
+
+
+def test_an_empty_rack_in_a_classic_subscription_converts_to_no_rack(monkeypatch):
+    """librdkafka's classic members send rackId "" in their embedded subscription; Kafka's
+    fromClassicGroup reads it through Utils.toOptional, so the converted member has no rack
+    (null in ConsumerGroupMemberMetadata and ConsumerGroupDescribe), not "" (found by the
+    differential scenario migration-rolling-upgrade-static)."""
+    import helpers.migration as migration
+
+    def with_empty_rack(topics=("foo",), owned=()):
+        return migration.encode_subscription({"topics": list(topics), "userData": None, "ownedPartitions": [],
+                                              "generationId": -1, "rackId": ""}, 3)
+    monkeypatch.setattr(migration, "subscription", with_empty_rack)
+    mixed = Mixed()
+    ids = mixed.classic_group()
+    start = len(mixed.coord.records)
+    assert mixed.consumer(member_id="c", topics=["foo"]).error_code == 0
+    metadata = [value for t, m, value in _records(mixed, start) if t == 5 and m == ids["a"]]
+    assert metadata and metadata[0]["rackId"] is None
+    members = {m.member_id: m for m in mixed.coord.group("g").members}
+    assert members[ids["a"]].rack_id is None

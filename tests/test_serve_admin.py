@@ -130,6 +130,37 @@ def test_offset_commit_to_unknown_topic_or_partition_is_refused(broker):
     assert {tp: om.offset for tp, om in committed.items()} == {("src", 0): 7, ("src", 1): 7}
 
 
+def test_offset_commit_v10_names_topics_by_id(broker):
+    """OffsetCommit v10 (Kafka 4.4; the Java client 4.4 sends it): a known topic id commits (it was
+    answered UNKNOWN_TOPIC_OR_PARTITION once, as serve looked its topics up by name, and the Java
+    client retried for ever), an unknown id is UNKNOWN_TOPIC_ID, a partition the topic lacks
+    UNKNOWN_TOPIC_OR_PARTITION — each answered under the request's topic id, as KafkaApis does."""
+    import uuid
+
+    from kafka.protocol.consumer import OffsetCommitRequest, OffsetCommitResponse
+    from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+    from kgroup.server.harness import raw_request
+
+    metadata = MetadataResponse.decode(raw_request(broker.address, MetadataRequest(
+        version=12, topics=None, allow_auto_topic_creation=False)), version=12, header=True)
+    src = next(t.topic_id for t in metadata.topics if t.name == "src")
+    stranger = uuid.uuid4()
+    C = OffsetCommitRequest.OffsetCommitRequestTopic
+    P = C.OffsetCommitRequestPartition
+    request = OffsetCommitRequest(version=10, group_id="by-id", generation_id_or_member_epoch=-1,
+                                  member_id="", group_instance_id=None, topics=[
+                                      C(topic_id=ident, partitions=[P(partition_index=i, committed_offset=9,
+                                                                      committed_leader_epoch=-1,
+                                                                      committed_metadata="") for i in parts])
+                                      for ident, parts in [(src, [0, 1, 5]), (stranger, [0])]])
+    response = OffsetCommitResponse.decode(raw_request(broker.address, request), version=10, header=True)
+    assert sorted((str(t.topic_id), p.partition_index, p.error_code)
+                  for t in response.topics for p in t.partitions) == sorted([
+        (str(src), 0, 0), (str(src), 1, 0), (str(src), 5, 3), (str(stranger), 0, 100)])
+    committed = broker.committed_offsets("by-id")
+    assert {tp: om.offset for tp, om in committed.items()} == {("src", 0): 9, ("src", 1): 9}
+
+
 def test_produced_minus_consumed_is_the_lag_kgroup_describe_reports(broker):
     import json
     import subprocess

@@ -23,8 +23,8 @@ from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
-                              subscriber_counts, subscription_metadata)
+from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, preferred_assignor,
+                              subscribed_ids, subscriber_counts, subscription_metadata)
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
@@ -106,7 +106,10 @@ def _check_new_regex(group: ConsumerGroup, regex: str | None) -> None:
 
 
 def check_epoch(member: ConsumerGroupMember, epoch: int, owned) -> None:
-    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid. Epoch 0 is a (re)join and always valid:
+    a member the client believes fenced rejoins under its member id (Kafka 4.3+, KAFKA-19233)."""
+    if epoch == 0:
+        return
     if epoch > member.member_epoch:
         raise HeartbeatError(FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch "
                                                   f"({epoch}) than the one known by the group coordinator "
@@ -167,6 +170,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
             member_id not in group.members and replaced is None:
         records.append(rec.member_metadata_record(group_id, updated))
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
+    # Kafka 4.4 (KAFKA-20434): the target is recomputed when the assignor most members prefer changes
+    default = coord.config.group_consumer_assignors[0]
+    bump |= (preferred_assignor(group, None, None, default)
+             != preferred_assignor(group, updated, replaced, default))
     refresh = group.metadata_version != coord.topic_image_version
     resolved = group.resolved_regexes
     refresh_regexes = bool(resolved) and regex_refresh_due(coord, group, regex_changed)

@@ -123,7 +123,7 @@ def _converted_member(coord, classic: ClassicGroup, member: Member) -> ConsumerG
     generation = classic.generation_id
     return ConsumerGroupMember(
         member.member_id, member_epoch=generation, previous_member_epoch=generation, state=MEMBER_STABLE,
-        instance_id=member.group_instance_id, rack_id=subscription.get("rackId"),
+        instance_id=member.group_instance_id, rack_id=subscription.get("rackId") or None,   # toOptional: "" is none
         rebalance_timeout_ms=member.rebalance_timeout_ms, client_id=member.client_id,
         client_host=member.client_host, subscribed_topic_names=frozenset(subscription["topics"]),
         assigned=assigned, classic=ClassicMemberMetadata(member.session_timeout_ms, tuple(member.protocols)))

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 
-from kgroup.kafka_errors import UNKNOWN_TOPIC_OR_PARTITION
+from kgroup.kafka_errors import UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
 from kgroup.server.storage import OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC
 
 log = logging.getLogger("kgroup.server.groups")
@@ -48,17 +48,17 @@ def _add_unknown_partitions(response, unknown):
 
         if not response.error_code:   # a group error is answered alone, as Kafka does
             response.topics.extend(delete_response(response, 0, [
-                (name, [(i, UNKNOWN_TOPIC_OR_PARTITION) for i in partitions])
-                for name, partitions in unknown]).topics)
+                (name, [(i, error) for i in partitions])
+                for name, partitions, error in unknown]).topics)
         return response
     from kafka.protocol.consumer import OffsetCommitResponse
 
     T = OffsetCommitResponse.OffsetCommitResponseTopic
     P = T.OffsetCommitResponsePartition
-    for name, partitions in unknown:
-        response.topics.append(T(version=response.version, name=name, partitions=[
-            P(version=response.version, partition_index=i, error_code=UNKNOWN_TOPIC_OR_PARTITION)
-            for i in partitions]))
+    for ident, partitions, error in unknown:
+        named = dict(topic_id=ident) if response.version >= 10 else dict(name=ident)
+        response.topics.append(T(version=response.version, **named, partitions=[
+            P(version=response.version, partition_index=i, error_code=error) for i in partitions]))
     return response
 
 
@@ -183,16 +183,24 @@ class GroupBridge:
         OffsetDelete.
 
         Kafka answers them UNKNOWN_TOPIC_OR_PARTITION without asking the coordinator
-        (KafkaApis checks its metadata cache first)."""
+        (KafkaApis checks its metadata cache first). An OffsetCommit v10+ names topics by id: an
+        unknown id is UNKNOWN_TOPIC_ID for all its partitions, and the answer echoes the id
+        (KafkaApis.handleOffsetCommitRequest resolves ids the same way). Entries are
+        (name or id, partitions, error)."""
         unknown = []
         kept = []
+        by_id = request.API_KEY == OFFSET_COMMIT and request.version >= 10
+        names = {t.topic_id: n for n, t in self.broker.logdir.topics.items()} if by_id else {}
         for topic in request.topics or ():
-            known = self.broker.logdir.topics.get(topic.name)
+            if by_id and topic.topic_id not in names:
+                unknown.append((topic.topic_id, [p.partition_index for p in topic.partitions], UNKNOWN_TOPIC_ID))
+                continue
+            known = self.broker.logdir.topics.get(names[topic.topic_id] if by_id else topic.name)
             count = len(known.partitions) if known is not None else 0
             good = [p for p in topic.partitions if 0 <= p.partition_index < count]
             bad = [p.partition_index for p in topic.partitions if not 0 <= p.partition_index < count]
             if bad:
-                unknown.append((topic.name, bad))
+                unknown.append((topic.topic_id if by_id else topic.name, bad, UNKNOWN_TOPIC_OR_PARTITION))
             if good:
                 topic.partitions = good
                 kept.append(topic)

@@ -245,8 +245,10 @@ class RdkafkaDriver(Driver):
                            "heartbeat.interval.ms": m.heartbeat_ms or max(100, m.session_ms // 5),
                            "max.poll.interval.ms": max(m.rebalance_ms, m.session_ms),
                            "partition.assignment.strategy": RDKAFKA_ASSIGNORS[m.assignor]})
-        elif m.assignor:
-            config["group.remote.assignor"] = m.assignor
+        else:                                 # the rebalance timeout a consumer member sends
+            config["max.poll.interval.ms"] = m.rebalance_ms
+            if m.assignor:
+                config["group.remote.assignor"] = m.assignor
         if m.instance_id:
             config["group.instance.id"] = m.instance_id
         self.commands: queue.Queue = queue.Queue()
@@ -355,8 +357,10 @@ class JavaDriver(Driver):
                              "heartbeat.interval.ms": m.heartbeat_ms or max(100, m.session_ms // 5),
                              "max.poll.interval.ms": m.rebalance_ms,
                              "partition.assignment.strategy": JAVA_ASSIGNORS[m.assignor]})
-        elif m.assignor:
-            settings["group.remote.assignor"] = m.assignor
+        else:                                 # the rebalance timeout a consumer member sends
+            settings["max.poll.interval.ms"] = m.rebalance_ms
+            if m.assignor:
+                settings["group.remote.assignor"] = m.assignor
         self.replies: queue.Queue = queue.Queue()
         self.process = subprocess.Popen(
             ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",

@@ -171,7 +171,42 @@ class Observer:
                         "value": row.get("value")})
         if done.returncode not in (0, 1):
             out.append({"type": "decode-offsets problem", "value": done.stderr.strip()[-500:]})
-        return self._shorten(out)
+        return self._shorten(self._named_topics(out))
+
+    def topic_names(self) -> dict:
+        """Topic id (as decode-offsets writes it: URL-safe base64) -> name, from Metadata v12.
+        Each side makes its own random topic ids; the records are compared with the names."""
+        import base64
+
+        from kafka.protocol.metadata import MetadataRequest
+
+        response = self.client.send(MetadataRequest(version=12, topics=None, allow_auto_topic_creation=False))
+        out = {}
+        for t in response.topics:
+            raw = getattr(t.topic_id, "bytes", None)
+            key = base64.urlsafe_b64encode(raw).decode().rstrip("=") if raw else str(t.topic_id)
+            out[key] = t.name
+        return out
+
+    def _named_topics(self, records: list) -> list:
+        names = None
+
+        def named(value):
+            nonlocal names
+            if isinstance(value, dict):
+                out = {}
+                for k, v in value.items():
+                    if k == "topicId" and isinstance(v, str):
+                        if names is None:
+                            names = self.topic_names()
+                        out[k] = "topic:" + self.scenario.short(names.get(v, v))
+                    else:
+                        out[k] = named(v)
+                return out
+            if isinstance(value, list):
+                return [named(v) for v in value]
+            return value
+        return named(records)
 
     def _shorten(self, value):
         """Topic names shortened to the scenario's (in keys and decoded assignments), the group's
@@ -187,4 +222,57 @@ class Observer:
         return value
 
 
-DESCRIBERS = {"classic": Observer.describe_classic}
+MEMBER_TYPES = {-1: "unknown", 0: "classic", 1: "consumer"}
+
+
+def describe_consumer(observer: Observer) -> dict:
+    """ConsumerGroupDescribe v1: state, group and assignment epochs, the server-side assignor, and
+    each member's instance id, epoch, subscription (names and regex), current and target
+    assignment, and type (classic or consumer protocol) — members sorted like DescribeGroups'."""
+    from kgroup.client.consumer_describe import resolve_topic_ids
+    from kgroup.protocol import ConsumerGroupDescribeRequest
+
+    scenario = observer.scenario
+    response = observer.send(ConsumerGroupDescribeRequest(version=1, group_ids=[scenario.group],
+                                                          include_authorized_operations=False))
+    g = response.groups[0]
+    if g.error_code:
+        return {"error": error_name(g.error_code), "error_message": g.error_message,
+                "state": g.group_state or None, "members": []}
+    unnamed = {tp.topic_id for m in g.members for a in (m.assignment, m.target_assignment)
+               if a is not None for tp in a.topic_partitions if not tp.topic_name}
+    names = resolve_topic_ids(observer.client, unnamed) if unnamed else {}
+
+    def partitions(assignment):
+        rows = assignment.topic_partitions if assignment is not None else ()
+        return sorted(f"{scenario.short(tp.topic_name or names.get(tp.topic_id, str(tp.topic_id)))}-{p}"
+                      for tp in rows for p in tp.partitions)
+
+    members = [{"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
+                "client_host": m.client_host, "rack": m.rack_id, "member_epoch": m.member_epoch,
+                "type": MEMBER_TYPES.get(m.member_type, m.member_type),
+                "subscription": sorted(scenario.short(t) for t in m.subscribed_topic_names or []),
+                "regex": scenario.short(m.subscribed_topic_regex) if m.subscribed_topic_regex else None,
+                "assignment": partitions(m.assignment), "target": partitions(m.target_assignment)}
+               for m in g.members]
+    members.sort(key=lambda m: (m["client_id"], m["instance_id"] or "", m["member_id"]))
+    return {"error": "NONE", "state": g.group_state, "group_epoch": g.group_epoch,
+            "assignment_epoch": g.assignment_epoch, "assignor": g.assignor_name, "members": members}
+
+
+def describe_migration(observer: Observer) -> dict:
+    """A group that converts between classic and consumer: ConsumerGroupDescribe first, and
+    DescribeGroups when that says the group is not a consumer group (as Kafka's AdminClient does);
+    ``api`` says which answered, ``other_error`` what the other API said (each API refuses a group
+    of the other type — that refusal is observable too)."""
+    consumer = describe_consumer(observer)
+    classic = observer.describe_classic()
+    if consumer.get("error") == "NONE":
+        return {"api": "ConsumerGroupDescribe", **consumer, "other_error": classic.get("error")}
+    if classic.get("error") == "NONE" or consumer.get("error") == "GROUP_ID_NOT_FOUND":
+        return {"api": "DescribeGroups", **classic, "other_error": consumer.get("error")}
+    return {"api": None, **consumer, "other_error": classic.get("error")}
+
+
+DESCRIBERS = {"classic": Observer.describe_classic, "consumer": describe_consumer,
+              "migration": describe_migration}

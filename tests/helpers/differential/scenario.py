@@ -9,7 +9,9 @@ kind), and those records are what is compared.
 ``tolerances`` maps a field pattern (fnmatch on the difference's field name, e.g.
 ``"member.b.callbacks"``) to how it is compared when Kafka itself is not deterministic there:
 ``Tolerance("unordered", why)`` compares as a multiset, ``Tolerance("final", why)`` only the last
-element, ``Tolerance("ignore", why)`` not at all. The reason is required and printed in the docs.
+element, ``Tolerance("ignore", why)`` not at all; for consumer groups, ``Tolerance("settled", why)``
+compares records without the members' in-between reconciliation states and with each batch's target
+rows as a set, ``Tolerance("sizes", why)`` partition lists by their lengths (compare.py says how). The reason is required and printed in the docs.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Step:
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    how: str        # unordered | final | ignore
+    how: str        # unordered | final | ignore | settled | sizes
     why: str
 
 
