@@ -7,12 +7,31 @@ in kafka-python 3.0.12 a poll that times out while its JoinGroup/SyncGroup task 
 lose the join completion (BaseCoordinator.join_group_async returns on the timer and, if the task
 then succeeds, the next poll no longer sees need_rejoin(), so heartbeats are never re-enabled and
 the member expires). A poll longer than any join keeps that from happening.
+
+Their range assignor is kafka-python's with one bug worked around: it splits a topic's members
+into static and dynamic with ``itertools.groupby`` over the members as the JoinGroup lists them, so
+a static member listed before a dynamic one and another after it loses the first to the second.
+Kafka lists a classic group's members in its member map's hash order, so that happens to a mixed
+group at random; ``_RangeAssignor`` hands it the static members first.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+
+
+def _range_assignor():
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    class _RangeAssignor(RangePartitionAssignor):
+        """kafka-python's range assignor, given the static members first (see the module's doc)."""
+
+        @classmethod
+        def assign(cls, cluster, members):
+            ordered = sorted(members, key=lambda member: member.group_instance_id is None)
+            return super().assign(cluster, ordered)
+    return _RangeAssignor
 
 
 class FleetConsumer:
@@ -32,6 +51,7 @@ class FleetConsumer:
                       heartbeat_interval_ms=max(100, session_timeout_ms // 10),
                       enable_auto_commit=True, auto_commit_interval_ms=500, auto_offset_reset="earliest",
                       client_id=client_id or f"kgroup-demo-{instance_id or 'dynamic'}")
+        config.setdefault("partition_assignment_strategy", (_range_assignor(),))
         config.update(settings)
         self._config = config
         self._topics = list(topics)
