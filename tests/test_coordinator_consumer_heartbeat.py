@@ -463,3 +463,22 @@ def test_a_member_state_this_coordinator_does_not_know_is_unknown():
         FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. "
                              "The member must abandon all its partitions and rejoin.")
     assert heartbeat(loaded, member_id="a", epoch=1, owned_partitions={}).error_code == 0
+
+
+def test_a_tie_between_preferred_assignors_goes_to_the_first_name_kafkas_maps_iterate():
+    """Kafka's Stream.max keeps the first of equal counts, in its map's order: with one member
+    each for range and uniform it is uniform (checked with Kafka 4.4's TimelineHashMap and a
+    HashMap copy of it), not the first name in alphabetical order."""
+    from kgroup.coordinator.consumer_target import preferred_assignor
+
+    coord = new_coordinator(**{"group.consumer.assignors": "range,uniform"})
+    heartbeat(coord, member_id="a", server_assignor="range")
+    heartbeat(coord, member_id="b", server_assignor="uniform")
+    group = coord.get_group("g")
+    assert preferred_assignor(group, None, None, "range", as_described=True) == "uniform"
+    assert preferred_assignor(group, None, None, "range") == "uniform"
+    from kgroup.protocol import ConsumerGroupDescribeRequest
+
+    described = coord.handle(ConsumerGroupDescribeRequest[1](
+        group_ids=["g"], include_authorized_operations=False)).response.groups[0]
+    assert described.assignor_name == "uniform"

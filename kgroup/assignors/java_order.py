@@ -78,6 +78,12 @@ def copy_capacity(size: int) -> int:
     return grown_capacity(size, table_size_for(max(int(size / LOAD_FACTOR) + 1, DEFAULT_CAPACITY)))
 
 
+def map_copy_capacity(size: int) -> int:
+    """The table size of ``new HashMap<>(map)`` for a map of ``size`` entries (``putMapEntries``:
+    ``size / .75 + 1`` rounded up to a power of two)."""
+    return grown_capacity(size, table_size_for(int(size / LOAD_FACTOR + 1)))
+
+
 def hash_order(keys: Iterable, hash_code: Callable[[object], int], capacity: int | None = None) -> list:
     """``keys`` (in the order they were put) in the order a Java hash table of ``capacity`` (by
     default: a ``new HashMap<>()`` after these puts) iterates them."""

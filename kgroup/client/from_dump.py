@@ -273,7 +273,7 @@ def consumer_group_view(coord, gid: str, topic_names: dict | None = None) -> Gro
     group = coord.get_group(gid)
     names = {**(topic_names or {}), **_topic_names(coord)}
     names.update((t.topic_id, t.name) for t in group.subscribed_topics.values())
-    assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0])
+    assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0], as_described=True)
     members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
                           assignment=topic_rows(m.assigned.items(), names),
                           subscription=sorted(m.subscribed_topic_names), member_epoch=m.member_epoch,

@@ -39,7 +39,7 @@ def _describe(coord, group_id: str):
         return _Described(error_code=GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
                           group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=[])
     names = {topic_id: name for name, (topic_id, _) in coord.topic_image.items()}
-    assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0])
+    assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0], as_described=True)
     members = [_Member(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
                        member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                        subscribed_topic_names=sorted(m.subscribed_topic_names),

@@ -172,7 +172,7 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
     # Kafka 4.4 (KAFKA-20434): the target is recomputed when the assignor most members prefer changes
     default = coord.config.group_consumer_assignors[0]
-    bump |= (preferred_assignor(group, None, None, default)
+    bump |= (preferred_assignor(group, None, None, default, as_described=True)
              != preferred_assignor(group, updated, replaced, default))
     refresh = group.metadata_version != coord.topic_image_version
     resolved = group.resolved_regexes

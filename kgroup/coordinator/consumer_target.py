@@ -74,16 +74,29 @@ def subscription_metadata(coord, group: ConsumerGroup, names) -> SubscriptionMet
 
 
 def preferred_assignor(group: ConsumerGroup, updated: ConsumerGroupMember | None, replaced: str | None,
-                       default: str) -> str:
-    """The ServerAssignor most members ask for (ties: the first name in order), else ``default``
-    (``updated``: the member a heartbeat is about to store, counted in place of its old self)."""
+                       default: str, *, as_described: bool = False) -> str:
+    """The ServerAssignor most members ask for, else ``default`` (``updated``: the member a
+    heartbeat is about to store, counted in place of its old self).
+
+    On a tie Kafka takes the first name its map iterates (``Stream.max`` keeps the first): the
+    group's count table (a TimelineHashMap) where it describes the group or checks whether the
+    preference changed (``as_described``), a ``HashMap`` copy of it where it computes the target."""
+    from kgroup.assignors.java_order import (hash_order, map_copy_capacity, string_hash,
+                                             timeline_capacity, timeline_order)
+
     counts: dict[str, int] = {}
     for member in members_with(group, updated, replaced).values():
         if member.server_assignor is not None:
             counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
     if not counts:
         return default
-    return min(counts, key=lambda name: (-counts[name], name))
+    if len(counts) == 1:
+        return next(iter(counts))
+    names = timeline_order(counts, timeline_capacity(len(counts)))
+    if not as_described:
+        names = hash_order(names, string_hash, map_copy_capacity(len(names)))
+    best = max(counts.values())
+    return next(name for name in names if counts[name] == best)
 
 
 def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
