@@ -53,7 +53,37 @@ class Driver:
         return [detail for kind, detail in self.events if kind == "error"]
 
 
-class PythonDriver(Driver):
+class PolledDriver(Driver):
+    """A client driven by one thread's poll loop (not thread-safe): other threads hand it commands,
+    which the loop runs between polls (``run_commands``), and wait for the answer (``_call``)."""
+
+    def __init__(self, member, scenario, bootstrap):
+        super().__init__(member, scenario, bootstrap)
+        self.commands: queue.Queue = queue.Queue()
+        self.paused = threading.Event()
+        self.stopped = threading.Event()
+
+    def run_commands(self, error_name=lambda exc: type(exc).__name__) -> None:
+        while True:
+            try:
+                command, arg, done = self.commands.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put(command(arg))
+            except Exception as exc:  # noqa: BLE001 - the answer names what the client raised
+                done.put(error_name(exc))
+
+    def _call(self, command, arg=None, timeout=30):
+        done: queue.Queue = queue.Queue()
+        self.commands.put((command, arg, done))
+        try:
+            return done.get(timeout=timeout)
+        except queue.Empty:
+            return "timed out"
+
+
+class PythonDriver(PolledDriver):
     """kafka-python (classic protocol). ``pause`` disables its heartbeat thread and stops polling
     (a hung process); ``kill`` does the same for good (no LeaveGroup, the session expires)."""
 
@@ -75,9 +105,6 @@ class PythonDriver(Driver):
                            max_poll_interval_ms=m.rebalance_ms, enable_auto_commit=False,
                            auto_offset_reset="earliest",
                            partition_assignment_strategy=[assignors[m.assignor]], **m.settings)
-        self.commands: queue.Queue = queue.Queue()
-        self.paused = threading.Event()
-        self.stopped = threading.Event()
         self.consumer = None
         self.thread = threading.Thread(target=self._run, name=f"kafka-python-{m.name}", daemon=True)
         self.thread.start()
@@ -112,7 +139,7 @@ class PythonDriver(Driver):
                 self.consumer.subscribe(self.topics(), listener=self._listener())
             self._await_metadata()
             while not self.stopped.is_set():
-                self._commands()
+                self.run_commands()
                 if self.paused.is_set():
                     time.sleep(0.05)
                     continue
@@ -152,24 +179,6 @@ class PythonDriver(Driver):
             while not future.is_done and time.monotonic() < end:
                 time.sleep(0.02)
 
-    def _commands(self):
-        while True:
-            try:
-                command, arg, done = self.commands.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                done.put(command(arg))
-            except Exception as exc:  # noqa: BLE001
-                done.put(type(exc).__name__)
-
-    def _call(self, command, arg=None, timeout=30):
-        done: queue.Queue = queue.Queue()
-        self.commands.put((command, arg, done))
-        try:
-            return done.get(timeout=timeout)
-        except queue.Empty:
-            return "timed out"
 
     def commit(self, offset: int):
         from kafka.structs import OffsetAndMetadata
@@ -226,7 +235,7 @@ class PythonDriver(Driver):
                 pass
 
 
-class RdkafkaDriver(Driver):
+class RdkafkaDriver(PolledDriver):
     """confluent-kafka / librdkafka, ``group.protocol`` classic or consumer. ``pause`` stops polling
     only: librdkafka heartbeats on its own thread until max.poll.interval.ms runs out, then leaves
     the group. A librdkafka client cannot be killed without a leave in this process: ``kill`` is
@@ -251,9 +260,6 @@ class RdkafkaDriver(Driver):
                 config["group.remote.assignor"] = m.assignor
         if m.instance_id:
             config["group.instance.id"] = m.instance_id
-        self.commands: queue.Queue = queue.Queue()
-        self.paused = threading.Event()
-        self.stopped = threading.Event()
         self.consumer = Consumer(config)
         self._subscribe([scenario.pattern] if m.pattern else self.topics())
         self.thread = threading.Thread(target=self._run, name=f"rdkafka-{m.name}", daemon=True)
@@ -269,15 +275,7 @@ class RdkafkaDriver(Driver):
 
     def _run(self):
         while not self.stopped.is_set():
-            while True:
-                try:
-                    command, arg, done = self.commands.get_nowait()
-                except queue.Empty:
-                    break
-                try:
-                    done.put(command(arg))
-                except Exception as exc:  # noqa: BLE001
-                    done.put(_kafka_error_name(exc))
+            self.run_commands(_kafka_error_name)
             if self.paused.is_set():
                 time.sleep(0.05)
                 continue
@@ -290,13 +288,6 @@ class RdkafkaDriver(Driver):
                 self.record("error", _kafka_error_name(exc))
                 time.sleep(0.1)
 
-    def _call(self, command, arg=None, timeout=30):
-        done: queue.Queue = queue.Queue()
-        self.commands.put((command, arg, done))
-        try:
-            return done.get(timeout=timeout)
-        except queue.Empty:
-            return "timed out"
 
     def commit(self, offset: int):
         from confluent_kafka import TopicPartition
