@@ -171,9 +171,11 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
         records.append(rec.member_metadata_record(group_id, updated))
         bump |= updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
     # Kafka 4.4 (KAFKA-20434): the target is recomputed when the assignor most members prefer changes
-    default = coord.config.group_consumer_assignors[0]
-    bump |= (preferred_assignor(group, None, None, default, as_described=True)
-             != preferred_assignor(group, updated, replaced, default))
+    # (the counts only move when this member's choice does: otherwise both sides are the same)
+    if updated.server_assignor != member.server_assignor or member_id not in group.members:
+        default = coord.config.group_consumer_assignors[0]
+        bump |= (preferred_assignor(group, None, None, default, as_described=True)
+                 != preferred_assignor(group, updated, replaced, default))
     refresh = group.metadata_version != coord.topic_image_version
     resolved = group.resolved_regexes
     refresh_regexes = bool(resolved) and regex_refresh_due(coord, group, regex_changed)
