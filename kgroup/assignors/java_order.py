@@ -96,8 +96,16 @@ def hash_order(keys: Iterable, hash_code: Callable[[object], int], capacity: int
     default: a ``new HashMap<>()`` after these puts) iterates them."""
     keys = list(keys)
     mask = (grown_capacity(len(keys)) if capacity is None else capacity) - 1
+    buckets = []
+    for key in keys:
+        h = hash_code(key) & _MASK32
+        buckets.append((h ^ (h >> 16)) & mask)
     # sorted is stable: keys sharing a bucket stay in the order they were put
-    return sorted(keys, key=lambda key: _spread(hash_code(key)) & mask)
+    return [key for _, key in sorted(zip(buckets, keys), key=_first)]
+
+
+def _first(pair):
+    return pair[0]
 
 
 _FIBONACCI = 0x9E3779B97F4A7C15            # Knuth's multiplier, as BaseHashTable.findSlot uses it

@@ -73,10 +73,13 @@ class GroupSpec:
     added: frozenset = frozenset()
     member_high_water: int | None = None
     in_table_order: bool = False
+    order: tuple | None = None      # member_order(), when the caller computed it already
 
     def member_order(self) -> list:
         from .java_order import hash_order, member_order, string_hash
 
+        if self.order is not None:
+            return list(self.order)
         if self.in_table_order:
             return hash_order(self.members, string_hash)
         return member_order(self.members, self.added, self.member_high_water)

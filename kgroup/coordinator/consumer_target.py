@@ -9,6 +9,7 @@ heartbeat never calls the assignor.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Mapping, NamedTuple
 
 from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, TopicMetadata,
@@ -126,6 +127,8 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
     added = frozenset() if updated_id in group.members else frozenset((updated_id,))
     spec = GroupSpec(members=specs, subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS,
                      added=added, member_high_water=group.member_high_water)
+    order = spec.member_order()
+    spec = replace(spec, order=tuple(order))
     try:
         assigned = get_server_assignor(assignor_name).assign(spec, described)
     except Exception as exc:     # noqa: BLE001 - Kafka answers any assignor failure the same way
@@ -133,7 +136,7 @@ def compute_target(group: ConsumerGroup, updated: ConsumerGroupMember, replaced:
         log.error("Group %s: %s", group.group_id, message)
         raise TargetAssignmentError(message) from exc
     # in the order Kafka writes the target records: its member map's (TargetAssignmentBuilder.build)
-    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in spec.member_order()}
+    return {member_id: frozen_row(assigned.get(member_id, {})) for member_id in order}
 
 
 def plan_epoch_and_target(coord, group: ConsumerGroup, updated: ConsumerGroupMember, replaced: str | None,
