@@ -16,24 +16,24 @@ def test_a_join_within_the_interval_waits_for_the_next_heartbeat_after_it():
     coord = new_coordinator()
     coord.advance(10_000)                               # a clock past 0: the timestamp is known
     a = heartbeat(coord, member_id="a")
-    assert (a.member_epoch, assignment_of(a)) == (1, {FOO: frozenset(range(6))})
+    assert (a.member_epoch, assignment_of(a)) == (2, {FOO: frozenset(range(6))})
     assert _group(coord).assignment_timestamp == 10_000
 
     coord.advance(200)
     b = heartbeat(coord, member_id="b")
     group = _group(coord)
     # the epoch moved, the target did not: b stays at the last target's epoch, with nothing
-    assert (group.group_epoch, group.assignment_epoch, group.state) == (2, 1, "Assigning")
-    assert (b.member_epoch, assignment_of(b)) == (1, {})
+    assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 2, "Assigning")
+    assert (b.member_epoch, assignment_of(b)) == (2, {})
 
     coord.advance(500)                                  # 700 ms after the last target: not yet
-    heartbeat(coord, member_id="a", epoch=1)
-    assert _group(coord).assignment_epoch == 1
+    heartbeat(coord, member_id="a", epoch=2)
+    assert _group(coord).assignment_epoch == 2
 
     coord.advance(300)                                  # 1,000 ms: a's next heartbeat computes it
-    a = heartbeat(coord, member_id="a", epoch=1)
+    a = heartbeat(coord, member_id="a", epoch=2)
     group = _group(coord)
-    assert (group.assignment_epoch, group.assignment_timestamp) == (2, 11_000)
+    assert (group.assignment_epoch, group.assignment_timestamp) == (3, 11_000)
     assert sum(len(p) for p in group.target_row("a").values()) == 3
     assert sum(len(p) for p in group.target_row("b").values()) == 3
 
@@ -45,7 +45,7 @@ def test_an_interval_of_zero_computes_every_target_at_once():
     coord.advance(1)
     heartbeat(coord, member_id="b")
     group = _group(coord)
-    assert (group.group_epoch, group.assignment_epoch, group.state) == (2, 2, "Reconciling")
+    assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 3, "Reconciling")
 
 
 def test_the_target_time_is_replayed_from_the_target_epoch_record():

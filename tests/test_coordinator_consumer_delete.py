@@ -80,7 +80,7 @@ def test_the_tombstones_follow_kafkas_order_for_every_member_and_regex():
 def test_an_empty_consumer_group_expires_with_its_offsets():
     coord = new_coordinator(**{"offsets.retention.minutes": 1})
     heartbeat(coord, member_id="a")
-    coord.handle(commit_request("g", {("foo", 0): 7}, generation=1, member_id="a"))
+    coord.handle(commit_request("g", {("foo", 0): 7}, generation=2, member_id="a"))
     coord.advance(1000)
     heartbeat(coord, member_id="a", epoch=-1)
     assert coord.offsets.expire_offsets() == [] and coord.group("g") is not None   # not expired yet
@@ -96,7 +96,7 @@ def test_an_empty_consumer_group_expires_with_its_offsets():
 def test_a_consumer_group_with_members_does_not_expire():
     coord = new_coordinator(**{"offsets.retention.minutes": 1})
     heartbeat(coord, member_id="a")
-    coord.handle(commit_request("g", {("bar", 0): 7}, generation=1, member_id="a"))
+    coord.handle(commit_request("g", {("bar", 0): 7}, generation=2, member_id="a"))
     coord.now_ms += 120_000
     assert coord.offsets.expire_offsets() == [("g", "bar", 0)]     # not subscribed: it expires
     assert coord.group("g") is not None and coord.group("g").state == "Stable"

@@ -23,10 +23,10 @@ def test_describe_a_consumer_group(version):
     a = heartbeat(coord, member_id="a", instance_id="i-a", rack_id="r1", client_id="app")
     heartbeat(coord, member_id="b", topics=["foo", "bar"])
     [group] = _describe(coord, "g", version=version)
-    assert (group.error_code, group.group_state, group.group_epoch, group.assignment_epoch) == (0, "Reconciling", 2, 2)
+    assert (group.error_code, group.group_state, group.group_epoch, group.assignment_epoch) == (0, "Reconciling", 3, 3)
     assert group.assignor_name == "test-sticky"
     a_desc, b_desc = sorted(group.members, key=lambda m: m.member_id)   # listed in table order
-    assert (a_desc.member_id, a_desc.instance_id, a_desc.rack_id, a_desc.member_epoch) == ("a", "i-a", "r1", 1)
+    assert (a_desc.member_id, a_desc.instance_id, a_desc.rack_id, a_desc.member_epoch) == ("a", "i-a", "r1", 2)
     assert (a_desc.client_id, a_desc.client_host, a_desc.subscribed_topic_names) == ("app", "/127.0.0.1", ["foo"])
     assert a_desc.subscribed_topic_regex == ""
     assert [(tp.topic_name, tp.topic_id, tp.partitions) for tp in a_desc.assignment.topic_partitions] == [
@@ -40,12 +40,12 @@ def test_describe_a_consumer_group(version):
 def test_describe_states_from_stable_to_empty():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
-    assert [(g.group_state, g.group_epoch, g.assignment_epoch) for g in _describe(coord, "g")] == [("Stable", 1, 1)]
+    assert [(g.group_state, g.group_epoch, g.assignment_epoch) for g in _describe(coord, "g")] == [("Stable", 2, 2)]
     heartbeat(coord, member_id="a", epoch=a.member_epoch, topics=["foo", "bar"])
     assert _describe(coord, "g")[0].group_state == "Stable"       # the target moved with the member
     heartbeat(coord, member_id="a", epoch=-1)
     [group] = _describe(coord, "g")
-    assert (group.error_code, group.group_state, group.group_epoch, group.members) == (0, "Empty", 3, [])
+    assert (group.error_code, group.group_state, group.group_epoch, group.members) == (0, "Empty", 4, [])
 
 
 def test_describe_unknown_and_classic_groups():

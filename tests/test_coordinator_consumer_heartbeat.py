@@ -28,19 +28,19 @@ def _stable(coord, member_id, response, group_id="g"):
 def test_first_member_gets_every_partition_and_the_interval():
     coord = new_coordinator()
     response = heartbeat(coord, member_id="a")
-    assert (response.error_code, response.member_id, response.member_epoch) == (0, "a", 1)
+    assert (response.error_code, response.member_id, response.member_epoch) == (0, "a", 2)
     assert response.heartbeat_interval_ms == 5000
     assert assignment_of(response) == {FOO: frozenset(range(6))}
     group = coord.group("g")
-    assert (group.state, group.group_epoch, group.assignment_epoch) == ("Stable", 1, 1)
+    assert (group.state, group.group_epoch, group.assignment_epoch) == ("Stable", 2, 2)
 
 
 def test_steady_heartbeat_sends_no_assignment_and_writes_nothing():
     coord = new_coordinator()
     first = heartbeat(coord, member_id="a")
     before = len(coord.records)
-    again = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(first))
-    assert (again.error_code, again.member_epoch, again.assignment) == (0, 1, None)
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(first))
+    assert (again.error_code, again.member_epoch, again.assignment) == (0, 2, None)
     assert len(coord.records) == before
 
 
@@ -56,43 +56,43 @@ def test_new_member_waits_until_the_old_owner_revoked():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     b = heartbeat(coord, member_id="b")
-    # b's target is half of foo, still owned by a: b gets nothing yet but reaches epoch 2
-    assert (b.member_epoch, assignment_of(b)) == (2, {})
-    # a must revoke first: its answer keeps epoch 1 and shrinks its assignment
-    a = heartbeat(coord, member_id="a", epoch=1, owned_partitions={FOO: frozenset(range(6))})
+    # b's target is half of foo, still owned by a: b gets nothing yet but reaches epoch 3
+    assert (b.member_epoch, assignment_of(b)) == (3, {})
+    # a must revoke first: its answer keeps epoch 2 and shrinks its assignment
+    a = heartbeat(coord, member_id="a", epoch=2, owned_partitions={FOO: frozenset(range(6))})
     kept = assignment_of(a)
-    assert a.member_epoch == 1 and len(kept[FOO]) == 3
+    assert a.member_epoch == 2 and len(kept[FOO]) == 3
     assert coord.group("g").state == "Reconciling"
     # while a still reports the revoked partitions, nothing moves
-    still = heartbeat(coord, member_id="a", epoch=1, owned_partitions={FOO: frozenset(range(6))})
-    assert (still.member_epoch, still.assignment) == (1, None)
-    assert heartbeat(coord, member_id="b", epoch=2, owned_partitions={}).assignment is None
+    still = heartbeat(coord, member_id="a", epoch=2, owned_partitions={FOO: frozenset(range(6))})
+    assert (still.member_epoch, still.assignment) == (2, None)
+    assert heartbeat(coord, member_id="b", epoch=3, owned_partitions={}).assignment is None
     # a released them: its epoch advances, then b receives the freed partitions
-    a = heartbeat(coord, member_id="a", epoch=1, owned_partitions=kept)
-    assert a.member_epoch == 2
-    b = heartbeat(coord, member_id="b", epoch=2, owned_partitions={})
+    a = heartbeat(coord, member_id="a", epoch=2, owned_partitions=kept)
+    assert a.member_epoch == 3
+    b = heartbeat(coord, member_id="b", epoch=3, owned_partitions={})
     assert assignment_of(b) == {FOO: frozenset(range(6)) - kept[FOO]}
-    heartbeat(coord, member_id="b", epoch=2, owned_partitions=assignment_of(b))
+    heartbeat(coord, member_id="b", epoch=3, owned_partitions=assignment_of(b))
     assert coord.group("g").state == "Stable"
 
 
 def test_subscription_change_bumps_the_group_epoch():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
-    changed = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
-    assert changed.member_epoch == 2
+    changed = heartbeat(coord, member_id="a", epoch=2, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    assert changed.member_epoch == 3
     assert assignment_of(changed) == {FOO: frozenset(range(6)), BAR: frozenset(range(3))}
     # a rack or rebalance timeout change writes the member but keeps the epoch
-    same = heartbeat(coord, member_id="a", epoch=2, rack_id="r1", rebalance_timeout_ms=1000)
-    assert same.member_epoch == 2 and coord.group("g").group_epoch == 2
+    same = heartbeat(coord, member_id="a", epoch=3, rack_id="r1", rebalance_timeout_ms=1000)
+    assert same.member_epoch == 3 and coord.group("g").group_epoch == 3
 
 
 def test_partition_count_change_bumps_the_group_epoch():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     coord.set_topics({"foo": (FOO, 8), "bar": (BAR, 3)})
-    grown = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
-    assert grown.member_epoch == 2 and assignment_of(grown) == {FOO: frozenset(range(8))}
+    grown = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert grown.member_epoch == 3 and assignment_of(grown) == {FOO: frozenset(range(8))}
 
 
 def test_leave_bumps_the_epoch_and_frees_the_partitions():
@@ -144,8 +144,8 @@ def test_session_timeout_fences_the_member():
     heartbeat(coord, member_id="b", epoch=b.member_epoch, owned_partitions={})
     coord.advance(6_000)      # a's 45 s session ran out; b's did not
     group = coord.group("g")
-    assert [m.member_id for m in group.members] == ["b"] and group.group_epoch == 3
-    assert heartbeat(coord, member_id="a", epoch=1).error_code == UNKNOWN_MEMBER_ID
+    assert [m.member_id for m in group.members] == ["b"] and group.group_epoch == 4
+    assert heartbeat(coord, member_id="a", epoch=2).error_code == UNKNOWN_MEMBER_ID
 
 
 def test_parked_static_member_is_fenced_when_its_session_expires():
@@ -160,8 +160,8 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke():
     coord = new_coordinator()
     heartbeat(coord, member_id="a", rebalance_timeout_ms=10_000)
     heartbeat(coord, member_id="b")
-    revoking = heartbeat(coord, member_id="a", epoch=1, owned_partitions={FOO: frozenset(range(6))})
-    assert revoking.member_epoch == 1
+    revoking = heartbeat(coord, member_id="a", epoch=2, owned_partitions={FOO: frozenset(range(6))})
+    assert revoking.member_epoch == 2
     assert coord.timer_deadline("rebalance-timeout-g-a") == 10_000
     coord.advance(10_000)
     assert [m.member_id for m in coord.group("g").members] == ["b"]
@@ -171,10 +171,10 @@ def test_fenced_member_epoch():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     assert heartbeat(coord, member_id="a", epoch=5).error_code == FENCED_MEMBER_EPOCH
-    heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    heartbeat(coord, member_id="a", epoch=2, topics=["foo", "bar"], owned_partitions=assignment_of(a))
     # one epoch behind with owned partitions inside the assignment: a lost response, accepted
-    assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
-    assert heartbeat(coord, member_id="a", epoch=1).error_code == FENCED_MEMBER_EPOCH
+    assert heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a)).error_code == 0
+    assert heartbeat(coord, member_id="a", epoch=2).error_code == FENCED_MEMBER_EPOCH
 
 
 def test_a_member_rejoins_under_its_member_id_with_epoch_zero():
@@ -212,7 +212,7 @@ def test_group_max_size():
     coord = new_coordinator(**{"group.consumer.max.size": 1})
     heartbeat(coord, member_id="a")
     assert heartbeat(coord, member_id="b").error_code == GROUP_MAX_SIZE_REACHED
-    assert heartbeat(coord, member_id="a", epoch=1).error_code == 0
+    assert heartbeat(coord, member_id="a", epoch=2).error_code == 0
 
 
 def test_server_assignor_choice_and_failure(caplog):
@@ -221,7 +221,7 @@ def test_server_assignor_choice_and_failure(caplog):
     failed = heartbeat(coord, member_id="a", server_assignor="test-failing")
     # Kafka's handleOperationException answers UNKNOWN_SERVER_ERROR without a message and logs it
     assert (failed.error_code, failed.error_message) == (UNKNOWN_SERVER_ERROR, None)
-    assert "Failed to compute a new target assignment for epoch 1" in caplog.text
+    assert "Failed to compute a new target assignment for epoch 2" in caplog.text
     assert coord.group("g") is None      # nothing was written
 
 
@@ -264,7 +264,7 @@ def test_records_rebuild_the_same_groups():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a", instance_id="i-a")
     b = heartbeat(coord, member_id="b", topics=["foo", "bar"])
-    heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
+    heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
     heartbeat(coord, group_id="h", member_id="c")
     heartbeat(coord, group_id="h", member_id="c", epoch=-1)
     rebuilt = GroupCoordinator.from_records(coord.records, config=dict(coord.config.as_dict()))
@@ -290,7 +290,8 @@ def test_failed_append_reverts_the_heartbeat():
     assert coord.group("g") == before and coord.records == records
     assert coord.timer_deadline("session-timeout-g-b") is None
     coord.log_writer = None
-    assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).assignment is None
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert (again.error_code, again.assignment) == (0, None)
 
 
 def test_a_join_writes_kafkas_records_in_one_batch():
@@ -342,7 +343,7 @@ def test_a_refused_leave_puts_the_partition_owners_back(epoch):
     a = heartbeat(coord, member_id="a", instance_id="i")
     group = coord.get_group("g")
     owners = {(t, p): group.partition_epoch(t, p) for t, parts in assignment_of(a).items() for p in parts}
-    assert set(owners.values()) == {1}
+    assert set(owners.values()) == {2}
 
     def refuse(entries):
         raise OSError("disk full")
@@ -374,7 +375,7 @@ def test_fenced_instance_id_message():
     """throwIfInstanceIdIsFenced: "Static member <id> with instance id <i> was fenced by member <owner>."."""
     coord = new_coordinator()
     heartbeat(coord, member_id="a1", instance_id="i-a")
-    for epoch in (1, -1, -2):
+    for epoch in (2, -1, -2):
         fenced = heartbeat(coord, member_id="a2", epoch=epoch, instance_id="i-a")
         assert (fenced.error_code, fenced.error_message) == (
             FENCED_INSTANCE_ID, "Static member a2 with instance id i-a was fenced by member a1.")
@@ -382,16 +383,16 @@ def test_fenced_instance_id_message():
 def test_static_join_with_a_new_instance_id_skips_the_epoch_check():
     """getOrMaybeSubscribeStaticConsumerGroupMember: an epoch-0 join whose instance id maps to no
     member takes getOrMaybeCreateMember(memberId, true) as it is — no epoch check — so a known
-    member id at epoch 2 is not fenced; it keeps its epoch and assignment. (Since Kafka 4.3,
+    member id at epoch 3 is not fenced; it keeps its epoch and assignment. (Since Kafka 4.3,
     KAFKA-19233, the dynamic path's check lets epoch 0 through as well.)"""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
-    a = heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
-    assert a.member_epoch == 2
+    a = heartbeat(coord, member_id="a", epoch=2, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    assert a.member_epoch == 3
     rejoined = heartbeat(coord, member_id="a", epoch=0, topics=["foo", "bar"])     # dynamic: a rejoin (4.3+)
-    assert (rejoined.error_code, rejoined.member_epoch) == (0, 2)
+    assert (rejoined.error_code, rejoined.member_epoch) == (0, 3)
     joined = heartbeat(coord, member_id="a", epoch=0, instance_id="i-a", topics=["foo", "bar"])
-    assert (joined.error_code, joined.member_epoch) == (0, 2)
+    assert (joined.error_code, joined.member_epoch) == (0, 3)
     assert assignment_of(joined) == assignment_of(a)
     assert coord.group("g").static_members == {"i-a": "a"}
 
@@ -400,10 +401,10 @@ def test_lost_response_tolerance_counts_every_topic_the_member_lists():
     partitions (``target.get(topicId) == null``), so the previous epoch is FENCED_MEMBER_EPOCH."""
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
-    heartbeat(coord, member_id="a", epoch=1, topics=["foo", "bar"], owned_partitions=assignment_of(a))
+    heartbeat(coord, member_id="a", epoch=2, topics=["foo", "bar"], owned_partitions=assignment_of(a))
     unassigned = uuid.UUID(int=7)
-    assert heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a)).error_code == 0
-    stale = heartbeat(coord, member_id="a", epoch=1, owned_partitions={**assignment_of(a), unassigned: frozenset()})
+    assert heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a)).error_code == 0
+    stale = heartbeat(coord, member_id="a", epoch=2, owned_partitions={**assignment_of(a), unassigned: frozenset()})
     assert stale.error_code == FENCED_MEMBER_EPOCH
 
 
@@ -414,11 +415,11 @@ def test_a_full_heartbeat_gets_the_unchanged_assignment_again():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     held = assignment_of(a)
-    full = heartbeat(coord, member_id="a", epoch=1, rebalance_timeout_ms=1000, topics=["foo"], owned_partitions=held)
+    full = heartbeat(coord, member_id="a", epoch=2, rebalance_timeout_ms=1000, topics=["foo"], owned_partitions=held)
     assert assignment_of(full) == held
     for partial in (dict(topics=["foo"], owned_partitions=held), dict(rebalance_timeout_ms=1000, owned_partitions=held),
                     dict(rebalance_timeout_ms=1000, topics=["foo"])):
-        assert heartbeat(coord, member_id="a", epoch=1, **partial).assignment is None
+        assert heartbeat(coord, member_id="a", epoch=2, **partial).assignment is None
 
 
 def test_a_server_assignor_change_bumps_the_epoch_when_the_preferred_assignor_changes():
@@ -458,11 +459,11 @@ def test_a_member_state_this_coordinator_does_not_know_is_unknown():
     loaded = GroupCoordinator.from_records(coord.records + future, config=dict(coord.config.as_dict()))
     loaded.set_topics(TOPICS)
     assert loaded.get_group("g").members["a"].state == 127
-    fenced = heartbeat(loaded, member_id="a", epoch=1, owned_partitions={FOO: frozenset({0})})
+    fenced = heartbeat(loaded, member_id="a", epoch=2, owned_partitions={FOO: frozenset({0})})
     assert (fenced.error_code, fenced.error_message) == (
         FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. "
                              "The member must abandon all its partitions and rejoin.")
-    assert heartbeat(loaded, member_id="a", epoch=1, owned_partitions={}).error_code == 0
+    assert heartbeat(loaded, member_id="a", epoch=2, owned_partitions={}).error_code == 0
 
 
 def test_a_tie_between_preferred_assignors_goes_to_the_first_name_kafkas_maps_iterate():

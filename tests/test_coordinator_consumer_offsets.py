@@ -18,13 +18,13 @@ def _commit(coord, **fields):
 def test_commit_with_the_member_epoch():
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
-    assert _commit(coord, generation=1, member_id="a") == 0
+    assert _commit(coord, generation=2, member_id="a") == 0
     assert coord.committed_offsets("g")[("foo", 0)].offset == 10
-    assert _commit(coord, generation=0, member_id="a") == STALE_MEMBER_EPOCH
-    assert _commit(coord, generation=2, member_id="a") == STALE_MEMBER_EPOCH
-    assert _commit(coord, generation=1, member_id="z") == UNKNOWN_MEMBER_ID
+    assert _commit(coord, generation=1, member_id="a") == STALE_MEMBER_EPOCH
+    assert _commit(coord, generation=3, member_id="a") == STALE_MEMBER_EPOCH
+    assert _commit(coord, generation=2, member_id="z") == UNKNOWN_MEMBER_ID
     assert _commit(coord, generation=-1, member_id="") == UNKNOWN_MEMBER_ID   # admin, but members are active
-    assert _commit(coord, generation=1, member_id="a", version=8) == UNSUPPORTED_VERSION
+    assert _commit(coord, generation=2, member_id="a", version=8) == UNSUPPORTED_VERSION
 
 
 def test_admin_commit_to_an_empty_consumer_group():
@@ -37,10 +37,10 @@ def test_admin_commit_to_an_empty_consumer_group():
 def test_transactional_commit_reports_a_stale_epoch_as_illegal_generation():
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
-    response = coord.handle(txn_commit_request("g", {("foo", 0): 5}, producer_id=7, generation=3,
+    response = coord.handle(txn_commit_request("g", {("foo", 0): 5}, producer_id=7, generation=4,
                                                member_id="a")).response
     assert errors(response)[("foo", 0)] == ILLEGAL_GENERATION
-    response = coord.handle(txn_commit_request("g", {("foo", 0): 5}, producer_id=7, generation=1,
+    response = coord.handle(txn_commit_request("g", {("foo", 0): 5}, producer_id=7, generation=2,
                                                member_id="a")).response
     assert errors(response)[("foo", 0)] == 0
 
@@ -48,7 +48,7 @@ def test_transactional_commit_reports_a_stale_epoch_as_illegal_generation():
 def test_fetch_checks_the_member_epoch_from_v9():
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
-    _commit(coord, generation=1, member_id="a")
+    assert _commit(coord, generation=2, member_id="a") == 0
 
     def fetch(member_id, epoch):
         request = fetch_groups_request({"g": {"foo": [0]}}, version=9)
@@ -57,9 +57,9 @@ def test_fetch_checks_the_member_epoch_from_v9():
         response.encode(version=9)
         return response.groups[0]
 
-    assert fetch("a", 1).error_code == 0 and fetch("a", 1).topics[0].partitions[0].committed_offset == 10
-    assert fetch("a", 2).error_code == STALE_MEMBER_EPOCH
-    assert fetch("z", 1).error_code == UNKNOWN_MEMBER_ID
+    assert fetch("a", 2).error_code == 0 and fetch("a", 2).topics[0].partitions[0].committed_offset == 10
+    assert fetch("a", 3).error_code == STALE_MEMBER_EPOCH
+    assert fetch("z", 2).error_code == UNKNOWN_MEMBER_ID
     assert fetch(None, -1).error_code == 0
     assert OffsetFetchRequest.max_version >= 9
 
@@ -69,7 +69,7 @@ def test_offset_delete_on_an_active_consumer_group_refuses_only_subscribed_topic
     # to (ConsumerGroup.isSubscribedToTopic), partition by partition, as for a classic group.
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
-    _commit(coord, generation=1, member_id="a")
+    assert _commit(coord, generation=2, member_id="a") == 0
     response = coord.handle(delete_request("g", {"foo": [0]})).response
     assert response.error_code == 0 and errors(response) == {("foo", 0): GROUP_SUBSCRIBED_TO_TOPIC}
     assert set(coord.committed_offsets("g")) == {("foo", 0)}
@@ -80,7 +80,7 @@ def test_offset_delete_on_an_active_consumer_group_refuses_only_subscribed_topic
 def test_only_unsubscribed_topics_expire():
     coord = new_coordinator(**{"offsets.retention.minutes": 1})
     heartbeat(coord, member_id="a")
-    coord.handle(commit_request("g", {("foo", 0): 1, ("gone", 0): 2}, generation=1, member_id="a"))
+    coord.handle(commit_request("g", {("foo", 0): 1, ("gone", 0): 2}, generation=2, member_id="a"))
     expired = coord.offsets.expire_offsets()
     assert expired == []
     coord.now_ms += 60_000

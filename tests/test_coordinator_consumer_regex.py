@@ -32,7 +32,7 @@ def test_invalid_regular_expression_is_code_128_with_kafkas_message():
 def test_a_regex_join_is_assigned_the_topics_it_fully_matches():
     coord = new_coordinator(topics={**TOPICS, "foo2": (FOO2, 2), "xfoo": (uuid.uuid4(), 1)})
     response = _join(coord, "a", "foo.*")
-    assert response.error_code == 0 and response.member_epoch == 1
+    assert response.error_code == 0 and response.member_epoch == 2
     assert assignment_of(response) == {FOO: frozenset(range(6)), FOO2: frozenset(range(2))}
     group = coord.group("g")
     assert group.resolved_regexes == {"foo.*": frozenset({"foo", "foo2"})}
@@ -64,7 +64,7 @@ def test_a_second_member_with_the_same_regex_bumps_once_and_writes_no_second_rec
     coord = new_coordinator()
     a = _join(coord, "a", "foo|bar")
     b = _join(coord, "b", "foo|bar")
-    assert (a.member_epoch, b.member_epoch) == (1, 2)
+    assert (a.member_epoch, b.member_epoch) == (2, 3)
     types = [int.from_bytes(key[:2], "big") for key, _ in coord.records]
     assert types.count(REGULAR_EXPRESSION) == 1
 
@@ -76,19 +76,19 @@ def test_a_new_matching_topic_bumps_the_epoch_at_a_heartbeat_10s_after_the_last_
     coord.set_topics({**TOPICS, "foo2": (FOO2, 2)})
     coord.advance(9_999)      # Kafka resolves a group's regexes at most every 10 s
     early = heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=owned)
-    assert (early.member_epoch, early.assignment) == (1, None)
+    assert (early.member_epoch, early.assignment) == (2, None)
     coord.advance(1)
     before = len(coord.records)
     response = heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=owned)
-    assert response.member_epoch == 2
+    assert response.member_epoch == 3
     assert assignment_of(response) == {FOO: frozenset(range(6)), FOO2: frozenset(range(2))}
     assert coord.group("g").resolved_regexes == {"foo.*": frozenset({"foo", "foo2"})}
     assert [t for t, _ in _types_of(coord.records[before:])][:1] == [REGULAR_EXPRESSION]
     coord.set_topics({**TOPICS, "foo2": (FOO2, 2), "other": (uuid.uuid4(), 1)})
     coord.advance(10_000)
     before = len(coord.records)
-    quiet = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(response))
-    assert quiet.member_epoch == 2 and quiet.assignment is None
+    quiet = heartbeat(coord, member_id="a", epoch=3, owned_partitions=assignment_of(response))
+    assert quiet.member_epoch == 3 and quiet.assignment is None
     # the refresh found nothing new: one record 16 (Kafka writes every regex it resolved), no bump
     assert _types_of(coord.records[before:]) == [(REGULAR_EXPRESSION, False)]
 
@@ -109,9 +109,9 @@ def test_after_a_restart_the_regexes_are_resolved_again_10s_after_their_last_rec
                                             now_ms=coord.now_ms)
     rebuilt.set_topics({**TOPICS, "foo2": (FOO2, 2)})
     owned = assignment_of(a)
-    assert heartbeat(rebuilt, member_id="a", epoch=1, owned_partitions=owned).member_epoch == 1
+    assert heartbeat(rebuilt, member_id="a", epoch=2, owned_partitions=owned).member_epoch == 2
     rebuilt.advance(7_000)
-    assert heartbeat(rebuilt, member_id="a", epoch=1, owned_partitions=owned).member_epoch == 2
+    assert heartbeat(rebuilt, member_id="a", epoch=2, owned_partitions=owned).member_epoch == 3
 
 
 def _types_of(records) -> list:
@@ -124,7 +124,7 @@ def test_changing_the_regex_tombstones_the_unused_one():
     reply = coord.handle(heartbeat.__globals__["ConsumerGroupHeartbeatRequest"][1](
         group_id="g", member_id="a", member_epoch=a.member_epoch, rebalance_timeout_ms=-1,
         subscribed_topic_names=None, subscribed_topic_regex="bar", topic_partitions=None))
-    assert reply.response.error_code == 0 and coord.group("g").group_epoch == 2
+    assert reply.response.error_code == 0 and coord.group("g").group_epoch == 3
     assert assignment_of(reply.response) == {}      # foo revoked first, bar once released
     assert (REGULAR_EXPRESSION, True) in _types(reply) and (REGULAR_EXPRESSION, False) in _types(reply)
     assert coord.group("g").resolved_regexes == {"bar": frozenset({"bar"})}

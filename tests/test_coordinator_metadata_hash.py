@@ -43,7 +43,7 @@ def test_the_group_epoch_record_carries_the_hash_of_the_existing_subscribed_topi
     heartbeat(coord, member_id="a", topics=["foo", "bar", "missing"])
     epochs = [value for record_type, value in _records(coord) if record_type == rec.METADATA]
     expected = group_hash({"foo": topic_hash(FOO, "foo", 6), "bar": topic_hash(BAR, "bar", 3)})
-    assert epochs == [{"epoch": 1, "metadataHash": expected}]      # "missing" is not hashed
+    assert epochs == [{"epoch": 2, "metadataHash": expected}]      # "missing" is not hashed
     assert rec.PARTITION_METADATA not in [t for t, _ in _records(coord)]
     assert coord.group("g").metadata_hash == expected
 
@@ -52,8 +52,8 @@ def test_added_partitions_bump_the_group_epoch_and_reassign():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a")
     coord.set_topics({**TOPICS, "foo": (FOO, 8)})
-    again = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
-    assert again.member_epoch == 2 and assignment_of(again) == {FOO: frozenset(range(8))}
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert again.member_epoch == 3 and assignment_of(again) == {FOO: frozenset(range(8))}
     assert coord.group("g").metadata_hash == group_hash({"foo": topic_hash(FOO, "foo", 8)})
 
 
@@ -62,8 +62,8 @@ def test_a_rack_change_bumps_the_group_epoch():
     a = heartbeat(coord, member_id="a")
     before = coord.group("g").metadata_hash
     coord.set_topics({**TOPICS, "foo": (FOO, 6, [("r1",)] * 6)})
-    again = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
-    assert again.member_epoch == 2 and coord.group("g").metadata_hash != before
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert again.member_epoch == 3 and coord.group("g").metadata_hash != before
 
 
 def test_a_change_to_a_topic_nobody_subscribes_to_writes_nothing():
@@ -71,22 +71,23 @@ def test_a_change_to_a_topic_nobody_subscribes_to_writes_nothing():
     a = heartbeat(coord, member_id="a")
     coord.set_topics({**TOPICS, "bar": (BAR, 5), "new": (uuid.uuid4(), 1)})
     before = len(coord.records)
-    again = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
-    assert again.member_epoch == 1 and len(coord.records) == before
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert again.member_epoch == 2 and len(coord.records) == before
 
 
 def test_a_deleted_topic_bumps_the_epoch_and_its_hash_leaves_the_group_hash():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a", topics=["foo", "bar"])
     coord.set_topics({"foo": (FOO, 6)})
-    again = heartbeat(coord, member_id="a", epoch=1, owned_partitions=assignment_of(a))
-    assert again.error_code == 0 and coord.group("g").group_epoch == 2    # a revokes bar at epoch 1
+    again = heartbeat(coord, member_id="a", epoch=2, owned_partitions=assignment_of(a))
+    assert again.error_code == 0 and coord.group("g").group_epoch == 3    # a revokes bar at epoch 2
     assert coord.group("g").metadata_hash == group_hash({"foo": topic_hash(FOO, "foo", 6)})
 
 
 def _kafka40_log(coord_records):
     """The same log as Kafka 4.0 would have written it: a ConsumerGroupPartitionMetadata record
-    before the first group epoch record, and no hash in the epoch record."""
+    before the first group epoch record, and no hash in the epoch record. (Its epochs stay the
+    live log's: Kafka 4.0 started a group at 0, not 1 — nothing here depends on them.)"""
     out = []
     for key, value in coord_records:
         record_type = int.from_bytes(key[:2], "big")
@@ -114,11 +115,11 @@ def test_a_kafka_40_log_loads_and_its_partition_metadata_record_is_tombstoned_on
     assert group.has_partition_metadata_record and group.metadata_hash == 0
     assert set(group.subscribed_topics) == {"foo"}
     start = len(loaded.records)
-    again = heartbeat(loaded, member_id="a", epoch=1, owned_partitions=assignment_of(a))
+    again = heartbeat(loaded, member_id="a", epoch=2, owned_partitions=assignment_of(a))
     assert again.error_code == 0
     written = [(t, v) for t, v in _records(loaded, start)]
     # a 4.0 log has no hash: the first update computes one, bumps the epoch and drops type 4
-    assert written[0] == (rec.METADATA, {"epoch": 2, "metadataHash": live.group("g").metadata_hash})
+    assert written[0] == (rec.METADATA, {"epoch": 3, "metadataHash": live.group("g").metadata_hash})
     assert written[1] == (rec.PARTITION_METADATA, None)
     assert not loaded.get_group("g").has_partition_metadata_record
     assert [decode_key(k).record_type for k, _ in loaded.records[start:]][:2] == [3, 4]

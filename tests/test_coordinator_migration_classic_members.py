@@ -62,20 +62,20 @@ def test_a_dynamic_classic_member_gets_its_member_id_first():
 
 def test_a_classic_member_waiting_for_a_released_partition_is_told_to_rejoin():
     mixed = Mixed()
-    mixed.consumer(member_id="c")                               # c owns 0-3 at epoch 1
+    mixed.consumer(member_id="c")                               # c owns 0-3 at epoch 2
     joined = mixed.join(instance="x").response                  # x's target: two of c's partitions
     x = joined.member_id
-    assert joined.generation_id == 2 and _member(mixed, x).state == 2     # UNRELEASED_PARTITIONS
-    assert partitions_of(mixed.sync(x, 2, instance="x").response.assignment) == set()
-    assert mixed.heartbeat(x, 2, "x") == 0                      # still waiting: nothing to rejoin for
-    mixed.consumer(member_id="c", epoch=1, topics=None, rebalance_timeout_ms=None,
+    assert joined.generation_id == 3 and _member(mixed, x).state == 2     # UNRELEASED_PARTITIONS
+    assert partitions_of(mixed.sync(x, 3, instance="x").response.assignment) == set()
+    assert mixed.heartbeat(x, 3, "x") == 0                      # still waiting: nothing to rejoin for
+    mixed.consumer(member_id="c", epoch=2, topics=None, rebalance_timeout_ms=None,
                    owned_partitions=[])                          # c learns it must revoke 2-3
     target_x = set(mixed.coord.group("g").target[x][FOO])
-    mixed.consumer(member_id="c", epoch=1, topics=None, rebalance_timeout_ms=None,
+    mixed.consumer(member_id="c", epoch=2, topics=None, rebalance_timeout_ms=None,
                    owned_partitions={FOO: {0, 1, 2, 3} - target_x})     # c revoked them
-    assert mixed.heartbeat(x, 2, "x") == REBALANCE_IN_PROGRESS
-    assert mixed.join(member_id=x, instance="x").response.generation_id == 2
-    assert partitions_of(mixed.sync(x, 2, instance="x").response.assignment) == target_x
+    assert mixed.heartbeat(x, 3, "x") == REBALANCE_IN_PROGRESS
+    assert mixed.join(member_id=x, instance="x").response.generation_id == 3
+    assert partitions_of(mixed.sync(x, 3, instance="x").response.assignment) == target_x
 
 
 def test_sync_and_heartbeat_checks():

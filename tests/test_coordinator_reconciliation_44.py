@@ -51,8 +51,8 @@ def test_a_heartbeat_dropping_a_topic_revokes_it_before_the_new_target():
     coord = new_coordinator()
     a = heartbeat(coord, member_id="a", topics=["foo", "bar"])
     assert set(assignment_of(a)) == {FOO, BAR}
-    after = heartbeat(coord, member_id="a", epoch=1, topics=["foo"], owned_partitions=assignment_of(a))
+    after = heartbeat(coord, member_id="a", epoch=2, topics=["foo"], owned_partitions=assignment_of(a))
     member = coord.get_group("g").members["a"]
-    # the new target (epoch 2) drops bar anyway; the member revokes it while at epoch 1
+    # the new target (epoch 3) drops bar anyway; the member revokes it while at epoch 2
     assert after.error_code == 0 and member.state == UNREVOKED_PARTITIONS and BAR in member.pending_revocation
     assert BAR not in member.assigned

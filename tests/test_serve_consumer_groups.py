@@ -27,7 +27,7 @@ def test_raw_heartbeat_and_describe_use_the_configured_interval(broker):
         version=1, group_id="raw", member_id=member, member_epoch=0, rebalance_timeout_ms=30000,
         subscribed_topic_names=[TOPIC], topic_partitions=[]))
     beat = ConsumerGroupHeartbeatResponse.decode(raw, version=1, header=True)
-    assert (beat.error_code, beat.member_id, beat.member_epoch) == (0, member, 1)
+    assert (beat.error_code, beat.member_id, beat.member_epoch) == (0, member, 2)
     assert beat.heartbeat_interval_ms == HEARTBEAT_MS
     topic_id = broker.run(lambda: broker.broker.logdir.topics[TOPIC].topic_id)
     assert [(t.topic_id, sorted(t.partitions)) for t in beat.assignment.topic_partitions] == \
@@ -36,7 +36,7 @@ def test_raw_heartbeat_and_describe_use_the_configured_interval(broker):
         version=1, group_ids=["raw", "nope"], include_authorized_operations=False))
     described = ConsumerGroupDescribeResponse.decode(raw, version=1, header=True)
     found, missing = described.groups
-    assert (found.error_code, found.group_epoch, found.assignor_name) == (0, 1, "uniform")
+    assert (found.error_code, found.group_epoch, found.assignor_name) == (0, 2, "uniform")
     assert [m.member_id for m in found.members] == [member]
     assert missing.error_code == 69  # GROUP_ID_NOT_FOUND
 

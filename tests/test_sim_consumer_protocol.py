@@ -130,8 +130,8 @@ def test_json_adds_protocol_and_group_epochs():
                                 "generation_end", "group_epoch_start", "group_epoch_end",
                                 "partitions_moved", "settled")} == {
         "scenario": "rolling-bounce", "protocol": "consumer", "assignor": "uniform", "rebalances": 0,
-        "generation_start": None, "generation_end": None, "group_epoch_start": 3,
-        "group_epoch_end": 3, "partitions_moved": 0, "settled": True}
+        "generation_start": None, "generation_end": None, "group_epoch_start": 4,
+        "group_epoch_end": 4, "partitions_moved": 0, "settled": True}
     classic = json.loads(invoke("rolling-bounce", "-o", "json").output)
     assert (classic["protocol"], classic["group_epoch_start"], classic["group_epoch_end"]) == ("classic", None, None)
     assert (classic["generation_start"], classic["generation_end"]) == (1, 1)
@@ -154,7 +154,7 @@ def test_a_consumer_table_names_its_protocol_and_epochs():
     lines = [" ".join(line.split())
              for line in invoke("scale-up", "--protocol", "consumer", "-o", "table").output.splitlines()]
     assert lines[1] == "protocol consumer"
-    assert "group epoch 3 -> 4" in lines and "assignor uniform" in lines
+    assert "group epoch 4 -> 5" in lines and "assignor uniform" in lines
 
 
 def test_compare_protocol_plot(tmp_path):

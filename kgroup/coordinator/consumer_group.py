@@ -18,6 +18,8 @@ from .reconciliation import EMPTY, STABLE
 
 EMPTY_STATE, ASSIGNING, RECONCILING, STABLE_STATE = "Empty", "Assigning", "Reconciling", "Stable"
 
+INITIAL_EPOCH = 1           # a new group's group and target epoch (Kafka 4.3+, KAFKA-20268)
+TOMBSTONED_ASSIGNMENT_EPOCH = -1    # the target epoch after its record's tombstone (Kafka's replay)
 LEAVE_EPOCH = -1            # MemberEpoch of a leaving member
 STATIC_LEAVE_EPOCH = -2     # MemberEpoch of a static member's temporary leave
 
@@ -131,8 +133,11 @@ class ConsumerGroup:
         self.group_id = group_id
         self.undo = undo if undo is not None else NO_UNDO
         self.listener = None
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # Kafka 4.3+ (KAFKA-20268): a new group starts at epoch 1 with an empty target at epoch 1
+        # (TargetAssignmentMetadata.INITIAL, in memory only: no record says so), so a member can
+        # reconcile to a target before the group's first computed one, which has epoch 2
+        self.group_epoch = INITIAL_EPOCH
+        self.assignment_epoch = INITIAL_EPOCH
         self.assignment_timestamp = 0     # when the target was computed (0: unknown, or a new group)
         self.members: dict[str, ConsumerGroupMember] = {}
         # the most members the table ever held: Kafka's member map never shrinks, and its size

@@ -165,7 +165,10 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
     if regex_changed:
         _check_new_regex(group, updated.subscribed_topic_regex)
-    bump = group.group_epoch == 0
+    # Kafka 4.3+ (KAFKA-20268) bumps a new group's epoch (1) only for what bumps any group's: the
+    # first member's topics or regex are a change (an empty subscription is not: the member then
+    # reconciles to the initial empty target at epoch 1)
+    bump = False
     if updated is not member and updated.subscription() != member.subscription() or \
             member_id not in group.members and replaced is None:
         records.append(rec.member_metadata_record(group_id, updated))

@@ -17,7 +17,8 @@ from typing import Mapping, NamedTuple
 
 from kgroup.records import encode_key, encode_value
 
-from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+from .consumer_group import (TOMBSTONED_ASSIGNMENT_EPOCH, ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember,
+                             SubscribedTopic)
 from .reconciliation import member_state
 
 METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
@@ -248,7 +249,9 @@ def _apply_member_metadata(coord, group: ConsumerGroup, key, value) -> None:
 
 
 def _apply_target_metadata(coord, group: ConsumerGroup, key, value) -> None:
-    group.set_field("assignment_epoch", 0 if value is None else value["assignmentEpoch"])
+    """A tombstone leaves epoch -1, as Kafka's replay does (not a new group's 1: the group is
+    being deleted, its metadata tombstone follows)."""
+    group.set_field("assignment_epoch", TOMBSTONED_ASSIGNMENT_EPOCH if value is None else value["assignmentEpoch"])
     group.set_field("assignment_timestamp", 0 if value is None else value.get("assignmentTimestamp") or 0)
 
 

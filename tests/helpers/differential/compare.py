@@ -241,16 +241,27 @@ _MEMBER_STABLE = 0
 def _settled_records(records: list) -> list:
     """Tolerance ``settled`` of a consumer group's records: the current-assignment records of
     members between reconciliation steps (state != STABLE) are left out (and the previous epoch
-    of the settled ones, which names such a state when there was one), and each run of
-    consecutive per-member records of one type is compared as a set (Kafka writes a batch's rows
-    of several members — target rows, a conversion's tombstones — in the hash order of the
-    members' random ids)."""
+    of the settled ones, which names such a state when there was one), and so is every one
+    written while the group is Assigning (group epoch ahead of the target's): a member reconciled
+    to the last target while KIP-1263's interval holds the next one back (a joiner waiting at the
+    old epoch with nothing, a member whose subscription changed dropping the topics it left) —
+    written only when the change lands within the interval (1 s) of the last target, which the
+    clients' timing decides on each side. Each run of consecutive per-member records of one type is compared as
+    a set (Kafka writes a batch's rows of several members — target rows, a conversion's
+    tombstones — in the hash order of the members' random ids)."""
     out, run = [], []
+    group_epoch = target_epoch = None
     for record in records:
         value = record.get("value") if isinstance(record, dict) else None
         kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "consumer_group_metadata":
+            group_epoch = value.get("epoch") if isinstance(value, dict) else None
+        elif kind == "consumer_group_target_assignment_metadata":
+            target_epoch = value.get("assignmentEpoch") if isinstance(value, dict) else None
         if kind == "consumer_group_current_member_assignment" and isinstance(value, dict):
             if value.get("state") != _MEMBER_STABLE:
+                continue
+            if group_epoch is not None and target_epoch is not None and group_epoch > target_epoch:
                 continue
             # the epoch it came from names the left-out state when there was one
             record = dict(record, value=dict(value, previousMemberEpoch="<tolerated>"))

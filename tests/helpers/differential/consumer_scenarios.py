@@ -206,15 +206,8 @@ SCENARIOS = [
               "Java member within its session"),
 ]
 
-# Differences found and not fixed on this branch, by scenario: the live test expects them (xfail,
-# not strict: a scenario that shows none passes) until the named work lands;
-# /work/notes/differential-findings-consumer.md has the lines. Every scenario that creates a
-# consumer group meets both: with a kgroup patched to start groups at epoch 1, every remaining
-# difference of a full run was the assignment interval's.
-PENDING_44 = ("Kafka 4.4 semantics not implemented yet (branch wt-k44): a new consumer group starts at "
-              "epoch 1 with an empty target at epoch 1 (KAFKA-20268), so Kafka's epochs run one ahead "
-              "of kgroup's; and a target assignment is computed at most once per "
-              "group.consumer.assignment.interval.ms (KIP-1263, default 1 s), so a member joining within "
-              "1 s of the last target first reconciles to the old assignment epoch")
-KNOWN_DIFFERENCES = {s.name: PENDING_44 for s in SCENARIOS
-                     if s.protocol == "consumer" or s.name == "migration-downgrade"}
+# Differences found and not fixed yet, by scenario name -> the reason: the live test expects them
+# (xfail, not strict: a scenario that shows none passes) until the named work lands;
+# /work/notes/differential-findings-consumer.md has the lines. Empty since KAFKA-20268 (a new group
+# starts at epoch 1) and KIP-1263's assignment interval were implemented.
+KNOWN_DIFFERENCES: dict[str, str] = {}
