@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.differential.consumer_scenarios import KNOWN_DIFFERENCES, SCENARIOS
+from helpers.differential.consumer_scenarios import SCENARIOS
 from helpers.differential.run import run_all
 
 WORKERS = 8
@@ -29,6 +29,4 @@ def outcomes(differential_sides):
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_scenario_observed_alike(outcomes, scenario):
     outcome = outcomes[scenario.name]
-    if outcome.lines and scenario.name in KNOWN_DIFFERENCES:
-        pytest.xfail(f"{KNOWN_DIFFERENCES[scenario.name]} ({len(outcome.lines)} difference lines)")
     assert not outcome.lines, "\n" + "\n".join(outcome.lines)

@@ -63,6 +63,15 @@ class PolledDriver(Driver):
         self.paused = threading.Event()
         self.stopped = threading.Event()
 
+    def pause(self):
+        """The poll loop stops (``_run`` idles while paused)."""
+        self.paused.set()
+        self.running = False
+
+    def resume(self):
+        self.paused.clear()
+        self.running = True
+
     def run_commands(self, error_name=lambda exc: type(exc).__name__) -> None:
         while True:
             try:
@@ -198,15 +207,10 @@ class PythonDriver(PolledDriver):
         return self._call(do, self.topics(short_topics))
 
     def pause(self):
-        self.paused.set()
-        self.running = False
+        super().pause()
         coordinator = getattr(self.consumer, "_coordinator", None)
         if coordinator is not None:
             coordinator._disable_heartbeat()
-
-    def resume(self):
-        self.paused.clear()
-        self.running = True
 
     def close(self):
         self.stopped.set()
@@ -302,14 +306,6 @@ class RdkafkaDriver(PolledDriver):
 
     def subscribe(self, short_topics):
         return self._call(lambda topics: self._subscribe(topics) or "ok", self.topics(short_topics))
-
-    def pause(self):
-        self.paused.set()
-        self.running = False
-
-    def resume(self):
-        self.paused.clear()
-        self.running = True
 
     def close(self):
         self.stopped.set()

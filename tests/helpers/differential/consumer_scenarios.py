@@ -205,9 +205,3 @@ SCENARIOS = [
         about="a rolling upgrade of a static classic group: instance ia restarts as a consumer-protocol "
               "Java member within its session"),
 ]
-
-# Differences found and not fixed yet, by scenario name -> the reason: the live test expects them
-# (xfail, not strict: a scenario that shows none passes) until the named work lands;
-# /work/notes/differential-findings-consumer.md has the lines. Empty since KAFKA-20268 (a new group
-# starts at epoch 1) and KIP-1263's assignment interval were implemented.
-KNOWN_DIFFERENCES: dict[str, str] = {}
