@@ -220,7 +220,8 @@ def test_describe_while_the_coordinator_moves(cluster, monkeypatch):
     create_replicated_topic(cluster.bootstrap, topic, 2)
     consumer_group, classic_group = groups_on(cluster, "c3-mid-describe", {3}, count=2)[3]
     members = [RdkafkaMember(cluster.bootstrap, consumer_group, [topic], "d-1", protocol="consumer"),
-               PythonMember(cluster.bootstrap, classic_group, [topic], "d-2")]
+               # a session that outlasts a slow controlled shutdown and the group's load elsewhere
+               PythonMember(cluster.bootstrap, classic_group, [topic], "d-2", session_timeout_ms=30000)]
     try:
         for member in members:
             wait_for(lambda: len(member.assignment) == 2, 60, f"{member.instance_id} owning {topic}")

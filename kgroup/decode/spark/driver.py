@@ -98,13 +98,14 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
                 keep_log = True
                 raise KgroupError(str(exc)) from None
             interrupts.install()
+            interrupts.check()      # a signal noted while the session started
             if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
                 # rows travel through the JVM to the driver: keep each task's share small
                 tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
                 tally = _Tally(problems, tasks)
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
-                          until_offset=until_offset, until_ms=until_time, out=out)
+                          until_offset=until_offset, until_ms=until_time, out=out, check=interrupts.check)
             except Exception as exc:  # noqa: BLE001 - a failed Spark job: one clear line, not a JVM trace
                 interrupts.check()  # jobs cancelled by an interrupt: not a failure
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
@@ -193,7 +194,23 @@ class _Interrupts:
 
             if SparkContext._active_spark_context is not None:  # noqa: SLF001 - pyspark's own handler does this
                 SparkContext._active_spark_context.cancelAllJobs()  # noqa: SLF001
-        self.check()
+        if _safe_to_raise(frame):
+            self.check()
+
+
+def _safe_to_raise(frame) -> bool:
+    """Can the handler raise where the signal landed? Not inside a finalizer (Python drops the
+    exception), nor inside logging or threading: an exception between a lock's acquire and its
+    ``try`` leaves the lock held for good — py4j's connection finalizers log as they close, so the
+    next thread to log (the wave thread, ending) waits forever on the main thread, which waits for it.
+    There the signal is only noted: the cancelled jobs end, and `check` raises at the next step."""
+    unsafe = (f"{os.sep}logging{os.sep}", f"{os.sep}threading.py")
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or any(part in code.co_filename for part in unsafe):
+            return False
+        frame = frame.f_back
+    return True
 
 
 def jvm_log_hint(log: str) -> str:
@@ -218,7 +235,7 @@ def spark_error_text(exc) -> str:
     return python_errors[-1] if python_errors else (text.strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out):
+def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, until_ms, out, check=lambda: None):
     from . import engine
     from .session import is_local_master
 
@@ -248,15 +265,17 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
     if is_local_master(spark.sparkContext.master):
         spool = tally.spool = tempfile.mkdtemp(prefix="kgroup-spark-rows-")
     try:
-        _stream(engine.stream_items(spark, tasks, options, PAYLOADS[output], spool=spool), tasks, tally, writer)
+        _stream(engine.stream_items(spark, tasks, options, PAYLOADS[output], spool=spool), tasks, tally, writer,
+                check)
     finally:
         if spool is not None:
             shutil.rmtree(spool, ignore_errors=True)
 
 
-def _stream(items, tasks, tally, writer):
+def _stream(items, tasks, tally, writer, check):
     position = 0
     for kind, item in items:
+        check()     # a signal noted where raising was unsafe: the next wave is not started
         task = tasks[position]
         if kind == "e":
             if not tally.skipped(task):

@@ -8,6 +8,7 @@ import time
 
 from helpers.differential.clients import start_driver
 from helpers.differential.observe import Observer
+from helpers.kafka_groups import WAIT_SLACK
 
 # A value that means the play itself went wrong (a step raised, a wait ran out): reported even when
 # both sides agree, as the scenario then checks less than it says.
@@ -107,7 +108,7 @@ class Play:
 
     def _wait_errors(self, step):
         driver = self.drivers[step.member]
-        deadline = time.monotonic() + step.args["timeout"]
+        deadline = time.monotonic() + step.args["timeout"] * WAIT_SLACK
         while time.monotonic() < deadline:
             if driver.errors:
                 return "ok"
@@ -119,7 +120,7 @@ class Play:
         assigned it, and every subscribed partition is assigned — twice in a row 0.3 s apart (a
         cooperative rebalance is Stable for a moment between its two rounds)."""
         want_state, want_members = step.args["state"], step.args["members"]
-        deadline = time.monotonic() + step.args["timeout"]
+        deadline = time.monotonic() + step.args["timeout"] * WAIT_SLACK
         held, view = 0, None
         while time.monotonic() < deadline:
             try:

@@ -29,6 +29,7 @@ class Side:
         finally:
             admin.close()
         self.wait_partitions(topic, partitions)
+        self.wait_group_coordinator_sees(topic, partitions)
 
     def add_partitions(self, topic: str, count: int) -> None:
         from kafka.admin import NewPartitions
@@ -39,6 +40,7 @@ class Side:
         finally:
             admin.close()
         self.wait_partitions(topic, count)
+        self.wait_group_coordinator_sees(topic, count)
 
     def wait_partitions(self, topic: str, count: int, timeout: float = 30) -> None:
         """Until Metadata shows the topic with ``count`` partitions (a broker learns of a topic
@@ -57,6 +59,50 @@ class Side:
                     return
                 time.sleep(0.1)
         raise RuntimeError(f"{self.name}: topic {topic} does not have {count} partitions after {timeout}s")
+
+    def wait_group_coordinator_sees(self, topic: str, count: int, timeout: float = 30) -> None:
+        """Until a throwaway consumer group subscribed to ``topic`` is assigned ``count`` partitions.
+
+        Kafka's group coordinator learns of topics from its own metadata publisher, a moment after
+        Metadata answers show them (seconds on a loaded machine): a member joining in between is
+        assigned nothing and the group takes one more epoch than on a side that knew the topic,
+        which is timing, not behaviour. The probe group joins and leaves; its records are its own."""
+        import base64
+        import uuid
+
+        from kgroup.client.wire import ClusterClient
+        from kgroup.protocol import ConsumerGroupHeartbeatRequest
+
+        group = f"probe-{topic}-{count}"
+        member_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        deadline = time.monotonic() + timeout
+
+        def beat(epoch, topics):
+            return lambda _coordinator: ConsumerGroupHeartbeatRequest[1](
+                group_id=group, member_id=member_id, member_epoch=epoch, instance_id=None, rack_id=None,
+                rebalance_timeout_ms=10_000 if epoch == 0 else -1, subscribed_topic_names=topics,
+                subscribed_topic_regex=None, server_assignor="uniform",
+                topic_partitions=[] if epoch == 0 else None)
+
+        with ClusterClient(self.bootstrap, timeout_s=10) as client:
+            epoch = 0
+            try:
+                while True:
+                    response, _ = client.to_coordinator(group, beat(epoch, [topic] if epoch == 0 else None),
+                                                        "ConsumerGroupHeartbeat")
+                    if response.error_code:
+                        raise RuntimeError(f"{self.name}: probe heartbeat for {topic}: error {response.error_code}")
+                    epoch = response.member_epoch
+                    if response.assignment is not None and sum(
+                            len(tp.partitions) for tp in response.assignment.topic_partitions) == count:
+                        return
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"{self.name}: the group coordinator does not assign {count} "
+                                           f"partitions of {topic} after {timeout}s")
+                    time.sleep(0.2)
+            finally:
+                if epoch:
+                    client.to_coordinator(group, beat(-1, None), "ConsumerGroupHeartbeat")
 
     def stop(self):
         if self._stop is not None:

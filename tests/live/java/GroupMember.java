@@ -74,6 +74,13 @@ public class GroupMember {
                 }
             };
             if (args[4].startsWith("^")) {
+                // subscribe(Pattern) joins with the topics the consumer's metadata matches at that
+                // moment: wait for its first Metadata answer (the second response, after ApiVersions)
+                // so the join does not race it and carry no topics on one side and some on the other
+                long deadline = System.currentTimeMillis() + 5000;
+                while (responses(consumer) < 2 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(20);
+                }
                 consumer.subscribe(java.util.regex.Pattern.compile(args[4]), listener);
             } else {
                 consumer.subscribe(List.of(args[4].split(",")), listener);
@@ -126,6 +133,17 @@ public class GroupMember {
             }
         }
         System.out.println("closed");
+    }
+
+    /** The responses the consumer's network client has received (its consumer-metrics response-total). */
+    static double responses(KafkaConsumer<byte[], byte[]> consumer) {
+        for (Map.Entry<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> e
+                : consumer.metrics().entrySet()) {
+            if (e.getKey().name().equals("response-total") && e.getKey().group().equals("consumer-metrics")) {
+                return ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return 0;
     }
 
     static String names(Collection<TopicPartition> partitions) {
