@@ -225,3 +225,21 @@ def test_reset_offsets_plans_equal_kafkas_dry_run(kafka, groups, tmp_path):
     assert {v["group"]: v["offsets"] for v in after} == {g: views[g]["offsets"] for g in EMPTY}
     assert kgroup("reset-offsets", "--bootstrap-server", b, "tk-empty-c", "--all-topics", "--to-earliest",
                   "-o", "json").returncode == 0
+
+
+def test_every_option_of_kafka_consumer_groups_is_mapped(kafka):
+    """docs/from-kafka-consumer-groups.md names every option Kafka 4.4's tool offers (its own
+    --help), each beside what kgroup does instead, and the kgroup man page points to it."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = kafka.tool("kafka-consumer-groups", "--help", check=False)
+    text = done.stdout + done.stderr
+    options = sorted(set(re.findall(r"^(--[a-z][a-z-]*)", text, re.M)))
+    assert len(options) > 25, text
+    table = (root / "docs" / "from-kafka-consumer-groups.md").read_text()
+    mapped = set(re.findall(r"^\| `[^|]*", table, re.M))
+    missing = [o for o in options if not any(re.search(rf"[`\[ ,/]{o}(?![\w-])", row) for row in mapped)]
+    assert missing == [], f"kafka-consumer-groups options not in the table: {missing}"
+    assert "docs/from-kafka-consumer-groups.md" in (root / "man" / "kgroup.1").read_text()
