@@ -8,7 +8,8 @@ from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, exit_for_
 @click.command("delete", context_settings=CONTEXT_SETTINGS)
 @click.argument("groups", nargs=-1, required=True)
 @click.option("--dry-run", is_flag=True,
-              help="Delete nothing: describe each group and report the error Kafka would give "
+              help="Delete nothing: describe each group and report whether it would be deleted "
+                   "(WOULD-DELETE; JSON and CSV: would_delete) or the error Kafka would give "
                    "(NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND).")
 @cluster_options
 @output_option(["table", "json", "csv"])
@@ -29,9 +30,14 @@ def delete(groups, dry_run, cluster, output):
             rows = delete_groups(client, groups, dry_run)
     except KgroupError as exc:
         fail("delete", exc)
+    columns = ["group", "state", "deleted", "error"]
     for row in rows:
         row["deleted"] = not dry_run and row["error"] is None
-    render_rows(rows, ["group", "state", "deleted", "error"], output)
+        if dry_run:  # what would happen; "deleted" stays false, as nothing was
+            row["would_delete"] = row["error"] is None
+    if dry_run:
+        columns = ["group", "state", "would_delete", "error"] if output == "table" else columns + ["would_delete"]
+    render_rows(rows, columns, output)
     for row in rows:
         if row["error"]:
             message = denial(row["error"], "Delete", row["group"]) or f"group {row['group']!r}: {row['error']}"

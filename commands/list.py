@@ -2,15 +2,15 @@
 
 import click
 
-from kgroup.commands.options import (CONTEXT_SETTINGS, DumpWarnings, cluster_options, fail, output_option,
-                                     refuse_cluster_with_dump)
+from kgroup.commands.options import (CONTEXT_SETTINGS, DumpWarnings, GroupState, cluster_options, fail,
+                                     output_option, refuse_cluster_with_dump)
 
 COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 
 
 @click.command("list", context_settings=CONTEXT_SETTINGS)
 @cluster_options
-@click.option("--state", "states", multiple=True, metavar="STATE",
+@click.option("--state", "states", multiple=True, metavar="STATE", type=GroupState(),
               help="Only groups in this state (Stable, PreparingRebalance, CompletingRebalance, Empty, "
                    "Dead, Assigning, Reconciling; repeatable, case-insensitive).")
 @click.option("--type", "types", multiple=True, metavar="TYPE",
@@ -26,14 +26,11 @@ def list_command(cluster, states, types, dumps, output):
     Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed,
     3 --from-dump found problems in the dump (warnings) and listed the rest.
     """
-    from kgroup.client.groups import GROUP_STATES, GROUP_TYPES, list_groups
+    from kgroup.client.groups import GROUP_TYPES, list_groups
     from kgroup.commands.output import echo_json
     from kgroup.writers import CsvWriter, table
     from kgroup.errors import KgroupError
 
-    for s in states:
-        if s.lower() not in {g.lower() for g in GROUP_STATES}:
-            raise click.BadParameter(f"{s!r}; choose from {', '.join(GROUP_STATES)}", param_hint="--state")
     refuse_cluster_with_dump(dumps)
     known_types = GROUP_TYPES + ("connect",) if dumps else GROUP_TYPES
     for t in types:

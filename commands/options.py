@@ -45,6 +45,21 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+class GroupState(click.ParamType):
+    """--state of `list` and `wait`: a group state in any case, converted to Kafka's spelling. An
+    unknown one is the same usage error for both, listing the states (kgroup.client.groups.GROUP_STATES)."""
+
+    name = "state"
+
+    def convert(self, value, param, ctx):
+        from kgroup.client.groups import GROUP_STATES
+
+        for state in GROUP_STATES:
+            if state.lower() == value.lower():
+                return state
+        self.fail(f"{value!r} is not a group state; choose from {', '.join(GROUP_STATES)}", param, ctx)
+
+
 class ClusterOptions:
     """The shared connection options of the live commands, opened lazily into a ClusterClient."""
 

@@ -24,8 +24,10 @@ RESULT_COLUMNS = ["group", "group_instance_id", "member_id", "error"]
                    "partitions they own and where the group's assignor would move them.")
 @click.option("--wait", "wait", is_flag=True,
               help="After removing, wait until the group is Stable at a new generation with an "
-                   "assignment that held for 1 s, and print a before/after view (members and "
-                   "partitions that moved).")
+                   "assignment that held for 1 s, no sooner than 5 s after the removal (a consumer "
+                   "still running rejoins at its next heartbeat), and print a before/after view "
+                   "(members and partitions that moved) and each removed id that rejoined. "
+                   "Without --wait, a warning names the ids that may rejoin.")
 @click.option("--wait-timeout", type=Seconds(min=0.1), default=60.0, show_default=True,
               metavar="SECONDS", help="How long --wait waits.")
 @cluster_options
@@ -37,10 +39,12 @@ def remove_members(ctx, group, instance_ids, from_file, member_ids, remove_all, 
 
     Results are keyed by the id you gave (instance id or member id) and carry Kafka's error name
     (UNKNOWN_MEMBER_ID for an id the group does not have). Stop the consumer process first: a
-    running static consumer rejoins under the same instance id.
+    running static consumer rejoins under the same instance id (--wait reports it as "rejoined").
+    Ctrl-C during --wait still prints each id's result (JSON: the wait's error "interrupted").
 
-    Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown) or
-    --wait timed out, 1 nothing done (unreachable broker, unknown group, old broker), 2 usage error.
+    Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown), --wait
+    timed out or saw a removed id rejoin, 1 nothing done (unreachable broker, unknown group, old
+    broker), 2 usage error, 130 interrupted (during --wait: after the results).
     """
     from click.core import ParameterSource
 
@@ -60,63 +64,105 @@ def remove_members(ctx, group, instance_ids, from_file, member_ids, remove_all, 
         if not wait and ctx.get_parameter_source("wait_timeout") is not ParameterSource.DEFAULT:
             # a runbook that meant to wait must not go on before the group has settled
             raise click.UsageError("--wait-timeout needs --wait")
-        report = _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout)
+        report = _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout, output)
     except KgroupError as exc:
         fail("remove-members", exc)
     _render(report, output)
-    wait_error = report.wait_error
-    if wait_error:
-        click.echo(f"kgroup remove-members: the removal was done, but {wait_error}", err=True)
+    interrupted = report.wait_error == INTERRUPTED
+    if report.wait_error and not interrupted:
+        click.echo(f"kgroup remove-members: the removal was done, but {report.wait_error}", err=True)
+    for r in report.results:
+        if r.error:
+            click.echo(f"kgroup remove-members: {r.target.label}: {r.error}", err=True)
+    for r in report.rejoined:
+        click.echo(f"kgroup remove-members: {r.target.label}: {REJOINED}; stop it, then remove it again", err=True)
+    if interrupted:  # the results are out: now the interrupt, as every command reports it (exit 130)
+        raise KeyboardInterrupt
     if report.failed:
-        for r in report.results:
-            if r.error:
-                click.echo(f"kgroup remove-members: {r.target.label}: {r.error}", err=True)
         raise SystemExit(1 if report.failed == len(report.results) else 3)
-    if wait_error:
+    if report.wait_error or report.rejoined:
         raise SystemExit(3)
 
 
-def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout):
+INTERRUPTED = "interrupted"
+REJOINED = "rejoined: the process is still running"
+
+
+def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeout, output):
     from kgroup.client.removal import plan_removal, remove_members as remove
-    from kgroup.client.waiting import wait_after_removal
-    from kgroup.commands.output import WaitStatus
-    from kgroup.errors import KgroupError
 
     with cluster.connect() as client:
         if dry_run:
-            return plan_removal(client, group, targets, remove_all=remove_all)
+            report = plan_removal(client, group, targets, remove_all=remove_all)
+            _warn_may_rejoin(report)
+            return report
         report = remove(client, group, targets, remove_all=remove_all, reason=reason)
         if reason is not None and report.leave_version is not None and report.leave_version < 5:
             click.echo(f"kgroup remove-members: warning: the broker supports LeaveGroup v{report.leave_version}; "
                        f"--reason needs v5 and was not sent", err=True)
-        if wait and report.removed:
-            by_instance = report.before.member_by_instance()
-            removed_ids = set()
-            for r in report.results:
-                if r.error is None:
-                    t = r.target
-                    member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else None
-                    removed_ids.add(member.member_id if member else t.member_id)
-            with WaitStatus(group) as status:
-                try:
-                    report.after = wait_after_removal(client, group, removed_ids, wait_timeout,
-                                                      on_poll=status, before_epoch=report.before.group_epoch)
-                except KgroupError as exc:  # a timeout, or the cluster failing us: the removal is done anyway
-                    report.wait_error = str(exc)
+        if not wait:
+            _warn_may_rejoin(report)
+            return report
+        report.waited = True
+        if output == "table":  # the removal is done: say so before the wait, which may be interrupted
+            _render_results(report)
+        if report.removed:
+            _wait(client, report, wait_timeout)
         return report
+
+
+def _wait(client, report, wait_timeout):
+    """Wait for the group to settle after the removal, and see which removed ids came back. A
+    timeout, a failure or an interrupt is the report's wait_error: the removal is done anyway."""
+    from kgroup.client.waiting import WaitTimeout, wait_after_removal
+    from kgroup.commands.output import WaitStatus
+    from kgroup.errors import KgroupError
+
+    by_instance = report.before.member_by_instance()
+    removed_ids = set()
+    for r in report.results:
+        if r.error is None:
+            t = r.target
+            member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else None
+            removed_ids.add(member.member_id if member else t.member_id)
+    try:
+        with WaitStatus(report.group) as status:
+            report.after = wait_after_removal(client, report.group, removed_ids, wait_timeout, on_poll=status,
+                                              before_epoch=report.before.group_epoch)
+        report.mark_rejoined(report.after)
+    except WaitTimeout as exc:
+        report.wait_error = str(exc)
+        report.mark_rejoined(exc.last)
+    except KgroupError as exc:  # the cluster failing us
+        report.wait_error = str(exc)
+    except KeyboardInterrupt:
+        report.wait_error = INTERRUPTED
+
+
+def _warn_may_rejoin(report):
+    """Without --wait nobody looks whether a removed member comes back: one line saying it may."""
+    from kgroup.client.removal import may_rejoin
+
+    labels = may_rejoin(report)
+    if labels:
+        click.echo(f"kgroup remove-members: warning: {', '.join(labels)} "
+                   f"{'is a member' if len(labels) == 1 else 'are members'} of group {report.group!r}: a consumer "
+                   f"whose process still runs rejoins at once (stop it first; --wait reports a rejoin)", err=True)
 
 
 def _render(report, output):
     from kgroup.commands.output import echo_json
-    from kgroup.writers import CsvWriter, table
+    from kgroup.writers import CsvWriter
 
     if output == "json":
         echo_json(report.to_json())
         return
     if output == "csv":
-        writer = CsvWriter(RESULT_COLUMNS + (["status", "partitions", "moves"] if report.dry_run else []))
+        columns = RESULT_COLUMNS + (["status", "partitions", "moves"] if report.dry_run else []) + \
+            (["rejoined"] if report.waited else [])
+        writer = CsvWriter(columns)
         for r in report.results:
-            row = r.to_json(report.dry_run)
+            row = r.to_json(report.dry_run, report.waited)
             row["group"] = report.group
             if report.dry_run:
                 row["partitions"] = " ".join(f"{p['topic']}:{p['partition']}" for p in row["partitions"])
@@ -124,26 +170,49 @@ def _render(report, output):
             writer.write(row)
         return
     if report.dry_run:
-        rows = [[r.target.label, "instance id" if r.target.group_instance_id is not None else "member id",
-                 r.status, " ".join(f"{t}:{p}" for t, p in r.partitions) or "-",
-                 " ".join(f"{t}:{p}->{new or '-'}" for t, p, new in r.moves) or "-"] for r in report.results]
-        table(rows, ["ID", "GIVEN-AS", "STATUS", "OWNS", "WOULD-MOVE-TO"],
-              title=f"Dry run for group {report.group} (state {report.before.state}, protocol "
-                    f"{report.before.protocol or '-'}); nothing was changed.")
-        if report.other_moves:
-            click.echo("")
-            table([[t, p, old or "-", new or "-"] for t, p, old, new in report.other_moves],
-                  ["TOPIC", "PARTITION", "FROM", "TO"],
-                  title="The assignor would also move these partitions of members that stay:")
-        if report.prediction_note:
-            click.echo(report.prediction_note)
-        return
+        _render_plan(report)
+    elif not report.waited:  # with --wait they were shown before the wait
+        _render_results(report)
+    else:
+        _render_wait(report)
+
+
+def _render_plan(report):
+    from kgroup.writers import table
+
+    rows = [[r.target.label, "instance id" if r.target.group_instance_id is not None else "member id",
+             r.status, " ".join(f"{t}:{p}" for t, p in r.partitions) or "-",
+             " ".join(f"{t}:{p}->{new or '-'}" for t, p, new in r.moves) or "-"] for r in report.results]
+    table(rows, ["ID", "GIVEN-AS", "STATUS", "OWNS", "WOULD-MOVE-TO"],
+          title=f"Dry run for group {report.group} (state {report.before.state}, protocol "
+                f"{report.before.protocol or '-'}); nothing was changed.")
+    if report.other_moves:
+        click.echo("")
+        table([[t, p, old or "-", new or "-"] for t, p, old, new in report.other_moves],
+              ["TOPIC", "PARTITION", "FROM", "TO"],
+              title="The assignor would also move these partitions of members that stay:")
+    if report.prediction_note:
+        click.echo(report.prediction_note)
+
+
+def _render_results(report):
+    """Each id's LeaveGroup result, flushed: a wait (and a Ctrl-C during it) comes after."""
+    import sys
+
+    from kgroup.writers import table
+
     table([[r.target.label, "instance id" if r.target.group_instance_id is not None else "member id",
             r.error or "removed"] for r in report.results], ["ID", "GIVEN-AS", "RESULT"],
           title=f"Group {report.group}: {report.removed} removed, {report.failed} failed.")
-    if report.after is not None:
-        from kgroup.client.removal import before_after
+    sys.stdout.flush()
 
+
+def _render_wait(report):
+    """What --wait saw: the group before and after, the partitions that moved, the ids that rejoined."""
+    from kgroup.client.removal import before_after
+    from kgroup.writers import table
+
+    if report.after is not None:
         diff = before_after(report.before, report.after)
         click.echo("")
         table([["before", diff["before"]["state"], str(len(diff["before"]["members"])),
@@ -156,3 +225,7 @@ def _render(report, output):
         click.echo("")
         table([[m["topic"], str(m["partition"]), m["from"] or "-", m["to"] or "-"] for m in diff["partitions_moved"]],
               ["TOPIC", "PARTITION", "FROM", "TO"], title="Partitions that moved:")
+    if report.rejoined:
+        click.echo("")
+        table([[r.target.label, REJOINED] for r in report.rejoined], ["ID", "RESULT"],
+              title="Removed, and back in the group at once:")

@@ -14,6 +14,15 @@ def _listen(value):
         raise click.BadParameter(str(exc), param_hint="--listen") from None
 
 
+def _advertised_host(ctx, param, value):
+    from kgroup.server.listeners import ListenerError, check_advertised_host
+
+    try:
+        return None if value is None else check_advertised_host(value)
+    except ListenerError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _user(value):
     from kgroup.server.listeners import ListenerError
     from kgroup.server.security import parse_user
@@ -104,8 +113,10 @@ def _event(obj):
                    "RESOURCE_TYPE (Topic, Group, Cluster, TransactionalId) NAME (* any, a trailing * "
                    "a prefix); repeatable. With none, everything is allowed; with any, what no "
                    "--acl allows is denied.")
-@click.option("--advertised-host", default=None, metavar="HOST",
-              help="Host name clients are told to connect to (default: the bound address).")
+@click.option("--advertised-host", default=None, metavar="HOST", callback=_advertised_host,
+              help="Host name clients are told to connect to (default: the bound address; for a "
+                   "listener on every interface, 0.0.0.0 or ::, the machine's host name, said on "
+                   "stderr). A wildcard address is refused, as Kafka refuses it.")
 @click.option("-v", "--verbose", count=True,
               help="Log to stderr: -v connections, -vv every request and response "
                    "(problems are always logged).")
@@ -144,8 +155,14 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
                         listeners=listeners, users=credentials, acls=rules)
 
         def ready(_first):
+            from kgroup.server.listeners import is_wildcard
+
             for listener, address in broker.bound:
                 shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT
+                if is_wildcard(listener.host) and advertised_host is None:
+                    bound = f"[{listener.host}]" if ":" in listener.host else listener.host
+                    click.echo(f"kgroup serve: listening on {bound}:{address[1]}, advertising host {address[0]} "
+                               f"(set --advertised-host to change)", err=True)
                 if output == "json":
                     _event({"event": "listening", "host": address[0], "port": address[1],
                             "bootstrap": f"{shown}:{address[1]}",

@@ -2,14 +2,12 @@
 
 import click
 
-from kgroup.commands.options import CONTEXT_SETTINGS, Seconds, cluster_options, fail, output_option
-
-STATES = ["Stable", "Empty", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "Dead"]
+from kgroup.commands.options import CONTEXT_SETTINGS, GroupState, Seconds, cluster_options, fail, output_option
 
 
 @click.command("wait", context_settings=CONTEXT_SETTINGS)
 @click.argument("group")
-@click.option("--state", "state", type=click.Choice(STATES, case_sensitive=False), default="Stable", metavar="STATE",
+@click.option("--state", "state", type=GroupState(), default="Stable", metavar="STATE",
               show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance "
                    "(classic groups), Assigning, Reconciling (consumer groups) or Dead (which also matches a "
                    "group that does not exist).")
@@ -37,7 +35,6 @@ def wait(ctx, group, state, caught_up, interval, cluster, output):
 
     if caught_up and ctx.get_parameter_source("state") is not ParameterSource.DEFAULT and state.lower() != "stable":
         raise click.UsageError("--caught-up waits for Stable: it excludes --state " + state)
-    state = next(s for s in STATES if s.lower() == state.lower())
     try:
         with cluster.connect(refused_at_once=False) as client, WaitStatus(group) as status:  # the line is gone after
             if caught_up:

@@ -45,9 +45,9 @@ def snapshot(b, group):
 class Fleet:
     """Static (and optionally dynamic) consumers of one group, settled before the test runs."""
 
-    def __init__(self, b, group, instances, dynamic=0, commit=True):
+    def __init__(self, b, group, instances, dynamic=0, commit=True, session_timeout_ms=4000):
         self.b, self.group = b, group
-        self.consumers = {i: FleetConsumer(b.bootstrap, group, [TOPIC], i, session_timeout_ms=4000,
+        self.consumers = {i: FleetConsumer(b.bootstrap, group, [TOPIC], i, session_timeout_ms=session_timeout_ms,
                                            enable_auto_commit=commit) for i in instances}
         self.settle()
         # Dynamic members join once the static ones are settled: started all together, kafka-python
@@ -253,7 +253,10 @@ def test_remove_partial_failure_exit_3_others_removed(broker, fleets):
         {"group_instance_id": "p-1", "member_id": None, "error": None},
         {"group_instance_id": "ghost", "member_id": None, "error": "UNKNOWN_MEMBER_ID"},
         {"group_instance_id": "p-2", "member_id": None, "error": None}]}
-    assert result.stderr == "kgroup remove-members: ghost: UNKNOWN_MEMBER_ID\n"
+    # without --wait nobody looks whether a removed member comes back: a warning says it may
+    assert result.stderr == ("kgroup remove-members: warning: p-1, p-2 are members of group 'rm-part': a consumer "
+                             "whose process still runs rejoins at once (stop it first; --wait reports a rejoin)\n"
+                             "kgroup remove-members: ghost: UNKNOWN_MEMBER_ID\n")
     assert set(snapshot(broker, "rm-part").static_members) == {"p-0"}
 
 
@@ -342,6 +345,99 @@ def test_remove_wait_prints_before_after(broker, fleets):
         {"topic": TOPIC, "partition": 2, "from": "w-1", "to": "w-0"},
         {"topic": TOPIC, "partition": 4, "from": "w-2", "to": "w-1"},
         {"topic": TOPIC, "partition": 5, "from": "w-2", "to": "w-1"}]
+
+
+def test_remove_wait_reports_a_member_whose_process_still_runs_as_rejoined(broker, fleets):
+    # rj-0 keeps running: removed, it rejoins at its next heartbeat under a new member id. The
+    # removal did not stick, and --wait says so per id, exit 3, instead of "removed".
+    fleets(broker, "rm-rejoin", ["rj-0", "rj-1"])
+    result = kg(broker, "remove-members", "rm-rejoin", "--instance-id", "rj-0", "--wait", "--wait-timeout", "30",
+                "-o", "json")
+    assert result.exit_code == 3, result.stderr
+    out = json.loads(result.stdout)
+    assert out["results"] == [{"group_instance_id": "rj-0", "member_id": None, "error": None, "rejoined": True}]
+    assert (out["removed"], out["failed"], out["rejoined"]) == (1, 0, 1)
+    assert out["wait"]["error"] is None and out["wait"]["after"]["members"] == ["rj-0", "rj-1"]
+    assert result.stderr == ("kgroup remove-members: rj-0: rejoined: the process is still running; stop it, then "
+                             "remove it again\n")
+    table = kg(broker, "remove-members", "rm-rejoin", "--instance-id", "rj-1", "--wait", "--wait-timeout", "30",
+               "-o", "table")
+    assert table.exit_code == 3, table.stderr
+    assert re.search(r"^Removed, and back in the group at once:\nID\s+RESULT\nrj-1\s+rejoined: the process is "
+                     r"still running$", table.stdout, re.M), table.stdout
+    # the dry run and a removal without --wait warn that a running consumer rejoins
+    dry = kg(broker, "remove-members", "rm-rejoin", "--instance-id", "rj-0", "--dry-run", "-o", "json")
+    assert dry.exit_code == 0
+    assert dry.stderr == ("kgroup remove-members: warning: rj-0 is a member of group 'rm-rejoin': a consumer whose "
+                          "process still runs rejoins at once (stop it first; --wait reports a rejoin)\n")
+
+
+class _Lines:
+    """A subprocess's stdout read line by line on a thread (a pipe's readline cannot time out)."""
+
+    def __init__(self, stream):
+        import queue
+        import threading
+
+        self.lines = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in iter(stream.readline, "")]
+                         + [self.lines.put(None)], daemon=True).start()
+
+    def until(self, predicate, timeout):
+        """The lines up to the first that satisfies predicate; None: up to the end of the output."""
+        seen = []
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            if line is None:
+                assert predicate is None, f"stdout ended before the line: {seen}"
+                return seen
+            seen.append(line)
+            if predicate is not None and predicate(line):
+                return seen
+
+
+def test_ctrl_c_during_the_wait_still_reports_the_removal(broker, fleets):
+    import signal
+
+    # int-0..2 stop without a leave and keep their membership for 60 s: a removal's rebalance waits
+    # for int-0, which never rejoins, so the wait is still waiting when SIGINT comes
+    fleet = fleets(broker, "rm-int", ["int-0", "int-1", "int-2"], session_timeout_ms=60000)
+    fleet.close()
+
+    def remove(instance, output):
+        return subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "remove-members", "rm-int",
+                                 "--instance-id", instance, "--wait", "--wait-timeout", "60", "-o", output,
+                                 "--bootstrap-server", broker.bootstrap], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    proc = remove("int-2", "table")
+    try:  # the table is printed (and flushed) before the wait starts
+        lines = _Lines(proc.stdout)
+        shown = lines.until(lambda line: line.startswith("int-2"), 30)
+        assert shown[0] == "Group rm-int: 1 removed, 0 failed.\n"
+        assert re.match(r"int-2\s+instance id\s+removed$", shown[-1])
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 130
+        assert lines.until(None, 5) == []
+        assert proc.stderr.read() == "kgroup remove-members: interrupted\n"
+    finally:
+        proc.kill()
+
+    proc = remove("int-1", "json")
+    try:
+        assert wait_until(lambda: "int-1" not in snapshot(broker, "rm-int").static_members, 30)
+        time.sleep(0.5)  # waiting now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and err == "kgroup remove-members: interrupted\n", err
+    doc = json.loads(out)
+    assert doc["results"] == [{"group_instance_id": "int-1", "member_id": None, "error": None, "rejoined": None}]
+    assert (doc["removed"], doc["failed"], doc["rejoined"]) == (1, 0, 0)
+    assert doc["wait"] == {"before": {"state": "PreparingRebalance", "members": ["int-0", "int-1"]}, "after": None,
+                           "generation_advanced": None, "partitions_moved": None, "error": "interrupted"}
 
 
 def test_remove_all_explicit(broker, fleets):
@@ -467,7 +563,7 @@ def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
                 "-o", "json")
     assert result.exit_code == 3
     out = json.loads(result.stdout)
-    assert out["results"] == [{"group_instance_id": "s-1", "member_id": None, "error": None}]
+    assert out["results"] == [{"group_instance_id": "s-1", "member_id": None, "error": None, "rejoined": False}]
     assert out["wait"]["error"].startswith("group 'rm-slow': timed out after 0.5s waiting for a Stable group at a "
                                            "new generation (last state: PreparingRebalance")
     # the same keys as a wait that succeeded: what it did not see is null

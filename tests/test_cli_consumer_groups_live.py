@@ -210,6 +210,8 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         stayers = [consumers[0], consumers[2]]
         dry = kg(b, "remove-members", "cg", "--instance-id", "r1,ghost", "--dry-run", "-o", "json")
         assert dry.exit_code == 3, dry.stderr
+        # r1 left (member epoch -2): no warning that it may rejoin
+        assert dry.stderr == "kgroup remove-members: ghost: UNKNOWN_MEMBER_ID\n"
         plan = json.loads(dry.stdout)
         assert "prediction_note" not in plan, plan["prediction_note"]
         r1, ghost = plan["results"]
@@ -228,7 +230,7 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         result = outcome["r"]
         assert result.exit_code == 0, result.stderr
         report = json.loads(result.stdout)
-        assert report["results"] == [{"group_instance_id": "r1", "member_id": None, "error": None}]
+        assert report["results"] == [{"group_instance_id": "r1", "member_id": None, "error": None, "rejoined": False}]
         wait = report["wait"]
         assert (wait["before"]["group_epoch"], wait["after"]["state"], wait["after"]["members"]) == \
             (epoch, "Stable", ["r0", "r2"])
@@ -239,6 +241,41 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         assert kgroup_views(b, ["cg"]) == admin_views(b, ["cg"])  # confluent-kafka sees the same group
     finally:
         close_all([c for n, c in enumerate(consumers) if n != 1])
+
+
+def test_remove_members_wait_reports_a_consumer_that_rejoins_under_its_member_id(slow_expiry):
+    """A running KIP-848 consumer removed by its instance id is fenced and rejoins under its own
+    member id: --wait sees the group settle with it back, reports it rejoined and exits 3 (before:
+    it waited out --wait-timeout for that member id to go)."""
+    import threading
+    import time
+
+    b = slow_expiry
+    consumers = [new_consumer(b, f"q{n}") for n in range(2)]
+    try:
+        poll_until(consumers, lambda: each_partition_once(consumers) and group_settled(b, "cg", 2))
+        dry = kg(b, "remove-members", "cg", "--instance-id", "q0", "--dry-run", "-o", "json")
+        assert dry.exit_code == 0 and dry.stderr == (
+            "kgroup remove-members: warning: q0 is a member of group 'cg': a consumer whose process still runs "
+            "rejoins at once (stop it first; --wait reports a rejoin)\n")
+        outcome = {}
+        started = time.monotonic()
+        remover = threading.Thread(target=lambda: outcome.update(r=kg(
+            b, "remove-members", "cg", "--instance-id", "q0", "--wait", "--wait-timeout", "30", "-o", "json")))
+        remover.start()
+        poll_until(consumers, lambda: not remover.is_alive())
+        result = outcome["r"]
+        assert result.exit_code == 3, result.stderr
+        assert time.monotonic() - started < 25      # it settled; it did not wait out the timeout
+        report = json.loads(result.stdout)
+        assert report["results"] == [{"group_instance_id": "q0", "member_id": None, "error": None, "rejoined": True}]
+        assert report["rejoined"] == 1 and report["wait"]["error"] is None
+        assert report["wait"]["after"]["members"] == ["q0", "q1"]
+        assert report["wait"]["after"]["group_epoch"] > report["wait"]["before"]["group_epoch"]
+        assert result.stderr == ("kgroup remove-members: q0: rejoined: the process is still running; stop it, "
+                                 "then remove it again\n")
+    finally:
+        close_all(consumers)
 
 
 def test_describe_from_dump_replays_the_consumer_group_and_until_time(slow_expiry):

@@ -171,6 +171,17 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
     code, out, err = run(broker, "delete-offsets", "classic", "--topic", f"{TOPIC}:0", "-o", "json")
     assert code == 0 and json.loads(out) == [{"topic": TOPIC, "partition": 0, "error": None}], err
     assert (TOPIC, 0) not in committed(broker, "classic")
+    # a dry run says what would happen: classic would be deleted, and was not
+    code, out, err = run(broker, "delete", "classic", "no-such-group", "--dry-run", "-o", "json")
+    assert code == 3, err
+    assert [(r["group"], r["deleted"], r["would_delete"], r["error"]) for r in json.loads(out)] == [
+        ("classic", False, True, None), ("no-such-group", False, False, "GROUP_ID_NOT_FOUND")]
+    code, out, _ = run(broker, "delete", "classic", "no-such-group", "--dry-run", "-o", "table")
+    assert [line.split() for line in out.splitlines()] == [
+        ["GROUP", "STATE", "WOULD-DELETE", "ERROR"], ["classic", "Empty", "yes", "-"],
+        ["no-such-group", "Dead", "no", "GROUP_ID_NOT_FOUND"]]
+    code, out, _ = run(broker, "delete", "classic", "--dry-run", "-o", "csv")
+    assert (code, out.splitlines()) == (0, ["group,state,deleted,error,would_delete", "classic,Empty,false,,true"])
     code, out, err = run(broker, "delete", "classic", "no-such-group", "-o", "json")
     assert code == 3, err
     assert [(r["group"], r["deleted"], r["error"]) for r in json.loads(out)] == [

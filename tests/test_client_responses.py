@@ -276,29 +276,35 @@ def test_wait_after_removal_waits_for_the_assignment_to_hold(monkeypatch):
                   view("Stable", {"a": [0], "b": [1]}), view("Stable", {"a": [0], "b": [1]})])
     now = [0.0]
     monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [next(views)])
-    settled = waiting.wait_after_removal(None, "g", ["gone"], timeout_s=30, settle_s=1.0,
+    settled = waiting.wait_after_removal(None, "g", ["gone"], timeout_s=30, settle_s=1.0, rejoin_window_s=0,
                                          clock=lambda: now[0],
                                          sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
     assert {m.member_id: m.partitions() for m in settled.members} == {"a": [("t", 0)], "b": [("t", 1)]}
     assert now[0] == 2.5  # the held view was first seen at 1.5 s and accepted 1 s later
 
 
-def test_wait_after_removal_names_a_removed_member_that_joined_again(monkeypatch):
-    """A running KIP-848 consumer that is fenced rejoins under its own member id: the timeout says
-    so instead of only 'last state: Stable'."""
+def test_wait_after_removal_settles_with_a_consumer_that_rejoined_and_watches_for_it(monkeypatch):
+    """A running KIP-848 consumer that is fenced rejoins under its own member id: the wait settles
+    with it back (the removal's report marks it rejoined) instead of waiting for its id to go, and
+    not before the rejoin window has passed, in which a running consumer's heartbeat brings it back."""
     from kgroup.client import waiting
 
-    back = MemberView("m-c0", "c0", "c", "h", [{"topic": "t", "partitions": [0]}])
+    back = MemberView("m-c0", "c0", "c", "h", [{"topic": "t", "partitions": [0]}], member_epoch=7,
+                      target_assignment=[{"topic": "t", "partitions": [0]}])
     monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [
-        GroupView("g", "Stable", "consumer", "uniform", COORD, [back])])
+        GroupView("g", "Stable", "consumer", "uniform", COORD, [back], group_type="consumer", group_epoch=7,
+                  assignment_epoch=7)])
     now = [0.0]
-    with pytest.raises(waiting.WaitTimeout) as info:
-        waiting.wait_after_removal(None, "g", ["m-c0"], timeout_s=2, clock=lambda: now[0],
-                                   sleep=lambda s: now.__setitem__(0, now[0] + s))
-    assert str(info.value) == (
-        "group 'g': timed out after 2s waiting for a Stable group at a new generation (last state: Stable, "
-        "1 member(s)); removed member(s) c0 joined again under the same member id: the consumer is still "
-        "running (stop it before removing it)")
+    settled = waiting.wait_after_removal(None, "g", ["m-c0"], timeout_s=30, before_epoch=5, clock=lambda: now[0],
+                                         sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert [m.member_id for m in settled.members] == ["m-c0"]
+    assert now[0] == pytest.approx(waiting.REJOIN_WINDOW_S)  # held for 1 s long before; watched for 5 s
+    report = RemovalReport("g", False, [MemberResult(Target("c0"), None), MemberResult(Target("x"), None),
+                                        MemberResult(Target("y"), "UNKNOWN_MEMBER_ID")])
+    report.waited = True
+    report.mark_rejoined(settled)
+    assert [r["rejoined"] for r in report.to_json()["results"]] == [True, False, None]
+    assert report.to_json()["rejoined"] == 1
 
 
 def test_a_wait_timeout_names_static_members_that_left(monkeypatch):

@@ -38,12 +38,36 @@ def test_usage_errors_exit_2_in_one_line_everywhere(command, args, message):
 
 
 @pytest.mark.parametrize("command", sorted(set(COMMANDS) - {"wait"}))
-def test_a_refused_connection_is_said_at_once_everywhere(command):
+@pytest.mark.parametrize("bootstrap", ["127.0.0.1:1", "127.0.0.1:1,", ",127.0.0.1:1,,"])
+def test_a_refused_connection_is_said_at_once_everywhere(command, bootstrap):
+    # empty entries of the list are dropped (as Kafka's clients drop them), not echoed as "…:1,:"
     started = time.monotonic()
-    result = run(command, "--bootstrap-server", "127.0.0.1:1", "--timeout", "30")
+    result = run(command, "--bootstrap-server", bootstrap, "--timeout", "30")
     assert result.exit_code == 1
     assert result.stderr == f"kgroup {command}: connection refused by 127.0.0.1:1: no Kafka broker listens there\n"
     assert time.monotonic() - started < 10   # not after --timeout
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("bootstrap, message", [
+    (",", "bad bootstrap server ',': no HOST:PORT in it"),
+    ("127.0.0.1:1,,nohost", "bad bootstrap server 'nohost': expected HOST:PORT[,HOST:PORT...]"),
+    ("127.0.0.1:", "bad bootstrap server '127.0.0.1:': expected HOST:PORT[,HOST:PORT...]"),
+])
+def test_a_malformed_bootstrap_list_is_a_usage_error_naming_the_entry(command, bootstrap, message):
+    result = run(command, "--bootstrap-server", bootstrap)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"kgroup {command}: {message}\n"
+
+
+@pytest.mark.parametrize("command, args", [("list", []), ("wait", ["g"])])
+@pytest.mark.parametrize("state", ["bogus", "Bogus"])
+def test_an_unknown_state_is_one_wording_listing_the_states(command, args, state):
+    result = CliRunner().invoke(cli, [command, *args, "--state", state, "--bootstrap-server", "127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"kgroup {command}: Invalid value for '--state': '{state}' is not a group state; "
+                             "choose from Stable, PreparingRebalance, CompletingRebalance, Empty, Dead, Assigning, "
+                             "Reconciling\n")
 
 
 def test_reset_offsets_from_a_file_that_is_not_text_is_one_line(tmp_path):

@@ -57,6 +57,8 @@ def test_first_line_names_the_bound_port_and_sigterm_exits_cleanly(server):
     (["--topic", "bad/name:2"], "bad/name"),
     (["--topic", "__consumer_offsets:5"], "offsets.topic.num.partitions"),
     (["--listen", "nohost"], "HOST:PORT"),
+    (["--advertised-host", "0.0.0.0"], "'0.0.0.0': a client cannot connect to a wildcard address"),
+    (["--advertised-host", "[::]"], "'[::]': a client cannot connect to a wildcard address"),
 ])
 def test_bad_options_are_usage_errors_naming_the_problem(tmp_path, args, needle):
     log_dir = tmp_path / "d"
@@ -65,6 +67,46 @@ def test_bad_options_are_usage_errors_naming_the_problem(tmp_path, args, needle)
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
     assert not log_dir.exists()  # refused before anything is created
+
+
+def _advertised_brokers(port):
+    from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+    from kgroup.server.harness import raw_request
+
+    metadata = MetadataResponse.decode(raw_request(("127.0.0.1", port), MetadataRequest(
+        version=12, topics=None, allow_auto_topic_creation=False)), version=12, header=True)
+    return [(b.host, b.port) for b in metadata.brokers]
+
+
+def test_a_listener_on_every_interface_advertises_the_host_name_and_says_so(server):
+    # 0.0.0.0 is where the server listens, never where a client can connect (Kafka refuses it in
+    # advertised.listeners): Metadata names the machine instead, and stderr says which
+    from kgroup.server.listeners import machine_host_name
+
+    s = server(listens=("0.0.0.0:0",))
+    name, port = s.address
+    assert name == machine_host_name() and name not in ("0.0.0.0", "")
+    assert _advertised_brokers(port) == [(name, port)]
+    assert s.terminate() == 0
+    assert s.proc.stderr.read() == (f"kgroup serve: listening on 0.0.0.0:{port}, advertising host {name} "
+                                    f"(set --advertised-host to change)\n")
+
+
+def test_advertised_host_wins_over_the_bound_address_quietly(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "serve", "--log-dir", str(tmp_path / "d"),
+                             "--listen", "0.0.0.0:0", "--advertised-host", "kafka.example"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        line = proc.stdout.readline()
+        assert re.fullmatch(r"listening on kafka\.example:\d+\n", line), line
+        port = int(line.split(":")[-1])
+        assert _advertised_brokers(port) == [("kafka.example", port)]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and err == "", err
 
 
 def test_every_coordinator_setting_is_accepted(tmp_path):

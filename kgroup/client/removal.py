@@ -44,10 +44,15 @@ class MemberResult:
     status: str | None = None                           # dry run: static | dynamic | unknown
     partitions: list[tuple[str, int]] = field(default_factory=list)
     moves: list[tuple[str, int, str | None]] = field(default_factory=list)   # dry run prediction
+    # --wait: the removed id is a member again once the group settled (its process still runs);
+    # None where the wait saw no group or the removal failed
+    rejoined: bool | None = None
 
-    def to_json(self, dry_run: bool = False) -> dict:
+    def to_json(self, dry_run: bool = False, waited: bool = False) -> dict:
         data = {"group_instance_id": self.target.group_instance_id,
                 "member_id": self.target.member_id or None, "error": self.error}
+        if waited:
+            data["rejoined"] = self.rejoined
         if dry_run:
             data["status"] = self.status
             data["partitions"] = [{"topic": t, "partition": p} for t, p in self.partitions]
@@ -66,7 +71,8 @@ class RemovalReport:
     # dry run: partitions of the members that stay which the assignor would also move
     other_moves: list[tuple[str, int, str | None, str | None]] = field(default_factory=list)
     leave_version: int | None = None
-    wait_error: str | None = None
+    waited: bool = False                # --wait was asked for (each result says whether its id rejoined)
+    wait_error: str | None = None       # the wait's timeout or failure, or "interrupted"
 
     @property
     def removed(self) -> int:
@@ -76,10 +82,29 @@ class RemovalReport:
     def failed(self) -> int:
         return sum(1 for r in self.results if r.error is not None)
 
+    @property
+    def rejoined(self) -> list[MemberResult]:
+        """Removed, and back in the group: the removal did not stick."""
+        return [r for r in self.results if r.rejoined]
+
+    def mark_rejoined(self, view: GroupView | None) -> None:
+        """After --wait: each removed id that `view` (the settled group, or the last one a wait saw)
+        has as a member again. A static member rejoins under its instance id with a new member id (a
+        classic group) or its own (a consumer group); a dynamic one is recognisable only under its own."""
+        for r in self.results:
+            if r.error is not None or view is None:
+                r.rejoined = None
+            elif r.target.group_instance_id is not None:
+                r.rejoined = r.target.group_instance_id in view.member_by_instance()
+            else:
+                r.rejoined = any(m.member_id == r.target.member_id for m in view.members)
+
     def to_json(self) -> dict:
         data = {"group": self.group, "dry_run": self.dry_run,
-                "results": [r.to_json(self.dry_run) for r in self.results],
+                "results": [r.to_json(self.dry_run, self.waited) for r in self.results],
                 "removed": self.removed, "failed": self.failed}
+        if self.waited:
+            data["rejoined"] = len(self.rejoined)
         if self.dry_run:
             data["other_moves"] = [{"topic": t, "partition": p, "from": old, "to": new}
                                    for t, p, old, new in self.other_moves]
@@ -283,6 +308,25 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
     report = RemovalReport(group, True, results, before=before)
     report.prediction_note = predict_moves(client, before, report)
     return report
+
+
+def may_rejoin(report: RemovalReport) -> list[str]:
+    """The ids named (or --all) that are members of the group as described before the removal,
+    except KIP-848 static members known to have stopped (member epoch -2): any of them whose
+    process still runs learns of the removal at its next heartbeat and rejoins at once. Only a
+    wait after the removal can tell (`mark_rejoined`); without one, the caller warns."""
+    view = report.before
+    if view is None:
+        return []
+    by_instance = view.member_by_instance()
+    by_member = {m.member_id: m for m in view.members}
+    labels = []
+    for r in report.results:
+        t = r.target
+        member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
+        if r.error is None and member is not None and not member.left:
+            labels.append(t.label)
+    return labels
 
 
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:

@@ -81,22 +81,31 @@ def wait_caught_up(client: ClusterClient, group: str, timeout_s: float, **kw) ->
 
 
 SETTLE_S = 1.0
+# A consumer whose process still runs learns of its removal at its next heartbeat and rejoins at
+# once: within heartbeat.interval.ms (a classic member's default 3 s, a consumer group's
+# group.consumer.heartbeat.interval.ms 5 s). The wait watches that long before it calls a removal done.
+REJOIN_WINDOW_S = 5.0
 
 
 def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, timeout_s: float,
                        settle_s: float = SETTLE_S, clock=time.monotonic, before_epoch: int | None = None,
-                       **kw) -> GroupView:
+                       rejoin_window_s: float = REJOIN_WINDOW_S, **kw) -> GroupView:
     """Until the rebalance that a successful removal starts has completed and held.
 
     Kafka starts that rebalance inside the LeaveGroup call (classic coordinator), so every later
     DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left),
     none of the removed member ids is a member, and members and assignment have stayed the same for
     settle_s — a leader that assigned before it knew every partition rebalances again at once, and
-    the first Stable view would report partitions going nowhere. A consumer group (KIP-848) must also
-    be at a group epoch past `before_epoch` with every member caught up to it.
+    the first Stable view would report partitions going nowhere. A consumer group (KIP-848) must
+    instead be at a group epoch past `before_epoch` with every member caught up to it; there a
+    removed member whose process runs comes back under its own member id, so its id may be seen
+    again. Either way the view is taken no sooner than rejoin_window_s (at most half the timeout)
+    after the removal, so that a member that rejoins is in it (`RemovalReport.mark_rejoined`).
     """
-    gone = set(removed_member_ids)
+    gone = set(removed_member_ids) if before_epoch is None else set()
     seen = {"key": None, "since": 0.0}
+    start = clock()
+    window = min(rejoin_window_s, timeout_s / 2)
 
     def done(view):
         if any(m.member_id in gone for m in view.members) or not (
@@ -109,18 +118,10 @@ def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, ti
             return False
         key = (view.state, tuple(sorted((tp, m.member_id) for tp, m in view.owners().items())),
                tuple(sorted(m.member_id for m in view.members)))
+        now = clock()
         if key != seen["key"]:
-            seen["key"], seen["since"] = key, clock()
-        return clock() - seen["since"] >= settle_s
+            seen["key"], seen["since"] = key, now
+        return now - seen["since"] >= settle_s and now - start >= window
     what = "a Stable group at a new group epoch, every member at it" if before_epoch is not None \
         else "a Stable group at a new generation"
-    try:
-        return poll(client, group, done, timeout_s, what, clock=clock, **kw)
-    except WaitTimeout as exc:
-        # A KIP-848 consumer keeps its member id when fenced and rejoins under it: its process runs.
-        back = [m.group_instance_id or m.member_id for m in (exc.last.members if exc.last else ())
-                if m.member_id in gone]
-        if not back:
-            raise
-        raise WaitTimeout(f"{exc}; removed member(s) {', '.join(back)} joined again under the same member id: "
-                          "the consumer is still running (stop it before removing it)", exc.last) from None
+    return poll(client, group, done, timeout_s, what, clock=clock, **kw)

@@ -63,6 +63,28 @@ class Coordinator:
         return f"{host}:{self.port} (id: {self.node_id})"
 
 
+def parse_bootstrap(text: str) -> list[tuple[str, int]]:
+    """`HOST:PORT[,HOST:PORT...]` (an IPv6 host in brackets) -> [(host, port)]. Empty entries
+    ("h:9092,", "h:9092,,h2:9092") are dropped, as Kafka's ClientUtils drops them; a malformed entry,
+    or a list of nothing but commas, is a usage error naming it."""
+    addresses = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+            raise KgroupUsageError(f"bad bootstrap server {entry!r}: expected HOST:PORT[,HOST:PORT...]")
+        addresses.append((host.strip("[]"), int(port)))
+    if not addresses:
+        raise KgroupUsageError(f"bad bootstrap server {text!r}: no HOST:PORT in it")
+    return addresses
+
+
+def bootstrap_text(addresses) -> str:
+    """The parsed list written back as HOST:PORT,... (IPv6 hosts in brackets), empty entries gone."""
+    return ",".join(f"[{host}]:{port}" if ":" in host else f"{host}:{port}" for host, port in addresses)
+
+
 class ClusterClient:
     """A bootstrapped cluster connection; use as a context manager so sockets close."""
 
@@ -73,15 +95,8 @@ class ClusterClient:
         if not bootstrap:
             raise KgroupUsageError("no bootstrap server: pass --bootstrap-server HOST:PORT or set "
                                    "KGROUP_BOOTSTRAP_SERVER")
-        addresses = []
-        # empty entries ("h:9092,", "h:9092,,h2:9092") are skipped, as Kafka's ClientUtils does
-        for entry in (e for e in bootstrap.split(",") if e.strip()):
-            host, sep, port = entry.strip().rpartition(":")
-            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise KgroupUsageError(f"bad bootstrap server {entry.strip()!r}: expected HOST:PORT[,HOST:PORT...]")
-            addresses.append((host.strip("[]"), int(port)))
-        if not addresses:
-            raise KgroupUsageError(f"bad bootstrap server {bootstrap!r}: expected HOST:PORT[,HOST:PORT...]")
+        addresses = parse_bootstrap(bootstrap)
+        bootstrap = bootstrap_text(addresses)   # what every message names, and what kafka-python is given
         from kgroup.client.bootstrap_failures import (BootstrapFailure, BootstrapWatch, refuses,
                                                       tls_unanswered)
 

@@ -132,8 +132,16 @@ class Broker:
             raise ListenError(f"cannot listen on {_shown(listener)}: {exc.strerror or exc}") from None
         self._servers.append(server)
         bound_host, bound_port = server.sockets[0].getsockname()[:2]
-        address = (self.advertised_host or bound_host, bound_port)
+        address = (self.advertised_host or self.advertised_for(listener, bound_host), bound_port)
         self.bound.append((listener, address))
+
+    @staticmethod
+    def advertised_for(listener, bound_host: str) -> str:
+        """The host a listener advertises without --advertised-host: the bound address, or for a
+        listener on every interface (0.0.0.0, ::), which no client can connect to, the machine's name."""
+        from kgroup.server.listeners import is_wildcard, machine_host_name
+
+        return machine_host_name() if is_wildcard(listener.host) else bound_host
 
     def _close_servers(self):
         for server in self._servers:

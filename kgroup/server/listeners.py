@@ -54,6 +54,35 @@ def parse_listener(value: str) -> Listener:
     return Listener(protocol, host.strip("[]"), int(port))
 
 
+# Addresses that bind every interface: no client can connect to one (Kafka refuses 0.0.0.0 in
+# advertised.listeners), so such a listener advertises the machine's host name instead.
+WILDCARD_HOSTS = ("0.0.0.0", "::")
+
+
+def is_wildcard(host: str) -> bool:
+    return host in WILDCARD_HOSTS
+
+
+def check_advertised_host(host: str) -> str:
+    """--advertised-host as given; a wildcard address (or nothing) is an error, as Kafka refuses it."""
+    if not host.strip() or is_wildcard(host.strip("[]")):
+        raise ListenerError(f"{host!r}: a client cannot connect to a wildcard address; give a host name or "
+                            f"address clients can reach")
+    return host
+
+
+def machine_host_name() -> str:
+    """What a listener on every interface advertises: the machine's fully qualified name, as Kafka
+    takes its canonical host name for a listener without a host (its host name where that says
+    nothing more than localhost)."""
+    import socket
+
+    name = socket.getfqdn()
+    if not name or name.startswith("localhost") or is_wildcard(name):
+        name = socket.gethostname()
+    return name
+
+
 CLIENT_AUTH = ("none", "requested", "required")  # Kafka's ssl.client.auth values
 
 

@@ -169,8 +169,8 @@ def test_delete_offsets_and_delete(kafka, topics):
 
     dry = kg(kafka, "delete", "vo-d", "vo-nope", "--dry-run", "-o", "json")
     assert dry.exit_code == 3
-    assert [(r["group"], r["state"], r["deleted"], r["error"]) for r in dry.json] == \
-        [("vo-d", "Empty", False, None), ("vo-nope", "Dead", False, "GROUP_ID_NOT_FOUND")]
+    assert [(r["group"], r["state"], r["deleted"], r["would_delete"], r["error"]) for r in dry.json] == \
+        [("vo-d", "Empty", False, True, None), ("vo-nope", "Dead", False, False, "GROUP_ID_NOT_FOUND")]
     assert "vo-d" in kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--list").stdout.split()
 
     # a subprocess bounded from outside: once, in a full run of these files, this DeleteGroups call
