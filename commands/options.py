@@ -63,18 +63,30 @@ class GroupState(click.ParamType):
 class ClusterOptions:
     """The shared connection options of the live commands, opened lazily into a ClusterClient."""
 
-    def __init__(self, bootstrap, command_config, timeout):
+    def __init__(self, bootstrap, command_config, timeout, command: str = ""):
         self.bootstrap = bootstrap
         self.command_config = command_config
         self.timeout = timeout
+        self.command = command      # for the warnings: `kgroup COMMAND: ignoring client property ...`
+        self._settings = None
+
+    def settings(self) -> dict:
+        """--command-config read once (a command that reconnects does not warn again): each key kgroup
+        does not use is one warning line on stderr, as Kafka's tools log a config they do not know."""
+        from kgroup.client.properties import load_properties
+
+        def ignoring(key):
+            click.echo(f"kgroup {self.command}: ignoring client property {key!r} (not used by kgroup)", err=True)
+
+        if self._settings is None:
+            self._settings = load_properties(self.command_config, ignoring) if self.command_config else {}
+        return self._settings
 
     def connect(self, refused_at_once: bool = True):
         """`refused_at_once=False` for commands that wait out a restarting broker (`wait`)."""
-        from kgroup.client.properties import load_properties
         from kgroup.client.wire import ClusterClient
 
-        settings = load_properties(self.command_config) if self.command_config else {}
-        return ClusterClient(self.bootstrap, settings, timeout_s=self.timeout, refused_at_once=refused_at_once)
+        return ClusterClient(self.bootstrap, self.settings(), timeout_s=self.timeout, refused_at_once=refused_at_once)
 
 
 def cluster_options(fn):
@@ -84,12 +96,14 @@ def cluster_options(fn):
     @click.option("--bootstrap-server", "bootstrap", envvar="KGROUP_BOOTSTRAP_SERVER", metavar="HOST:PORT[,...]",
                   help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
     @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
-                  help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id).")
+                  help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id); "
+                       "a property kgroup does not use is a warning, and skipped.")
     @click.option("--timeout", "timeout", type=Seconds(min=0.1), default=30.0, show_default=True,
                   metavar="SECONDS", help="Timeout for connecting and for each request.")
     @functools.wraps(fn)
     def wrapper(*args, bootstrap, command_config, timeout, **kwargs):
-        return fn(*args, cluster=ClusterOptions(bootstrap, command_config, timeout), **kwargs)
+        command = click.get_current_context().info_name
+        return fn(*args, cluster=ClusterOptions(bootstrap, command_config, timeout, command), **kwargs)
 
     return wrapper
 

@@ -219,8 +219,9 @@ def test_unreachable_broker_and_bad_command_config(tmp_path):
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=SASL_SSL\nssl.truststore.location=/etc/kafka/truststore.jks\n")
     result = run("list", "--bootstrap-server", "127.0.0.1:1", "--command-config", str(props))
-    assert result.exit_code == 1
-    assert result.stderr.startswith(f"kgroup list: {props}:2: ssl.truststore.location")
+    assert result.exit_code == 2        # the file is the operator's input: a usage error
+    assert result.stderr.startswith(f"kgroup list: {props}:2: ssl.truststore.location=/etc/kafka/truststore.jks: "
+                                    f"looks like a Java keystore")
 
 
 

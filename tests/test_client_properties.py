@@ -3,7 +3,7 @@
 import pytest
 
 from kgroup.client.properties import load_properties, parse_properties, properties_to_settings
-from kgroup.errors import KgroupError
+from kgroup.errors import KgroupError, KgroupUsageError
 
 
 def settings(text, source="client.properties"):
@@ -16,7 +16,7 @@ def test_sasl_ssl_with_jaas_and_pem_files():
 security.protocol=sasl_ssl
 sasl.mechanism=SCRAM-SHA-512
 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
-    username="ops" password="p\\"w=d";
+    username="ops" password="p\\\\\\"w=d";
 ssl.truststore.location=/etc/kafka/ca.pem
 ssl.truststore.type=PEM
 ssl.endpoint.identification.algorithm=
@@ -40,19 +40,74 @@ def test_librdkafka_style_keys():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("ssl.keystore.location=/etc/ks.jks\n", "client.properties:1: ssl.keystore.location '/etc/ks.jks' looks like a "
+    ("ssl.keystore.location=/etc/ks.jks\n", "client.properties:1: ssl.keystore.location=/etc/ks.jks: looks like a "
                                             "Java keystore"),
-    ("\nfetch.max.bytes=1\n", "client.properties:2: unsupported client property 'fetch.max.bytes'"),
-    ("request.timeout.ms=soon\n", "client.properties:1: request.timeout.ms must be an integer, got 'soon'"),
-    ("request.timeout.ms=-5\n", "client.properties:1: request.timeout.ms must be at least 0, got -5"),
-    ("security.protocol=TLS\n", "client.properties: security.protocol 'TLS' is not one of"),
-    ("sasl.mechanism=KERBEROS\n", "client.properties: sasl.mechanism 'KERBEROS' is not one of"),
-    ("sasl.jaas.config=Module required;\n", "client.properties:1: sasl.jaas.config needs username="),
+    ("request.timeout.ms=soon\n", "client.properties:1: request.timeout.ms=soon: not an integer"),
+    ("request.timeout.ms=-5\n", "client.properties:1: request.timeout.ms=-5: must be at least 0"),
+    ("\nsecurity.protocol=TLS\n", "client.properties:2: security.protocol=TLS: not one of PLAINTEXT, SSL"),
+    ("sasl.mechanism=KERBEROS\n", "client.properties:1: sasl.mechanism=KERBEROS: not one of"),
+    ("sasl.jaas.config=Module required;\n", "client.properties:1: sasl.jaas.config 'Module' needs username="),
+    ("ssl.truststore.type=JKS\n", "client.properties:1: ssl.truststore.type=JKS: kgroup reads PEM files only"),
+    ("ssl.endpoint.identification.algorithm=ldap\n",
+     "client.properties:1: ssl.endpoint.identification.algorithm=ldap: kgroup checks the host name"),
+    ("ssl.truststore.certificates=-----BEGIN\n", "client.properties:1: ssl.truststore.certificates: PEM text inline"),
+    ("=value\n", "client.properties:1: no key before '=' in '=value'"),
+    ("a.b=\\u12x4\n", "client.properties:1: malformed \\uXXXX escape"),
 ])
-def test_errors_name_file_line_and_key(text, message):
-    with pytest.raises(KgroupError) as info:
+def test_a_known_key_with_a_value_kgroup_cannot_honour_is_a_usage_error_naming_file_line_key_and_value(
+        text, message):
+    """Exit 2 (usage), where these were exit 1: the file is the operator's input."""
+    with pytest.raises(KgroupUsageError) as info:
         settings(text)
     assert str(info.value).startswith(message)
+    assert info.value.exit_code == 2
+
+
+def test_keys_kgroup_does_not_use_are_skipped_and_reported_once_each():
+    """An operator's client.properties for Kafka's tools and clients: kgroup used to stop at the first
+    of these (`unsupported client property 'retries'`, exit 1); Kafka's tools log them and go on."""
+    text = ("retries=3\nacks=all\nauto.offset.reset=earliest\n"
+            "key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n"
+            "ssl.truststore.password=changeit\nretries=5\nclient.id=ops\n")
+    unknown = []
+    assert properties_to_settings(parse_properties(text, "c"), "c", unknown.append) == {"client_id": "ops"}
+    assert unknown == ["retries", "acks", "auto.offset.reset", "key.deserializer", "ssl.truststore.password"]
+    assert settings(text) == {"client_id": "ops"}          # without a listener: skipped all the same
+
+
+def test_java_properties_syntax():
+    """What java.util.Properties.load reads, as Kafka's tools read the file."""
+    text = (
+        "# a comment\n"
+        "! another comment \\\n"              # a comment ending in a backslash does not continue
+        "client.id ops-1\n"                     # `key value`
+        "   sasl.username :  alice  \n"         # `key : value`, blanks around it
+        "sasl.password=pa\\\\ss\\=word\n"        # escapes: two backslashes are one, a backslash and = is =
+        "\n"
+        "ssl.ca.location=C:\\\\certs\\\\\n"       # an even number of backslashes: no continuation
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        "    username=\"bob\" \\\n"
+        "    password=\"s\\u00e9cret\";\r\n"
+        "request.timeout.ms=\\\n"
+        "   1000\n"
+        "bootstrap.servers\n")                  # a key alone: an empty value
+    entries = parse_properties(text, "c")
+    assert [(n, k) for n, k, _ in entries] == [(3, "client.id"), (4, "sasl.username"), (5, "sasl.password"),
+                                               (7, "ssl.ca.location"), (8, "sasl.jaas.config"),
+                                               (11, "request.timeout.ms"), (13, "bootstrap.servers")]
+    assert properties_to_settings(entries, "c") == {
+        "client_id": "ops-1", "sasl_plain_username": "bob", "sasl_plain_password": "sécret",
+        "ssl_cafile": "C:\\certs\\", "request_timeout_ms": 1000}
+    assert dict((k, v) for _, k, v in entries)["sasl.password"] == "pa\\ss=word"
+
+
+def test_a_byte_order_mark_is_not_a_key_and_a_file_that_is_not_text_is_a_usage_error(tmp_path):
+    path = tmp_path / "c.properties"
+    path.write_bytes(b"\xef\xbb\xbfclient.id=a\n")          # a byte order mark is not part of the key
+    assert load_properties(str(path)) == {"client_id": "a"}
+    path.write_bytes(b"client.id=\xff\n")
+    with pytest.raises(KgroupUsageError, match="c.properties: cannot read"):
+        load_properties(str(path))
 
 
 def test_ignored_keys_and_missing_file(tmp_path):
@@ -69,9 +124,9 @@ def test_a_certificate_file_that_is_not_there_names_the_file_line_and_key(tmp_pa
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
     path = tmp_path / "c.properties"
     path.write_text(f"security.protocol=SSL\nssl.truststore.location={ca}\nssl.key.location=/nonexistent/key.pem\n")
-    with pytest.raises(KgroupError) as info:
+    with pytest.raises(KgroupUsageError) as info:
         load_properties(str(path))
-    assert str(info.value) == f"{path}:3: ssl.key.location '/nonexistent/key.pem': no such file"
+    assert str(info.value) == f"{path}:3: ssl.key.location=/nonexistent/key.pem: no such file"
     path.write_text(f"security.protocol=SSL\nssl.truststore.location={ca}\n")
     assert load_properties(str(path)) == {"security_protocol": "SSL", "ssl_cafile": str(ca)}
 

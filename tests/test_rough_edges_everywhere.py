@@ -70,6 +70,51 @@ def test_an_unknown_state_is_one_wording_listing_the_states(command, args, state
                              "Reconciling\n")
 
 
+# An operator's client.properties, written for Kafka's tools and clients (issue 26 point 3).
+OPERATORS_PROPERTIES = """# kafka-consumer-groups.sh --command-config
+security.protocol=PLAINTEXT
+retries=3
+acks: all
+auto.offset.reset earliest
+key.deserializer=org.apache.kafka.common.serialization.StringDeserializer
+ssl.truststore.password=changeit
+retries=5
+"""
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_operators_client_properties_is_read_and_the_keys_kgroup_does_not_use_are_warnings(command, tmp_path):
+    """Each key kgroup does not use was an error stopping the command (`unsupported client property
+    'retries'`, exit 1); Kafka's tools warn and go on: one line per key, then the command runs (here
+    as far as the refused connection, or wait's timeout)."""
+    props = tmp_path / "client.properties"
+    props.write_text(OPERATORS_PROPERTIES)
+    result = run(command, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(props), "--timeout", "1")
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert lines[:5] == [f"kgroup {command}: ignoring client property {key!r} (not used by kgroup)"
+                         for key in ("retries", "acks", "auto.offset.reset", "key.deserializer",
+                                     "ssl.truststore.password")]
+    assert len(lines) == 6 and ("connection refused by 127.0.0.1:1" in lines[5] or "within 1s" in lines[5])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("security.protocol=TLS\n", "client.properties:1: security.protocol=TLS: not one of PLAINTEXT, SSL, "
+                                "SASL_PLAINTEXT, SASL_SSL"),
+    ("retries=3\nssl.truststore.location=/etc/kafka/truststore.jks\n",
+     "client.properties:2: ssl.truststore.location=/etc/kafka/truststore.jks: looks like a Java keystore; kgroup "
+     "needs PEM files (ssl.ca.location / ssl.certificate.location / ssl.key.location)"),
+    ("# ok\n= orphan value\n", "client.properties:2: no key before '=' in '= orphan value': expected key=value"),
+])
+@pytest.mark.parametrize("command", ["describe", "decode-offsets"])
+def test_a_value_kgroup_cannot_honour_and_a_malformed_line_are_usage_errors(command, text, message, tmp_path):
+    props = tmp_path / "client.properties"
+    props.write_text(text)
+    result = run(command, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(props))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == f"kgroup {command}: {tmp_path}/{message}"
+
+
 def test_reset_offsets_from_a_file_that_is_not_text_is_one_line(tmp_path):
     binary = tmp_path / "offsets.csv"
     binary.write_bytes(b"\xff\xfe\x00orders,0,5\n")
