@@ -83,8 +83,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="kgroup")
 @click.option("-o", "--output", "output", type=click.Choice(OUTPUT_FORMATS), default=None,
-              help="Output format for every command (default: table on a terminal, json otherwise "
-                   "where the command supports it). A command's own -o wins.")
+              help="Output format for every command (default: table, whether or not stdout is a terminal; "
+                   "decode-offsets: jsonl when it is not). A command's own -o wins.")
 @click.pass_context
 def cli(ctx, output):
     """Operations toolkit for Kafka consumer groups with static membership (KIP-345).

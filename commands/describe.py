@@ -13,8 +13,11 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @click.command("describe", context_settings=CONTEXT_SETTINGS)
 @click.argument("groups", nargs=-1, metavar="GROUP...")
 @click.option("--all-groups", is_flag=True, help="Describe every group the cluster (or the dump) knows.")
-@click.option("--offsets", "with_offsets", is_flag=True,
-              help="Also show committed offset, log end and lag per partition, and lag per instance id.")
+@click.option("--offsets/--no-offsets", "with_offsets", default=True,
+              help="Committed offset, log end and lag per partition, and lag per instance id: shown by "
+                   "default, as Kafka's kafka-consumer-groups shows a group (--offsets says so explicitly). "
+                   "--no-offsets skips them and their OffsetFetch and ListOffsets requests; with -o csv "
+                   "it gives one row per member instead of one per partition.")
 @click.option("--static-only", is_flag=True, help="Only static members (group.instance.id set).")
 @click.option("--dynamic-only", is_flag=True, help="Only dynamic members.")
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
@@ -35,6 +38,9 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
     log into the embedded coordinator, and adds each member's session timeout and expiry time,
     the generation, and instance ids that changed member id or host.
+
+    Committed offsets and lag per partition are shown unless --no-offsets; from a dump, the committed
+    offsets the log holds (it has no log end offsets, so no lag).
 
     Exit status: 0 ok, 1 nothing could be described (unreachable broker, unknown group), 3 some
     of several groups failed, or --from-dump found problems in the dump (warnings) and described the rest.
@@ -58,6 +64,9 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
                  else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
+    if not with_offsets:        # offline the offsets come with the replay: --no-offsets hides them too
+        for view in views:
+            view.offsets = None
     before_filter = [_filter(view, static_only, dynamic_only) for view in views]
     offline = bool(dumps)
     _render(views, output, with_offsets, offline, before_filter)
@@ -138,8 +147,8 @@ def _render(views, output, with_offsets, offline, before_filter):
     if output == "json":
         echo_json([v.to_json(offline) for v in views])
         return
-    if output == "csv":         # one row per member, or per partition with --offsets, live or offline
-        if with_offsets:
+    if output == "csv":         # one row per partition, or per member with --no-offsets, live or offline
+        if with_offsets and not all(v.group_type == "connect" for v in views):   # a worker group has no offsets
             writer = CsvWriter(OFFSET_COLUMNS)
             for v in views:
                 for r in v.offsets or []:
@@ -164,7 +173,7 @@ def _render(views, output, with_offsets, offline, before_filter):
         if not first:
             click.echo("")
         first = False
-        _table(view, with_offsets or offline, offline, counts)     # offline, the committed offsets are what the log knows
+        _table(view, with_offsets, offline, counts)
 
 
 def _assignment_text(member, protocol_type):
@@ -250,14 +259,18 @@ def _table(view, with_offsets, offline, before_filter=None):
         if left:
             click.echo(f"left (static, member epoch -2): {', '.join(left)}: the group keeps their partitions until "
                        "they rejoin or their session times out (kgroup remove-members releases them now)")
-    if with_offsets and view.offsets is not None:
+    if with_offsets and view.offsets is not None and offline:     # a dump has no log end offsets, so no lag
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.committed), r.group_instance_id or "-", r.member_id or "-"]
+               for r in view.offsets],
+              ["TOPIC", "PARTITION", "COMMITTED", "INSTANCE-ID", "MEMBER-ID"])
+    elif with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),
                 r.group_instance_id or "-", r.member_id or "-"] for r in view.offsets],
               ["TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "INSTANCE-ID", "MEMBER-ID"])
-        if not offline:
-            click.echo("")
-            table([[owner, _cell(lag)] for owner, lag in view.lag_by_owner()], ["OWNER", "TOTAL-LAG"])
+        click.echo("")
+        table([[owner, _cell(lag)] for owner, lag in view.lag_by_owner()], ["OWNER", "TOTAL-LAG"])
     if offline and view.instance_moves:
         click.echo("")
         table([[mv["group_instance_id"], str(mv["member_id_changes"]), "yes" if mv["moved_host"] else "no",

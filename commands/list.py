@@ -53,7 +53,7 @@ def list_command(cluster, states, types, dumps, output):
         for g in groups:
             writer.write({"group": g.group, "state": g.state, "protocol_type": g.protocol_type,
                           "type": g.group_type,
-                          "coordinator": f"{g.coordinator.host}:{g.coordinator.port}" if g.coordinator else ""})
+                          "coordinator": str(g.coordinator) if g.coordinator else ""})   # as describe's
     else:
         table([[g.group, g.state, g.protocol_type, g.group_type, str(g.coordinator or "(offline)")] for g in groups],
               ["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"])

@@ -11,8 +11,10 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 OUTPUT_FORMATS = ["table", "json", "jsonl", "csv", "dump-log"]
 
 
-def output_option(choices, default_tty="table", default_pipe="json"):
-    """`-o/--output` for one command: falls back to the root's -o, then to a terminal-aware default."""
+def output_option(choices, default_tty="table", default_pipe="table"):
+    """`-o/--output` for one command: falls back to the root's -o, then to the default. The same table
+    whether or not stdout is a terminal (`kgroup describe g | grep node-0` greps what the terminal shows;
+    a script says `-o json`); only decode-offsets, whose records are a stream, prints jsonl to a pipe."""
 
     def callback(ctx, param, value):
         if value is None:

@@ -29,21 +29,27 @@ COLUMNS = ["topic", "partition", "current", "new", "log_start", "log_end", "lag_
               help="To the first offset at or after now minus this duration, e.g. PT1H or P1DT12H.")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), metavar="CSV",
               help="To the offsets in Kafka's TOPIC,PARTITION,OFFSET format (what --export writes).")
+@click.option("--dry-run", is_flag=True,
+              help="Plan only, commit nothing: the default, accepted as Kafka's tool takes it. Not with --execute.")
 @click.option("--execute", is_flag=True,
-              help="Commit the plan. Kafka's rule: only while the group is Empty or Dead.")
+              help="Commit the plan. Kafka's rule: only while the group is Empty or Dead (a plan of a group "
+                   "that is not says so, with the commands that make it Empty).")
 @click.option("--export", is_flag=True, help="Print the plan as TOPIC,PARTITION,OFFSET CSV instead of a table.")
 @cluster_options
 @output_option(["table", "json", "csv"])
 def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_latest, to_current, to_offset, shift_by, to_datetime,
-                  by_duration, from_file, execute, export, cluster, output):
+                  by_duration, from_file, dry_run, execute, export, cluster, output):
     """Plan new committed offsets for GROUP and, with --execute, commit them.
 
     \b
     Choose partitions with --topic, --all-topics, --from-file
     and/or --instance-id, and exactly one target.
 
-    Without --execute nothing changes: the plan shows each partition's current and new offset, the
-    log start and end, the lag before and after, and whether the target was clamped into the log.
+    Without --execute (or with --dry-run, Kafka's name for the same) nothing changes: the plan shows
+    each partition's current and new offset, the log start and end, the lag before and after, and
+    whether the target was clamped into the log. The plan of a group that is not Empty or Dead says
+    that --execute will be refused until it is, naming its members and the `kgroup wait` or
+    `kgroup remove-members` command that gets it there.
 
     Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
     every partition failed), 2 usage error.
@@ -53,6 +59,9 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     from kgroup.errors import KgroupError
 
     try:
+        if dry_run and execute:
+            raise click.UsageError("--dry-run and --execute exclude each other: --dry-run plans only (the "
+                                   "default), --execute commits")
         flags = [name for name, on in (("to-earliest", to_earliest), ("to-latest", to_latest),
                                        ("to-current", to_current)) if on]
         chosen = _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file)
@@ -149,7 +158,10 @@ def _render(report, output, export):
         for source in report.instances or ():
             click.echo(f"instance {source.instance_id}: {_source_text(source)}", err=True)
         done = len(report.offsets) - report.failed
-        if not report.executed:
+        if not report.executed and report.execute_refused:
+            verb = (f"plan only, nothing committed; --execute is refused until the group is Empty: "
+                    f"{report.execute_refused}")
+        elif not report.executed:
             verb = "plan only, nothing committed (add --execute)"
         elif not done:
             verb = "nothing committed: every partition failed"

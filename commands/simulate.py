@@ -62,7 +62,7 @@ class SimulateCommand(click.Command):
 
 @click.command("simulate", cls=SimulateCommand, context_settings=CONTEXT_SETTINGS)
 @click.argument("scenario", type=click.Choice(SCENARIOS), metavar="SCENARIO")
-@output_option(["table", "json"], default_tty="table", default_pipe="json")
+@output_option(["table", "json"])
 @click.option("--members", type=int, default=3, show_default=True, callback=_positive,
               help="Consumers in the group before the scenario.")
 @click.option("--topic", "topics", multiple=True, metavar="NAME:PARTITIONS", callback=_topic,

@@ -31,7 +31,7 @@ def _ms(help_text):
 
 @click.command("connect", context_settings=CONTEXT_SETTINGS)
 @click.argument("case", type=click.Choice(CASES), metavar="CASE")
-@output_option(["table", "json"], default_tty="table", default_pipe="json")
+@output_option(["table", "json"])
 @click.option("--connectors", default=None, metavar="A:2,B:1",
               callback=_parsed("parse_connectors"),
               help="Config topic at t=0: connector -> task count (default A:2,B:1).")

@@ -123,7 +123,7 @@ def test_list_filters_and_formats(broker, shared):
     assert json.loads(kg(broker, "list", "--type", "consumer", "-o", "json").stdout) == []
     csv_out = kg(broker, "list", "-o", "csv").stdout.splitlines()
     assert csv_out[0] == "group,state,protocol_type,type,coordinator"
-    assert f"desc,Stable,consumer,classic,{broker.bootstrap}" in csv_out
+    assert f"desc,Stable,consumer,classic,{broker.bootstrap} (id: 0)" in csv_out     # as describe's CSV says it
     bad = kg(broker, "list", "--state", "Sleeping")
     assert bad.exit_code == 2
 
@@ -576,15 +576,16 @@ def test_wait_timeout_after_removal_still_reports_results(broker, fleets):
 
 def test_csv_and_root_output_option(broker, shared):
     dyn_id = next(m.member_id for m in snapshot(broker, "desc").members if m.group_instance_id is None)
-    members = kg(broker, "describe", "desc", "-o", "csv").stdout.splitlines()
+    members = kg(broker, "describe", "desc", "--no-offsets", "-o", "csv").stdout.splitlines()
     assert members[0] == ("group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,"
                           "client_id,client_host,assignment")
     assert [line.split(",")[5:8] for line in members[1:]] == [
         [members[1].split(",")[5], "d-0", "true"], [members[2].split(",")[5], "d-1", "true"], [dyn_id, "", "false"]]
     assert members[1].endswith(',true,kgroup-demo-d-0,/127.0.0.1,"orders:0,1"')
-    offsets = kg(broker, "describe", "desc", "--offsets", "-o", "csv").stdout.splitlines()
+    offsets = kg(broker, "describe", "desc", "-o", "csv").stdout.splitlines()       # per partition by default
     assert offsets[0] == "group,topic,partition,committed,log_end,lag,member_id,group_instance_id"
     assert len(offsets) == 1 + PARTITIONS
+    assert kg(broker, "describe", "desc", "--offsets", "-o", "csv").stdout.splitlines() == offsets
     dry = kg(broker, "remove-members", "desc", "--instance-id", "d-1", "--dry-run", "-o", "csv").stdout.splitlines()
     # range over d-0, d-1, dynamic: 0,1 / 2,3 / 4,5; without d-1: d-0 0,1,2 and the dynamic member 3,4,5
     assert dry == ["group,group_instance_id,member_id,error,status,partitions,moves",

@@ -146,22 +146,30 @@ def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
     assert "None" not in table and "consumer/uniform" in table
 
 
-def test_offline_csv_is_one_row_per_member_unless_offsets_and_the_table_never_says_none(segments_dir):
+def test_offline_csv_is_one_row_per_partition_unless_no_offsets_and_the_table_never_says_none(segments_dir):
     dump = str(segments_dir / SEGMENT_A)
-    members = describe("--from-dump", dump, "my-group", "gzip-group", "-o", "csv")
+    members = describe("--from-dump", dump, "my-group", "gzip-group", "--no-offsets", "-o", "csv")
     assert members.exit_code == 0, members.stderr
     assert members.stdout.splitlines() == [
         "group,state,protocol_type,protocol,coordinator,member_id,group_instance_id,static,client_id,"
         "client_host,assignment",
         'my-group,Stable,consumer,range,,m1,,false,c1,/127.0.0.1,"orders:0,1"']
-    offsets = describe("--from-dump", dump, "my-group", "--offsets", "-o", "csv")
+    offsets = describe("--from-dump", dump, "my-group", "-o", "csv")
     assert offsets.stdout.splitlines() == ["group,topic,partition,committed,log_end,lag,member_id,group_instance_id",
                                            "my-group,orders,0,100,,,m1,", "my-group,orders,1,,,,m1,"]
+    assert describe("--from-dump", dump, "my-group", "--offsets", "-o", "csv").stdout == offsets.stdout
     # gzip-group's GroupMetadata was deleted (offset 22): no generation, shown as "-", as every unknown cell is
     table = describe("--from-dump", dump, "gzip-group", "-o", "table").stdout
     assert "None" not in table
     assert table.splitlines()[1].split()[:4] == ["gzip-group", "(offline)", "Empty", "-"]
-    assert "COMMITTED" in table          # offline, the table always shows the committed offsets
+    # offline, the committed offsets the log holds; no log end offsets there, so no LOG-END, LAG or lag per owner
+    header = next(line for line in table.splitlines() if line.startswith("TOPIC"))
+    assert header.split() == ["TOPIC", "PARTITION", "COMMITTED", "INSTANCE-ID", "MEMBER-ID"]
+    assert "TOTAL-LAG" not in table
+    bare = describe("--from-dump", dump, "gzip-group", "--no-offsets", "-o", "table").stdout
+    assert "COMMITTED" not in bare and bare.splitlines()[1].split()[:3] == ["gzip-group", "(offline)", "Empty"]
+    doc = json.loads(describe("--from-dump", dump, "gzip-group", "--no-offsets", "-o", "json").stdout)
+    assert doc[0]["offsets"] == []
 
 
 def test_until_time_before_the_first_record_says_so_not_that_nothing_could_be_read(segments_dir):

@@ -112,6 +112,25 @@ def test_execute_says_how_many_partitions_it_committed(broker):
     assert committed(broker, "exec-count") == {(TOPIC, 0): 3}
 
 
+def test_dry_run_is_the_plan_as_in_kafka_and_with_execute_a_usage_error(broker):
+    """Kafka's flag for the default: a runbook copied from kafka-consumer-groups.sh runs as written."""
+    commit(broker, "dry", {(TOPIC, 0): 1})
+    code, out, err = run(broker, "reset-offsets", "dry", "--topic", f"{TOPIC}:0", "--to-latest", "--dry-run",
+                         "-o", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["executed"] is False and doc["offsets"][0]["new"] == 10
+    assert committed(broker, "dry") == {(TOPIC, 0): 1}
+    code, _, err = run(broker, "reset-offsets", "dry", "--topic", f"{TOPIC}:0", "--to-latest", "--dry-run")
+    assert code == 0 and err.endswith("group dry (Empty): plan only, nothing committed (add --execute)\n"), err
+    code, out, err = run(broker, "reset-offsets", "dry", "--topic", f"{TOPIC}:0", "--to-latest", "--dry-run",
+                         "--execute")
+    assert (code, out) == (2, "")
+    assert err == ("kgroup reset-offsets: --dry-run and --execute exclude each other: --dry-run plans only (the "
+                   "default), --execute commits\n")
+    assert committed(broker, "dry") == {(TOPIC, 0): 1}
+
+
 def test_delete_offsets_of_a_partition_the_topic_does_not_have_is_unknown_as_in_kafka(broker):
     """KafkaApis answers a partition missing from its metadata UNKNOWN_TOPIC_OR_PARTITION before the
     coordinator is asked (KAFKA-8954); a group error still comes alone."""
@@ -139,6 +158,15 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
         owned = sorted(p for _, p in consumers[0].assignment)
         assert sorted(r["partition"] for r in json.loads(out)["offsets"]) == owned
         assert json.loads(out)["assignment_source"] == [{"instance_id": "c-0", "source": "current"}]
+        # the plan says now that --execute will be refused, and what makes the group Empty
+        code, _, err = run(broker, "reset-offsets", "classic", "--all-topics", "--to-earliest")
+        assert code == 0, err
+        (closing,) = [line for line in err.splitlines() if line.startswith("group classic")]
+        assert closing.startswith("group classic (Stable): plan only, nothing committed; --execute is refused until "
+                                  "the group is Empty: stop its members first ("), closing
+        assert "add --execute" not in closing and "c-0" in closing and "c-1" in closing
+        assert "then wait (kgroup wait classic --state Empty) or remove them, as the group keeps static members " \
+               "until their session times out (kgroup remove-members classic --instance-id c-" in closing
         code, _, err = run(broker, "reset-offsets", "classic", "--all-topics", "--to-earliest", "--execute")
         assert code == 1 and "not Empty or Dead" in err and "c-0" in err and "c-1" in err
         code, out, err = run(broker, "delete-offsets", "classic", "--topic", TOPIC, "-o", "json")
@@ -202,6 +230,11 @@ def test_consumer_protocol_group_active_then_empty(broker):
         assert code == 0 and len(json.loads(out)["offsets"]) == PARTITIONS, err
         code, _, err = run(broker, "reset-offsets", "kip848", "--topic", TOPIC, "--to-offset", "2", "--execute")
         assert code == 1 and "not Empty or Dead" in err and "k-0" in err
+        refusal_steps = err.split("no consumer is in the group; ", 1)[1].strip()
+        code, _, err = run(broker, "reset-offsets", "kip848", "--topic", TOPIC, "--to-offset", "2")
+        assert code == 0 and err.endswith(f"plan only, nothing committed; --execute is refused until the group is "
+                                          f"Empty: {refusal_steps}\n"), err    # the refusal's own words
+        assert "kgroup wait kip848 --state Empty" in refusal_steps
         code, out, _ = run(broker, "delete", "kip848", "--dry-run", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
         code, out, _ = run(broker, "delete-offsets", "kip848", "--topic", f"{TOPIC}:0", "--topic", "other", "-o", "json")

@@ -30,9 +30,9 @@ def test_plain_text_commands_say_their_output_default_is_table(command):
     assert "table otherwise" not in text
 
 
-def test_live_commands_say_json_when_not_a_terminal():
+def test_live_commands_say_table_whether_or_not_stdout_is_a_terminal():
     text = " ".join(help_text("list").split())
-    assert "(default: table on a terminal, json otherwise)" in text
+    assert "(default: table)" in text and "json otherwise" not in text
 
 
 def test_by_duration_takes_seconds_as_its_metavar_says(monkeypatch):

@@ -3,7 +3,7 @@
 import pytest
 
 from kgroup.errors import KgroupUsageError
-from kgroup.client.reset import (PartitionPlan, Target, active_members_error, parse_datetime_ms,
+from kgroup.client.reset import (PartitionPlan, Target, active_members_error, empty_group_steps, parse_datetime_ms,
                                  parse_duration_ms, parse_topic_selector, plan_partition, read_offsets_csv,
                                  write_offsets_csv)
 from kgroup.client.model import MemberView
@@ -103,6 +103,20 @@ def test_the_active_members_message():
     assert active_members_error("g", "Reconciling", members[1:2]).endswith(
         "no consumer is in the group; b stopped but the group keeps them until their session times out: wait "
         "(kgroup wait g --state Empty) or remove them (kgroup remove-members g --instance-id b)")
+
+
+def test_running_static_members_are_told_the_wait_and_remove_members_commands_too():
+    """Not only KIP-848 members that stopped: a classic static fleet stays after it stops as well."""
+    static = [MemberView("m-1", "a", "c", "h"), MemberView("m-2", "b", "c", "h")]
+    assert active_members_error("g", "Stable", static).endswith(
+        "no consumer is in the group; stop its members first (a, b), then wait (kgroup wait g --state Empty) or "
+        "remove them, as the group keeps static members until their session times out (kgroup remove-members g "
+        "--instance-id a,b)")
+    mixed = static[:1] + [MemberView("m-3", None, "c", "h")]
+    assert empty_group_steps("g", mixed) == (
+        "stop its members first (a, m-3), then wait (kgroup wait g --state Empty) or remove the static ones, as "
+        "the group keeps static members until their session times out (kgroup remove-members g --instance-id a)")
+    assert empty_group_steps("g", mixed[1:]) == "stop its members first (m-3), then wait (kgroup wait g --state Empty)"
 
 
 def test_a_reset_that_selects_nothing_says_which_instance_id_owns_nothing():

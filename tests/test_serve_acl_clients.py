@@ -110,8 +110,13 @@ def test_kgroup_describe_wait_and_list_as_a_describe_only_user(broker, tmp_path)
 def test_kgroup_writes_name_the_operation_refused(broker, tmp_path):
     _one_line(_kgroup(broker, tmp_path, "alice", "delete", "orders-a"), 1,
               "kgroup delete: not authorized to Delete group orders-a")
+    refused = _kgroup(broker, tmp_path, "alice", "reset-offsets", "orders-a", "--topic", "events", "--to-earliest",
+                      "--execute")
+    assert (refused.returncode, refused.stderr.splitlines()) == (1, [      # the table's closing line, then why
+        "group orders-a (Empty): nothing committed: every partition failed",
+        "kgroup reset-offsets: not authorized to Read group orders-a"])
     _one_line(_kgroup(broker, tmp_path, "alice", "reset-offsets", "orders-a", "--topic", "events",
-                      "--to-earliest", "--execute"), 1,
+                      "--to-earliest", "--execute", "-o", "json"), 1,
               "kgroup reset-offsets: not authorized to Read group orders-a")
     _one_line(_kgroup(broker, tmp_path, "alice", "delete-offsets", "orders-a", "--topic", "events"), 1,
               "kgroup delete-offsets: not authorized to Delete group orders-a")

@@ -16,7 +16,8 @@ from kgroup.client.groups import (committed_offsets, describe_groups, group_exis
                                   topic_partitions)
 from kgroup.client.model import GroupView
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
-from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, plan_partition
+from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, empty_group_steps,
+                                 plan_partition)
 from kgroup.client.wire import ClusterClient, TransportError, error_name, retriable_coordinator_error
 from kgroup.errors import KgroupError, KgroupUsageError
 
@@ -32,6 +33,7 @@ class ResetReport:
     executed: bool
     offsets: list[PartitionPlan] = field(default_factory=list)
     instances: list[InstanceAssignment] | None = None   # --instance-id: where each one's partitions came from
+    execute_refused: str | None = None   # a plan of a group that is not Empty: what --execute awaits
 
     @property
     def failed(self) -> int:
@@ -97,7 +99,8 @@ def _why_none(instances, all_topics: bool) -> str:
 def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), all_topics=False,
                file_offsets=None, instance_ids=(), execute=False) -> ResetReport:
     """Describe the group, choose its partitions, plan each one; with `execute`, commit the plan
-    when the group is Empty or Dead (else a KgroupError naming its members)."""
+    when the group is Empty or Dead (else a KgroupError naming its members). A plan of a group that
+    is neither carries what makes it Empty (`execute_refused`), the refusal's own words."""
     view = describe_one(client, group)
     if view.group_type == CONNECT_TYPE:
         raise KgroupError(worker_group_refusal(group, NO_OFFSETS))
@@ -121,6 +124,8 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
              for t, p in partitions]
     plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
     report = ResetReport(group, state, execute, plans, instances)
+    if exists and state not in INACTIVE_STATES:        # a plan only: say now what --execute will need
+        report.execute_refused = empty_group_steps(group, view.members)
     if execute:
         commit_plan(client, group, view.coordinator, [p for p in plans if not p.error])
     return report

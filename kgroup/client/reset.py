@@ -184,17 +184,33 @@ def plan_partition(topic: str, partition: int, target: Target, current: int | No
 
 def active_members_error(group: str, state: str, members) -> str:
     """Kafka's rule for committing as an admin (ConsumerGroupCommand: the group must be inactive),
-    as one line naming who is still in the group."""
+    as one line naming who is still in the group and what makes it Empty."""
+    return (f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer is in "
+            f"the group; {empty_group_steps(group, members)}")
+
+
+def empty_group_steps(group: str, members) -> str:
+    """What makes GROUP Empty, naming its members: stop the running ones, then wait until it is Empty
+    (`kgroup wait`), or remove the static ones (`kgroup remove-members`), which the group keeps until
+    their session times out — classic static members and KIP-848 ones that stopped (member epoch -2).
+    One wording for --execute's refusal and a plan's note that --execute will be refused."""
     def listed(names):
         return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
 
     running = [m.group_instance_id or m.member_id for m in members if not m.left]
     left = [m.group_instance_id for m in members if m.left]
-    message = f"group {group!r} is {state}, not Empty or Dead: offsets can only be reset while no consumer is in the group"
+    static = [m.group_instance_id for m in members if m.group_instance_id and not m.left] + left
+    wait = f"wait (kgroup wait {group} --state Empty)"
+    if static:
+        whom = "them" if static == left or len(static) == len(members) else "the static ones"
+        why = "" if left else ", as the group keeps static members until their session times out"
+        wait += (f" or remove {whom}{why} (kgroup remove-members {group} --instance-id "
+                 f"{','.join(static)})")
+    steps = []
     if running or not left:
-        message += f"; stop its members first ({listed(running) or 'none listed'})"
-    if left:  # KIP-848 static members that stopped: kept until their session times out
-        message += (f"; {listed(left)} stopped but the group keeps them until their session times out: "
-                    f"wait (kgroup wait {group} --state Empty) or remove them (kgroup remove-members {group} "
-                    f"--instance-id {','.join(left)})")
-    return message
+        steps.append(f"stop its members first ({listed(running) or 'none listed'})")
+    if left:   # KIP-848 static members that stopped: kept until their session times out
+        steps.append(f"{listed(left)} stopped but the group keeps them until their session times out: {wait}")
+    else:
+        steps[-1] += f", then {wait}"
+    return "; ".join(steps)

@@ -204,7 +204,8 @@ DENIALS = [  # (user, arguments, exit status, the stderr line)
      "kgroup delete-offsets: not authorized to Delete group orders-a"),
     ("bob", ["delete-offsets", "orders-c", "--topic", "events", "--topic", "secret"], 3,
      "kgroup delete-offsets: not authorized to Read topic secret"),
-    ("alice", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest", "--execute"], 1,
+    # -o json: the default table's closing line on stderr (nothing committed) aside, the refusal alone
+    ("alice", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest", "--execute", "-o", "json"], 1,
      "kgroup reset-offsets: not authorized to Read group orders-a"),
     ("bob", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest"], 1,
      "kgroup reset-offsets: not authorized to Describe group orders-a"),
