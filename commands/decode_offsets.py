@@ -17,7 +17,8 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 @output_option(FORMATS, default_tty="table", default_pipe="jsonl")
 @click.option("--view", type=click.Choice(["records", "state"]), default="records", show_default=True,
               help="records: every record in log order. state: what remains after compaction and the "
-                   "transaction rules (committed offsets, open transactions, latest record per key).")
+                   "transaction rules (committed offsets, open transactions, latest record per key); its "
+                   "table lists the groups and members as describe --from-dump does.")
 @click.option("--family", type=click.Choice(["consumer", "connect"]), default=None,
               help="Record family when the path does not name the topic (__consumer_offsets or "
                    "__worker_offsets). Never guessed from the records.")
@@ -31,7 +32,9 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
               help="Stop after log offset N (in each partition): the state as it was then.")
 @click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="Ignore records after TIME (epoch ms or ISO 8601, UTC by default).")
-@click.option("--strict", is_flag=True, help="Stop at the first problem (exit 1).")
+@click.option("--strict", is_flag=True,
+              help="Stop at the first problem (exit 1), reading as Kafka does: no search for the next "
+                   "batch after a damaged one.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr (default: only when stderr is a terminal and records are not "
                    "being printed to it; local engine).")
@@ -69,7 +72,11 @@ def decode_offsets(paths, output, view, family, groups, topics, types, until_off
     any codec. `-o dump-log` prints exactly what `kafka-dump-log.sh --offsets-decoder` prints.
 
     Problems (bad CRC, corrupt batches, undecodable records) are reported on stderr with the file
-    and byte position; decoding goes on. Exit 0 all decoded, 3 some problems, 1 no record decoded.
+    and byte position; decoding goes on. After a batch that cannot be read (a damaged length, say),
+    decoding resumes at the next whole batch (a valid header and CRC) and the bytes skipped are one
+    line, "FILE: bytes A–B skipped: WHY; resumed at byte B" (not with --strict, nor in -o dump-log,
+    whose text stops where kafka-dump-log stops). Exit 0 all decoded, 3 some problems, 1 no record
+    decoded.
     """
     from kgroup.decode.engines import decode_offsets as decode, parse_spark_conf, parse_sizes
     from kgroup.decode.inputs import OptionError

@@ -26,7 +26,8 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
                    "live cluster.")
 @click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="With --from-dump: replay only records up to TIME (epoch ms or ISO 8601, UTC by default): "
-                   "the groups as they were then.")
+                   "the groups as they were then; SESSION-ENDED shows when a later record in the dump "
+                   "leaves a member out.")
 @cluster_options
 @output_option(["table", "json", "csv"])
 def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, until_time, cluster, output):
@@ -36,8 +37,10 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     each member's epoch and target assignment, and who is still reconciling; classic groups with
     DescribeGroups. Subscriptions and assignments are decoded for the `consumer` protocol type only; other
     protocols show their metadata sizes. With --from-dump the view is rebuilt by replaying the
-    log into the embedded coordinator, and adds each member's session timeout and expiry time,
-    the generation, and instance ids that changed member id or host.
+    log into the embedded coordinator, and adds the generation, each classic member's session timeout,
+    when the log last saw each member (LAST-SEEN: its last record; heartbeats are never logged, so a
+    live member may have been seen long before), with --until-time when a later record shows its
+    session ended (SESSION-ENDED), and instance ids that changed member id or host.
 
     Committed offsets and lag per partition are shown unless --no-offsets; from a dump, the committed
     offsets the log holds (it has no log end offsets, so no lag).
@@ -69,7 +72,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
             view.offsets = None
     before_filter = [_filter(view, static_only, dynamic_only) for view in views]
     offline = bool(dumps)
-    _render(views, output, with_offsets, offline, before_filter)
+    _render(views, output, with_offsets, offline, before_filter, ended=until_time is not None)
     failed = [v for v in views if v.error]
     for view in failed:
         click.echo(f"kgroup describe: {view.error}", err=True)
@@ -140,7 +143,7 @@ def _filter(view, static_only, dynamic_only):
     return counts
 
 
-def _render(views, output, with_offsets, offline, before_filter):
+def _render(views, output, with_offsets, offline, before_filter, ended=False):
     from kgroup.commands.output import echo_json
     from kgroup.writers import CsvWriter
 
@@ -173,15 +176,7 @@ def _render(views, output, with_offsets, offline, before_filter):
         if not first:
             click.echo("")
         first = False
-        _table(view, with_offsets, offline, counts)
-
-
-def _assignment_text(member, protocol_type):
-    if protocol_type != "consumer":
-        return f"metadata {member.metadata_size} B, assignment {member.assignment_size} B"
-    if member.decode_error:
-        return f"(undecodable: {member.decode_error})"
-    return _topic_partitions_text(member.assignment)
+        _table(view, with_offsets, offline, counts, ended)
 
 
 def _member_assignment_text(view, member):
@@ -190,11 +185,7 @@ def _member_assignment_text(view, member):
     if view.group_type == "connect":
         from kgroup.coordinator.connect import items_text
         return items_text(member.runs)
-    return _assignment_text(member, view.protocol_type)
-
-
-def _topic_partitions_text(assignment):
-    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
+    return member.assignment_text(view.protocol_type)
 
 
 def _member_counts(view, before_filter) -> str:
@@ -207,7 +198,9 @@ def _member_counts(view, before_filter) -> str:
     return text
 
 
-def _table(view, with_offsets, offline, before_filter=None):
+def _table(view, with_offsets, offline, before_filter=None, ended=False):
+    """ended: replayed up to a time (--until-time), so later records can show a session ended."""
+    from kgroup.client.model import topic_partitions_text
     from kgroup.writers import iso_ms, table
 
     if view.group_type == "connect":
@@ -230,20 +223,24 @@ def _table(view, with_offsets, offline, before_filter=None):
     rows = []
     for m in view.members:
         row = [m.group_instance_id or "-", "STATIC" if m.static else "DYNAMIC", m.member_id, m.client_id,
-               m.client_host, _assignment_text(m, view.protocol_type)]
+               m.client_host, m.assignment_text(view.protocol_type)]
         if consumer:
             row[5:5] = [m.member_type, _cell(m.member_epoch)]
-            row += [_topic_partitions_text(m.target_assignment or []),
+            row += [topic_partitions_text(m.target_assignment or []),
                     "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"]
-        if offline and not consumer:
-            row += ["-" if m.session_timeout_ms is None else str(m.session_timeout_ms), iso_ms(m.expires_at_ms)]
+        if offline:
+            if not consumer:
+                row.append(_cell(m.session_timeout_ms))
+            row.append(iso_ms(m.last_seen_ms) or "-")
+            if ended:
+                row.append(iso_ms(m.session_ended_ms) or "-")
         rows.append(row)
     member_headers = ["INSTANCE-ID", "KIND", "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
     if consumer:
         member_headers[5:5] = ["MEMBER-TYPE", "MEMBER-EPOCH"]
         member_headers += ["TARGET", "STATUS"]
-    if offline and not consumer:
-        member_headers += ["SESSION-TIMEOUT-MS", "EXPIRES-AT"]
+    if offline:
+        member_headers += ([] if consumer else ["SESSION-TIMEOUT-MS"]) + ["LAST-SEEN"] + (["SESSION-ENDED"] if ended else [])
     table(rows, member_headers)
     if consumer and view.members:
         left = view.left_instances()

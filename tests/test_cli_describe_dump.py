@@ -36,7 +36,7 @@ def test_segment_a_latest_state(segments_dir):
                               "client_host": "/127.0.0.1", "assignment": [{"topic": "orders", "partitions": [0, 1]}],
                               "member_epoch": None, "member_type": "classic", "target_assignment": None,
                               "subscribed_topics": ["orders"], "subscribed_topic_regex": None, "rack_id": None,
-                              "session_timeout_ms": 45000, "expires_at_ms": 1700000000002 + 45000}]
+                              "session_timeout_ms": 45000, "last_seen_ms": 1700000000002, "session_ended_ms": None}]
     assert (my["type"], my["group_epoch"], my["assignment_epoch"], my["assignor"]) == ("classic", None, None, None)
     # partition 1's commit was deleted at offset 21; the member still owns it
     assert [(o["partition"], o["committed"], o["member_id"], o["log_end"], o["lag"]) for o in my["offsets"]] == [
@@ -89,7 +89,7 @@ def group_metadata(generation, members, ts):
     return encode_key(2, {"group": "fleet"}), encode_value(2, 3, value)
 
 
-def test_static_history_expiry_and_moves(tmp_path):
+def test_static_history_last_seen_and_moves(tmp_path):
     """a-1 restarts twice on one host; b-1 comes back on another host (a duplicate or a moved instance)."""
     T = 1_800_000_000_000
     records = [
@@ -107,8 +107,9 @@ def test_static_history_expiry_and_moves(tmp_path):
     assert result.exit_code == 0, result.stderr
     [g] = json.loads(result.stdout)
     assert (g["generation"], g["state"]) == (1, "Stable")
-    assert [(m["group_instance_id"], m["member_id"], m["session_timeout_ms"], m["expires_at_ms"])
-            for m in g["members"]] == [("a-1", "a-1-z", 10000, T + 9000 + 10000), ("b-1", "b-1-y", 30000, T + 9000 + 30000)]
+    assert [(m["group_instance_id"], m["member_id"], m["session_timeout_ms"], m["last_seen_ms"], m["session_ended_ms"])
+            for m in g["members"]] == [("a-1", "a-1-z", 10000, T + 9000, None), ("b-1", "b-1-y", 30000, T + 9000, None)]
+    assert all("expires_at_ms" not in m for m in g["members"])
     assert g["instance_moves"] == [
         {"group_instance_id": "a-1", "member_ids": ["a-1-x", "a-1-y", "a-1-z"], "hosts": ["/10.0.0.1"],
          "member_id_changes": 2, "moved_host": False},
@@ -116,7 +117,8 @@ def test_static_history_expiry_and_moves(tmp_path):
          "member_id_changes": 1, "moved_host": True}]
     table = describe("--from-dump", str(path.parent), "fleet", "-o", "table").stdout
     assert "Instance ids that changed member id or host:" in table
-    assert "SESSION-TIMEOUT-MS" in table and "2027-01-15T08:00:19.000Z" in table
+    assert "SESSION-TIMEOUT-MS" in table and "LAST-SEEN" in table and "2027-01-15T08:00:09.000Z" in table
+    assert "EXPIRES-AT" not in table and "SESSION-ENDED" not in table  # nothing after the replayed time
 
 
 def test_a_kip848_consumer_group_is_described_from_its_records(tmp_path):
@@ -279,3 +281,86 @@ def test_topic_ids_are_named_by_the_log_dirs_partition_metadata(tmp_path):
     segment.write_bytes(b"")
     for path in (tmp_path, tmp_path / "__consumer_offsets-0", segment):
         assert log_dir_topic_names([path]) == {topic_id: "events"}
+
+
+def _write_dump(tmp_path, batches) -> str:
+    """[(timestamp, [(key, value), ...]), ...] as one segment of __consumer_offsets-3, a batch each."""
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir()
+    offset, blobs = 0, []
+    for ts, records in batches:
+        blobs.append(encode_batch([(k, v, ts) for k, v in records], base_offset=offset))
+        offset += len(records)
+    path.write_bytes(b"".join(blobs))
+    return str(path.parent)
+
+
+def test_last_seen_is_the_last_record_and_a_session_ends_only_where_a_later_record_shows_it(tmp_path):
+    """Issue 26: no expiry computed from the last GroupMetadata record (heartbeats are never logged, so
+    it lay in the past for live members); replayed up to a time, a later record proves a session ended."""
+    T = 1_800_000_000_000
+    a, b = ("a-x", "a", "/10.0.0.1", 10000, [0]), ("b-x", "b", "/10.0.0.2", 10000, [1])
+    dump = _write_dump(tmp_path, [(T, [group_metadata(1, [a, b], T)]), (T + 5000, [group_metadata(2, [a, b], T)]),
+                                  (T + 60000, [group_metadata(3, [b], T)]),
+                                  (T + 120000, [(encode_key(2, {"group": "fleet"}), None)])])
+    now = describe("--from-dump", dump, "--until-time", str(T + 10000), "fleet", "-o", "json")
+    assert now.exit_code == 0, now.stderr
+    [g] = json.loads(now.stdout)
+    assert [(m["member_id"], m["last_seen_ms"], m["session_ended_ms"]) for m in g["members"]] == [
+        ("a-x", T + 5000, T + 60000), ("b-x", T + 5000, T + 120000)]
+    table = describe("--from-dump", dump, "--until-time", str(T + 10000), "fleet", "-o", "table").stdout
+    header = next(line for line in table.splitlines() if "MEMBER-ID" in line).split()
+    assert header[-3:] == ["SESSION-TIMEOUT-MS", "LAST-SEEN", "SESSION-ENDED"]
+    assert "2027-01-15T08:01:00.000Z" in table and "2027-01-15T08:02:00.000Z" in table
+    # at T + 70 s: a is gone from the group; b was last seen at T + 60 s, and is still there an hour on
+    later = by_group(describe("--from-dump", dump, "--until-time", str(T + 70000), "fleet", "-o", "json"))["fleet"]
+    assert [(m["member_id"], m["last_seen_ms"], m["session_ended_ms"]) for m in later["members"]] == [
+        ("b-x", T + 60000, T + 120000)]
+
+
+def _coordinator_dump(tmp_path, coord, start_ms: int, step_ms: int = 1000) -> str:
+    """Every batch the coordinator appended, timed start_ms + i * step_ms."""
+    return _write_dump(tmp_path, [(start_ms + i * step_ms, entry.records)
+                                  for i, entry in enumerate(e for e in coord.log if e.control is None)])
+
+
+def test_a_kip848_members_last_seen_and_ended_session(tmp_path):
+    """A consumer-group member is seen in its own metadata and current-assignment records; its
+    tombstones after the replayed time end its session; a member with none after it has no end."""
+    T = 1_800_000_000_000
+    coord = new_coordinator()
+    a = heartbeat(coord, member_id="a", instance_id="i-a", topics=["foo"])
+    heartbeat(coord, member_id="b", topics=["foo"])
+    heartbeat(coord, member_id="a", epoch=a.member_epoch, owned_partitions=assignment_of(a))
+    seen_a = len([e for e in coord.log if e.control is None]) - 1
+    heartbeat(coord, member_id="a", epoch=-1)           # a leaves: its tombstones
+    left = len([e for e in coord.log if e.control is None]) - 1
+    dump = _coordinator_dump(tmp_path, coord, T)
+    whole = by_group(describe("--from-dump", dump, "g", "-o", "json"))["g"]
+    assert [m["member_id"] for m in whole["members"]] == ["b"]
+    assert whole["members"][0]["last_seen_ms"] is not None and whole["members"][0]["session_ended_ms"] is None
+    then = by_group(describe("--from-dump", dump, "--until-time", str(T + seen_a * 1000), "g", "-o", "json"))["g"]
+    members = {m["member_id"]: m for m in then["members"]}
+    assert sorted(members) == ["a", "b"]
+    assert members["a"]["last_seen_ms"] <= T + seen_a * 1000 and members["a"]["session_ended_ms"] == T + left * 1000
+    assert members["b"]["session_ended_ms"] is None and members["a"]["session_timeout_ms"] is None
+    table = describe("--from-dump", dump, "--until-time", str(T + seen_a * 1000), "g", "-o", "table").stdout
+    header = next(line for line in table.splitlines() if "MEMBER-ID" in line).split()
+    assert header[-2:] == ["LAST-SEEN", "SESSION-ENDED"] and "SESSION-TIMEOUT-MS" not in header
+
+
+def test_an_online_upgrade_does_not_end_the_members_sessions(tmp_path):
+    """Classic to consumer group in one batch (the classic group's tombstone, its members' consumer
+    records): the members go on, no session ended."""
+    from helpers.migration import Mixed
+
+    T = 1_800_000_000_000
+    mixed = Mixed()
+    ids = mixed.classic_group()
+    before = len([e for e in mixed.coord.log if e.control is None]) - 1
+    assert mixed.consumer(member_id="c", topics=["foo"]).error_code == 0   # the upgrade
+    assert hasattr(mixed.coord.group("g"), "group_epoch")                 # a consumer group now
+    dump = _coordinator_dump(tmp_path, mixed.coord, T)
+    then = by_group(describe("--from-dump", dump, "--until-time", str(T + before * 1000), "g", "-o", "json"))["g"]
+    assert sorted(m["member_id"] for m in then["members"]) == sorted(ids.values())
+    assert [m["session_ended_ms"] for m in then["members"]] == [None, None]

@@ -58,8 +58,7 @@ def test_assignment_topics_sorted_and_merged_whatever_order_the_client_sent():
         members=[member], authorized_operations=set())], version=5)
     view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
     assert view.members[0].assignment == [{"topic": "u1", "partitions": [1]}, {"topic": "u3", "partitions": [0, 1, 2]}]
-    from kgroup.commands.describe import _assignment_text
-    assert _assignment_text(view.members[0], "consumer") == "u1:1 u3:0,1,2"
+    assert view.members[0].assignment_text("consumer") == "u1:1 u3:0,1,2"
 
 
 def test_unknown_acl_bits_are_ignored():
@@ -81,8 +80,7 @@ def test_other_protocol_types_show_sizes_not_decoded():
     view = group_from_described(wire_roundtrip(response, 5).groups[0], COORD)
     member = view.members[0]
     assert (member.metadata_size, member.assignment_size, member.assignment, member.subscription) == (5, 11, [], None)
-    from kgroup.commands.describe import _assignment_text
-    assert _assignment_text(member, "connect") == "metadata 5 B, assignment 11 B"
+    assert member.assignment_text("connect") == "metadata 5 B, assignment 11 B"
     assert view.to_json()["members"][0] == {
         "member_id": "w-1", "group_instance_id": None, "static": False, "client_id": "worker",
         "client_host": "/10.0.0.2", "assignment": [], "metadata_bytes": 5, "assignment_bytes": 11,

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kgroup.commands.cli import cli
 from kgroup.decode.render import COLUMNS
 from kgroup.decode.spark.session import unavailable_reason
-from tests.test_spark_plan import BASE_TS, damage, write_mixed_dump
+from tests.test_spark_plan import BASE_TS, damage, damage_length, write_mixed_dump
 
 REASON = unavailable_reason()
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]
@@ -46,6 +46,7 @@ def dumps(tmp_path_factory):
     damaged = root / "damaged"
     shutil.copytree(clean, damaged)
     damage(damaged / "__consumer_offsets-9" / "00000000000000000000.log")
+    damage_length(damaged / "__consumer_offsets-3" / "00000000000000000000.log")  # read on past it
     return {"clean": str(clean), "damaged": str(damaged)}
 
 
@@ -94,7 +95,8 @@ def test_problems_are_reported_as_the_local_engine_does(spark, dumps, view):
     local, remote = both("--view", view, "-o", "jsonl", dumps["damaged"])
     assert local.exit_code == 3
     lines = local.stderr.splitlines()
-    assert len(lines) == 5 and "byte " in lines[0] and lines[-1].startswith("kgroup decode-offsets: 4 problems;")
+    assert len(lines) == 6 and "byte " in lines[0] and lines[-1].startswith("kgroup decode-offsets: 5 problems;")
+    assert " skipped: batch length 268440375 exceeds the file; resumed at byte " in lines[0]
     assert_same(local, remote)
 
 
@@ -194,7 +196,7 @@ def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
     summaries = write_output(spark, tasks, ReadOptions(row_filter=RowFilter()), out, fmt, jsonl_payload,
                              direct=False)
     assert sorted(summaries) == [t.seq for t in tasks]
-    assert sum(len(s.problems) for s in summaries.values()) == 4
+    assert sum(len(s.problems) for s in summaries.values()) == 5
     local = run("-o", "jsonl", dumps["damaged"]).stdout.splitlines()
     if fmt == "jsonl":
         assert sorted(spark.sparkContext.textFile(out).collect()) == sorted(local)
@@ -232,7 +234,7 @@ def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_p
     via_files = list(stream_items(spark, tasks, options, jsonl_payload, spool=str(tmp_path)))
     assert via_jvm == via_files
     assert [kind for kind, _ in via_jvm].count("e") == len(tasks)
-    assert [kind for kind, _ in via_jvm].count("p") == 4
+    assert [kind for kind, _ in via_jvm].count("p") == 5
     assert os.listdir(tmp_path) == []  # every spool file read and removed
 
 

@@ -125,6 +125,18 @@ def damage(path):
         f.write(b"\x00" * 10)  # a partial write
 
 
+def damage_length(path, *where):
+    """Batches' lengths overwritten (a quarter of a gigabyte; where: fractions of the batches, 0.5 by
+    default): the readers search for the next whole batch. Returns their positions."""
+    batches = batch_positions(path)
+    positions = [batches[int(len(batches) * w)][0] for w in where or (0.5,)]
+    with open(path, "r+b") as f:
+        for pos in positions:
+            f.seek(pos + 8)
+            f.write(b"\x10\x00\x13\x37")
+    return positions
+
+
 @pytest.fixture
 def log_dir(tmp_path):
     """Two partitions; partition 3 in two segments (the second starts after the first's last offset)."""
@@ -267,6 +279,20 @@ def test_ranges_read_one_by_one_give_the_local_rows_and_problems(log_dir, split)
     assert [_row_key(r) for r in rows] == [_row_key(r) for r in local_rows]
     if split == 700:
         assert len(tasks) > 30
+
+
+@pytest.mark.parametrize("split", [300, 700, 4096, 64 << 20])
+def test_ranges_read_past_a_damaged_length_as_the_local_reader_does(log_dir, split):
+    segment = log_dir / "__consumer_offsets-3" / "00000000000000000000.log"
+    bad, _ = damage_length(segment, 0.5, 0.8)
+    inputs, local_problems, local_rows, _ = local_run([str(log_dir)])
+    skipped = [p for p in local_problems if " skipped: " in p]
+    assert len(skipped) == 2 and skipped[0].startswith(f"{segment}: bytes {bad}–")
+    tasks, problems, rows = range_run(inputs, split)
+    assert problems == local_problems
+    assert [_row_key(r) for r in rows] == [_row_key(r) for r in local_rows]
+    assert _state_view(spark_like_state(inputs, split)[(str(segment.parent.name).rsplit("-", 1)[0], 3)]) == \
+        _state_view(local_run([str(log_dir)])[3][("__consumer_offsets", 3)])
 
 
 @pytest.mark.parametrize("until", [(57, None), (None, BASE_TS + 2500), (100030, None)])

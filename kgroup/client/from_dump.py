@@ -2,10 +2,11 @@
 (and the Connect draft's `__worker_offsets`, whose worker groups get ``connect_view``'s view).
 
 The embedded coordinator (GroupCoordinator.from_records) gives the state a new coordinator would
-load. The log also knows what DescribeGroups never says: each member's session timeout, when it
-was last written (so when it would expire without heartbeats), and the history of every
-group.instance.id — a static member that keeps changing member id or host is restarting in a
-loop or running twice.
+load. The log also knows what DescribeGroups never says: each classic member's session timeout, when
+the log last saw each member and, replayed up to a time, whether a later record shows its session
+ended (`dump_members`: heartbeats are never logged, so not when a live member would expire), and the
+history of every group.instance.id — a static member that keeps changing member id or host is
+restarting in a loop or running twice.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgroup.client.connect_view import CONNECT_TYPE, connect_group_view
+from kgroup.client.dump_members import MemberTimes
 from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order
 from kgroup.errors import KgroupError
 
@@ -40,7 +42,7 @@ class DumpReplay:
 
     coordinator: object
     last_timestamp_ms: int
-    member_seen_ms: dict = field(default_factory=dict)   # (group, member id) -> last GroupMetadata time
+    member_times: MemberTimes = field(default_factory=MemberTimes)  # last seen; ended after --until-time
     instances: dict = field(default_factory=dict)        # (group, instance id) -> InstanceHistory
     subscriptions: dict = field(default_factory=dict)    # (group, member id) -> subscription bytes
     problems: list = field(default_factory=list)
@@ -52,8 +54,6 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     """Read segments/partition dirs/log dirs and replay them (records up to `until_time` epoch ms,
     when given: the groups as they were then); problems are reported, not fatal. When nothing could
     be read they are not reported one by one but named in the one error that says so."""
-    from kgroup.coordinator import GroupCoordinator, LogEntry
-    from kgroup.coordinator.coordinator import CoordinatorReplayError
     from kgroup.decode.decoder import ProblemLog
     from kgroup.decode.inputs import in_log_order, iter_input, resolve_inputs
 
@@ -63,38 +63,19 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
     if not inputs:
         raise KgroupError("no __consumer_offsets segment found in " + ", ".join(map(str, paths))
                           + _why(problems))
-    entries = []
-    worker_records = []        # __worker_offsets: Connect worker groups, a log of their own
-    seen_ms: dict = {}
-    instances: dict = {}
-    subscriptions: dict = {}
-    last_ts = 0
+    builder = ReplayBuilder()
     for inp in inputs:
         connect = inp.family == "connect"
         inp.family = inp.family or "consumer"
-        for batch, rows in iter_input(inp, problems, until_time=until_time):
+        for batch, rows in iter_input(inp, problems):
             if not batch.crc_valid:   # reported; corrupt bytes never change the state (decode --view state)
                 continue
-            for row in rows:
-                last_ts = max(last_ts, row.timestamp)
-                if connect:
-                    if row.kind == "data":
-                        worker_records.append((row.key_bytes, row.value_bytes))
-                    continue
-                if row.kind == "control":
-                    entries.append(LogEntry(records=[], producer_id=row.producer_id, control=row.marker,
-                                            coordinator_epoch=row.coordinator_epoch or 0,
-                                            timestamp_ms=row.timestamp))
-                    continue
-                if row.kind != "data":
-                    continue
-                entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], producer_id=row.producer_id,
-                                        transactional=row.transactional, timestamp_ms=row.timestamp))
-                if row.record_type == GROUP_METADATA and row.value is not None:
-                    _note_members(row, seen_ms, instances, subscriptions)
-                elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
-                    _note_consumer_member(row, instances)
-    if not entries and not worker_records:
+            if until_time is not None:  # replayed up to the cut-off; what comes after can only end sessions
+                if not connect:
+                    builder.times.later([row for row in rows if row.timestamp > until_time])
+                rows = [row for row in rows if row.timestamp <= until_time]
+            builder.add(rows, connect)
+    if builder.empty:
         where = ", ".join(map(str, paths))
         if until_time is not None and problems.records_ok:     # records were read, all of them later
             from kgroup.writers import iso_ms
@@ -104,12 +85,72 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
         raise KgroupError("no records could be read from " + where + _why(problems))
     for problem in problems.problems if report is not None else ():
         report(problem)
-    try:
-        coord = GroupCoordinator.from_records(entries, now_ms=last_ts, worker_records=worker_records)
-    except CoordinatorReplayError as exc:
-        raise KgroupError(f"cannot replay the dump: {exc}") from None
-    return DumpReplay(coord, last_ts, seen_ms, instances, subscriptions, problems.problems,
-                      len(entries) + len(worker_records), log_dir_topic_names(paths))
+    replay = builder.replay(log_dir_topic_names(paths))
+    replay.problems = problems.problems
+    return replay
+
+
+class ReplayBuilder:
+    """Decoded rows of a dump, each partition's in log order, to the replayed coordinator and the
+    per-member log facts: the one way `describe --from-dump`, `list --from-dump` and `decode-offsets
+    --view state`'s tables rebuild groups."""
+
+    def __init__(self):
+        from kgroup.coordinator import LogEntry
+
+        self._entry = LogEntry
+        self.entries: list = []
+        self.worker_records: list = []   # __worker_offsets: Connect worker groups, a log of their own
+        self.times = MemberTimes()
+        self.instances: dict = {}
+        self.subscriptions: dict = {}
+        self.last_ts = 0
+
+    @property
+    def empty(self) -> bool:
+        return not self.entries and not self.worker_records
+
+    def add(self, rows, connect: bool = False, *, settled: bool = False) -> None:
+        """One partition's rows in log order (data, control and error rows). settled: the rows are a
+        replayed state's survivors (offset commits already committed), replayed as plain records."""
+        LogEntry = self._entry
+        for row in rows:
+            self.last_ts = max(self.last_ts, row.timestamp)
+            if connect:
+                if row.kind == "data":
+                    self.worker_records.append((row.key_bytes, row.value_bytes))
+                continue
+            if row.kind == "control":
+                if not settled:
+                    self.entries.append(LogEntry(records=[], producer_id=row.producer_id, control=row.marker,
+                                                 coordinator_epoch=row.coordinator_epoch or 0,
+                                                 timestamp_ms=row.timestamp))
+                continue
+            if row.kind != "data":
+                continue
+            if settled:
+                self.entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], timestamp_ms=row.timestamp))
+            else:
+                self.entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], producer_id=row.producer_id,
+                                             transactional=row.transactional, timestamp_ms=row.timestamp))
+            self.times.seen(row)
+            if row.record_type == GROUP_METADATA and row.value is not None:
+                _note_members(row, self.instances, self.subscriptions)
+            elif row.record_type == CONSUMER_MEMBER_METADATA and row.value is not None:
+                _note_consumer_member(row, self.instances)
+
+    def replay(self, topic_names: dict | None = None) -> DumpReplay:
+        """The coordinator a new coordinator would load from these rows (KgroupError if it cannot)."""
+        from kgroup.coordinator import GroupCoordinator
+        from kgroup.coordinator.coordinator import CoordinatorReplayError
+
+        try:
+            coord = GroupCoordinator.from_records(self.entries, now_ms=self.last_ts,
+                                                  worker_records=self.worker_records)
+        except CoordinatorReplayError as exc:
+            raise KgroupError(f"cannot replay the dump: {exc}") from None
+        return DumpReplay(coord, self.last_ts, self.times, self.instances, self.subscriptions, [],
+                          len(self.entries) + len(self.worker_records), topic_names or {})
 
 
 def log_dir_topic_names(paths) -> dict:
@@ -156,11 +197,10 @@ def _why(problems, shown: int = 2) -> str:
     return f" ({'; '.join(found[:shown])}{more})"
 
 
-def _note_members(row, seen_ms, instances, subscriptions) -> None:
+def _note_members(row, instances, subscriptions) -> None:
     group = row.key.data["group"]
     for m in row.value.data.get("members") or []:
         member_id = m.get("memberId") or ""
-        seen_ms[(group, member_id)] = row.timestamp
         subscriptions[(group, member_id)] = m.get("subscription") or b""
         iid = m.get("groupInstanceId")
         if iid is not None:
@@ -215,6 +255,10 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
         view = consumer_group_view(replay.coordinator, gid, replay.topic_names)
     else:
         view = _classic_view(replay, gid, snap)
+    times = replay.member_times
+    for member in view.members:
+        member.last_seen_ms = times.last_seen.get((gid, member.member_id))
+        member.session_ended_ms = times.ended.get((gid, member.member_id))
     owners = view.owners()
     rows = []
     for (topic, partition) in sorted(set(committed) | set(owners)):
@@ -241,8 +285,6 @@ def _classic_view(replay: DumpReplay, gid: str, snap) -> GroupView:
         view = member_from_bytes(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                                  replay.subscriptions.get((gid, m.member_id), b""), m.assignment, protocol_type)
         view.session_timeout_ms = m.session_timeout_ms
-        seen = replay.member_seen_ms.get((gid, m.member_id))
-        view.expires_at_ms = seen + m.session_timeout_ms if seen is not None else None
         members.append(view)
     members.sort(key=member_order)
     return GroupView(gid, snap.state if snap else "Empty", protocol_type, (snap.protocol or "") if snap else "",

@@ -28,9 +28,12 @@ class MemberView:
     assignment_size: int = 0
     decode_error: str | None = None
     decoded: bool = True                                    # False for protocol types other than consumer
-    # Only known offline (from a dump): the session timeout and when the member would expire.
+    # Only known offline (from a dump, `client.dump_members`): a classic member's session timeout, when
+    # the log last saw the member (its last record: heartbeats are never logged, so not when it was
+    # last alive), and when a record after the replayed time shows its session ended (None: none does).
     session_timeout_ms: int | None = None
-    expires_at_ms: int | None = None
+    last_seen_ms: int | None = None
+    session_ended_ms: int | None = None
     # KIP-848 consumer groups only (None in a classic group): the member's epoch and its row of
     # the target assignment; member_type says which protocol the member speaks, "classic" for a
     # classic consumer inside a consumer group during a migration.
@@ -53,6 +56,14 @@ class MemberView:
     def partitions(self) -> list[tuple[str, int]]:
         return [(tp["topic"], p) for tp in self.assignment for p in tp["partitions"]]
 
+    def assignment_text(self, protocol_type: str) -> str:
+        """`orders:0,1 payments:3`; for another protocol type than `consumer`, the sizes of its bytes."""
+        if protocol_type != CONSUMER_PROTOCOL:
+            return f"metadata {self.metadata_size} B, assignment {self.assignment_size} B"
+        if self.decode_error:
+            return f"(undecodable: {self.decode_error})"
+        return topic_partitions_text(self.assignment)
+
     def to_json(self, offline: bool = False) -> dict:
         data = {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
                 "static": self.static, "client_id": self.client_id, "client_host": self.client_host,
@@ -69,7 +80,8 @@ class MemberView:
             data["assignment_bytes"] = self.assignment_size
         if offline:
             data["session_timeout_ms"] = self.session_timeout_ms
-            data["expires_at_ms"] = self.expires_at_ms
+            data["last_seen_ms"] = self.last_seen_ms
+            data["session_ended_ms"] = self.session_ended_ms
         return data
 
 
@@ -181,6 +193,11 @@ class GroupView(MembersSummary):
             data["generation"] = self.generation
             data["instance_moves"] = self.instance_moves or []
         return data
+
+
+def topic_partitions_text(assignment: list[dict]) -> str:
+    """`orders:0,1 payments:3` for [{"topic", "partitions"}]; `-` for none."""
+    return " ".join(f"{tp['topic']}:{','.join(map(str, tp['partitions']))}" for tp in assignment) or "-"
 
 
 def _partition_set(assignment: list[dict]) -> set[tuple[str, int]]:

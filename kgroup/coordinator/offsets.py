@@ -136,7 +136,7 @@ class OffsetManager:
         """Apply one decoded OffsetCommit record (key type 0 or 1) found at `log_offset`."""
         data = key.data
         tp = (data["topic"], data["partition"])
-        offset_value = None if value is None else _offset_from_record(value.data)
+        offset_value = None if value is None else offset_from_record(value.data)
         self._apply(data["group"], tp, offset_value, log_offset, entry.producer_id)
         if entry.producer_id != NO_PRODUCER_ID:
             self._note_epoch(entry.producer_id, entry.producer_epoch)
@@ -463,7 +463,9 @@ def _mismatched(stored, requested) -> bool:
     return stored is not None and requested is not None and stored != requested
 
 
-def _offset_from_record(data: dict) -> OffsetAndMetadata:
+def offset_from_record(data: dict) -> OffsetAndMetadata:
+    """The committed offset an OffsetCommitValue's decoded fields hold (replay, and the tables of
+    `decode-offsets --view state`, which name topic ids by it)."""
     expire = data.get("expireTimestamp", -1)
     raw_id = data.get("topicId")
     if raw_id is not None and not isinstance(raw_id, uuid.UUID):

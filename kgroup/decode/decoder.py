@@ -53,10 +53,13 @@ class Problem:
     position: int | None
     offset: int | None
     message: str
+    end: int | None = None  # skipped bytes: the message covers position to end ("skipped: ...")
 
     def __str__(self):
         if self.file is None:
             return self.message
+        if self.end is not None:
+            return f"{self.file}: bytes {self.position}–{self.end} {self.message}"
         where = [self.file]
         if self.position is not None:
             where.append(f"byte {self.position}")
@@ -83,8 +86,8 @@ class ProblemLog:
     records_ok: int = 0
     trailing_bytes: dict[str, tuple[int, int]] = field(default_factory=dict)  # file -> (position, count)
 
-    def add(self, file, position, offset, message):
-        problem = Problem(file, position, offset, message)
+    def add(self, file, position, offset, message, end=None):
+        problem = Problem(file, position, offset, message, end)
         self.problems.append(problem)
         if self.report is not None:
             self.report(problem)
@@ -240,10 +243,13 @@ class ForeignLogCheck:
 
 
 def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog, *, progress=None,
-                 decode=True):
+                 decode=True, resync=True):
     """Yield (batch, rows) for every batch of one segment file (or "-", stdin); problems go to `problems`.
 
     A batch whose CRC does not match is still yielded (kafka-dump-log prints it as isvalid: false).
+    After a batch that cannot be read, reading resumes at the next whole batch and the bytes passed
+    over are one problem (`kgroup.records.framing`); resync=False reads as Kafka does, stopping
+    where a length frames nothing (--strict, kafka-dump-log's text).
     With decode=False the rows are the batch's undecoded records (`--view state` decodes only
     the records compaction keeps, see `kgroup.decode.state_replay`).
     """
@@ -258,9 +264,9 @@ def iter_decoded(segment: SegmentFile, family: str | None, problems: ProblemLog,
         message = foreign.batch_error(err)
         if isinstance(err, TrailingBytes):  # kafka-dump-log's text says it whatever the file is
             problems.trailing_bytes[path] = (err.position, err.count)
-        problems.add(path, err.position, None, message or err.message)
+        problems.add(path, err.position, None, message or err.message, getattr(err, "end", None))
 
-    for batch in iter_segment(path, on_error=on_error, lean=not decode):
+    for batch in iter_segment(path, on_error=on_error, lean=not decode, resync=resync):
         read_anything = True
         message = foreign.first_batch(batch)
         if message is not None:

@@ -200,9 +200,9 @@ class RowFilter:
 
 
 def iter_input(inp: Input, problems: ProblemLog, *, until_offset=None, until_time=None, progress=None,
-               decode=True):
-    """Yield (batch, rows) for one input, stopping at the --until cut-offs (decode: see iter_decoded)."""
-    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode)
+               decode=True, resync=True):
+    """Yield (batch, rows) for one input, stopping at the --until cut-offs (decode, resync: see iter_decoded)."""
+    batches = iter_decoded(inp.segment, inp.family, problems, progress=progress, decode=decode, resync=resync)
     if until_offset is None and until_time is None:
         return batches
     return apply_cutoffs(batches, until_offset, until_time)

@@ -1,7 +1,9 @@
 """`--view state` output: the replayed state as one JSON document, JSON lines, CSV or tables.
 
 Filters apply to what is shown here, never to the replay (a filtered-out record can still change
-what the shown ones mean). Both engines hand their `OffsetsState` to `render_state`.
+what the shown ones mean). Both engines hand their `OffsetsState` to `render_state`. The tables show
+groups and members as `describe --from-dump` does (`state_groups`: the same replay and views), and
+under OTHER RECORDS only the records no group shown stands for.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from kgroup.writers import CsvWriter, dumps, dumps_records, iso_ms, table
 
 from .decoder import key_group
 from .render import row_json, short
+from .state_groups import GROUP_METADATA, is_group_record, state_groups
 
 STATE_COLUMNS = ["status", "producer_id", "group", "topic", "partition", "offset", "leaderEpoch", "metadata",
                  "commitTimestamp", "expireTimestamp", "value_version", "record_offset", "type", "key", "value"]
@@ -63,29 +66,34 @@ def render_state(state, output: str, row_filter, stream=None) -> None:
                           "value_version": r["value_version"], "record_offset": r["offset"], "type": r["type"],
                           "key": r["key"], "value": r["value"]})
     else:
-        render_state_table(doc, out)
+        keep = row_filter.keep if row_filter.active else None
+        render_state_table(doc, [r for r in state.latest_records() if keep is None or keep(r)],
+                           state_groups(state, keep), out)
 
 
-def render_state_table(doc, out) -> None:
-    groups, members, others = [], [], []
-    for r in doc["records"]:
-        if r["type"] == "group_metadata":
-            v, g = r["value"], r["key"]["group"]
-            static = sum(1 for m in v["members"] if m.get("groupInstanceId") is not None)
-            groups.append([g, v["protocolType"], v.get("protocol") or "", v["generation"], v.get("leader") or "",
-                           len(v["members"]), static, iso_ms(v.get("currentStateTimestamp"))])
-            for m in v["members"]:
-                members.append([g, m["memberId"], m.get("groupInstanceId") or "",
-                                "STATIC" if m.get("groupInstanceId") is not None else "DYNAMIC",
-                                m["clientId"], m["clientHost"], m["sessionTimeout"],
-                                assignment_text(m.get("assignment"))])
-        else:
-            others.append([r["type"], dumps(r["key"]), short(dumps(r["value"]))])
-    table(groups, ["GROUP", "PROTOCOL TYPE", "PROTOCOL", "GENERATION", "LEADER", "MEMBERS", "STATIC",
-                   "STATE SINCE"], title="GROUPS", stream=out)
+def render_state_table(doc, records, groups, out) -> None:
+    """doc: `state_json`'s document; records: the latest records shown (rows); groups: `state_groups`
+    of the same state."""
+    group_rows, members, others = [], [], []
+    classic_records = {}  # group -> its GroupMetadata record (the leader, since when in its state)
+    for row in records:
+        group = key_group(row.key.data)
+        if is_group_record(row) and group in groups.shown:
+            if row.record_type == GROUP_METADATA:
+                classic_records[group] = row.value.data
+            continue
+        r = row_json(row)
+        others.append([r["type"], dumps(r["key"]), short(dumps(r["value"]))])
+    for view in groups.views:
+        group_rows.append(_group_row(view, classic_records.get(view.group)))
+        members += [_member_row(view, m) for m in view.members]
+    table(group_rows, ["GROUP", "TYPE", "STATE", "PROTOCOL TYPE", "PROTOCOL", "GENERATION/EPOCH", "LEADER",
+                       "MEMBERS", "STATIC", "STATE SINCE"], title="GROUPS", stream=out)
+    if groups.error:
+        out.write(f"(groups not rebuilt: {groups.error}; their records are under OTHER RECORDS)\n")
     out.write("\n")
     table(members, ["GROUP", "MEMBER ID", "GROUP.INSTANCE.ID", "KIND", "CLIENT ID", "HOST", "SESSION MS",
-                    "ASSIGNMENT"], title="MEMBERS", stream=out)
+                    "MEMBER EPOCH", "ASSIGNMENT"], title="MEMBERS", stream=out)
     out.write("\n")
     table([[c["group"], c["topic"], c["partition"], c["offset"], c["leaderEpoch"], c["metadata"],
             iso_ms(c["commitTimestamp"])] for c in doc["committed_offsets"]],
@@ -102,12 +110,32 @@ def render_state_table(doc, out) -> None:
         table(others, ["TYPE", "KEY", "VALUE"], title="OTHER RECORDS (latest per key)", stream=out)
 
 
-def assignment_text(assignment) -> str:
-    """`orders:0,1 payments:3` for a decoded consumer assignment; the size for opaque bytes."""
-    if isinstance(assignment, dict):
-        parts = [f"{tp['topic']}:{','.join(str(p) for p in tp['partitions'])}"
-                 for tp in assignment.get("assignedPartitions") or []]
-        return " ".join(parts) or "-"
-    if isinstance(assignment, str):
-        return f"<{len(assignment) * 3 // 4} bytes>"
-    return ""
+def _group_row(view, record) -> list:
+    """A GROUPS row: a classic group's generation, leader and state time from its record; a consumer
+    or Connect worker group's epoch and assignor."""
+    static = sum(1 for m in view.members if m.static)
+    if view.group_type == "classic":
+        record = record or {}
+        return [view.group, "classic", view.state, view.protocol_type or "-", view.protocol or "-",
+                _cell(view.generation), record.get("leader") or "-", len(view.members), static,
+                iso_ms(record.get("currentStateTimestamp")) or "-"]
+    return [view.group, view.group_type, view.state, view.protocol_type or "-", view.assignor or "-",
+            _cell(view.group_epoch), "-", len(view.members), static, "-"]
+
+
+def _member_row(view, member) -> list:
+    if view.group_type == "connect":
+        from kgroup.coordinator.connect import items_text
+
+        assignment = items_text(member.runs)
+    else:
+        assignment = member.assignment_text(view.protocol_type)
+    return [view.group, member.member_id, member.group_instance_id or "",
+            "STATIC" if member.static else "DYNAMIC", member.client_id, member.client_host,
+            _cell(getattr(member, "session_timeout_ms", None)), _cell(member.member_epoch), assignment]
+
+
+def _cell(value) -> str:
+    return "-" if value is None else str(value)
+
+

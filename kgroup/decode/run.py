@@ -133,6 +133,13 @@ def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: P
     return RowSink(output, row_filter, stream, problems, fast=whole_batches and output in ("jsonl", "json"))
 
 
+def reads_past_damage(output: str, strict: bool) -> bool:
+    """Whether reading resumes at the next whole batch after one that cannot be read (both engines).
+    Not with --strict (Kafka's reading: stop at the first problem) nor for kafka-dump-log's text,
+    which stops where Kafka's reader stops."""
+    return not strict and output != "dump-log"
+
+
 def default_progress(view: str) -> bool:
     """Progress by default only when stderr is a terminal, and not when records stream to that
     terminal too (the meter's line would end up inside the printed records)."""
@@ -176,6 +183,7 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
     problems = ProblemLog(strict=strict, report=report)
     sink = make_sink(view, output, row_filter, stream, problems,
                      whole_batches=until_offset is None and until_time is None)
+    resync = reads_past_damage(output, strict)
 
     def body() -> int:
         nonlocal meter
@@ -196,7 +204,7 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
 
             for batch, rows in iter_input(inp, problems, until_offset=until_offset, until_time=until_time,
                                           progress=tick if meter.enabled else None,
-                                          decode=sink.decode):
+                                          decode=sink.decode, resync=resync):
                 batches_read += 1
                 sink.batch(batch, rows)
             sink.end(inp, problems)

@@ -20,26 +20,20 @@ from .batch_model import (
     CorruptBatch,
     CrcMismatch,
     Record,
+    SkippedBytes,
     TrailingBytes,
 )
 from .codecs import CODEC_NAMES, CodecError, decompress
 from .crc import crc32c as _crc32c
+from .framing import (HEADER_PEEK, LOG_OVERHEAD, MAX_STREAM_BATCH, MIN_ANY_LENGTH, MIN_LENGTH, checksum_matches,
+                      frame_problem, next_whole_entry)
 from .lazy_records import ZIGZAG, LazyRecords, build_run
 from .legacy import parse_legacy
 
-__all__ = ["read_batches", "scan", "parse_v2"]
+__all__ = ["read_batches", "scan", "parse_v2", "LOG_OVERHEAD", "HEADER_PEEK", "MIN_LENGTH", "MIN_ANY_LENGTH",
+           "MAX_STREAM_BATCH"]
 
 
-#: Size of the offset + length prefix every entry starts with.
-LOG_OVERHEAD = 12
-#: Bytes needed to see an entry's length and magic.
-HEADER_PEEK = 17
-#: Smallest legal length field per magic (bytes after the 12-byte prefix).
-MIN_LENGTH = {0: 14, 1: 22, 2: 49}
-#: Kafka's own lower bound for any entry (FileLogInputStream).
-MIN_ANY_LENGTH = 14
-#: A stream (no known size) entry claiming more than this is treated as garbage, not read.
-MAX_STREAM_BATCH = 256 << 20
 #: Read size for files and streams.
 CHUNK = 1 << 20
 
@@ -426,11 +420,13 @@ def parse_v2(buf, off: int, total: int, position: int, path: str, lean: bool = F
 class _Source:
     """A window over bytes or a file object: buf[off:] holds the bytes at file position `pos`."""
 
-    __slots__ = ("file", "buf", "off", "pos", "eof", "left", "size")
+    __slots__ = ("file", "buf", "off", "pos", "eof", "left", "size", "seekable", "mark")
 
     def __init__(self, buf_or_file, start: int, end: int | None):
         self.off = 0
         self.pos = start
+        self.seekable = False
+        self.mark = None  # a position before the window whose bytes a refill keeps (resync: the last batch)
         if isinstance(buf_or_file, (bytes, bytearray, memoryview)):
             data = bytes(buf_or_file)
             stop = len(data) if end is None else min(end, len(data))
@@ -444,11 +440,12 @@ class _Source:
         self.buf = b""
         self.eof = False
         self.size = None
+        self.left = None
         try:
-            seekable = buf_or_file.seekable()
+            self.seekable = bool(buf_or_file.seekable())
         except (AttributeError, OSError, ValueError):
-            seekable = False
-        if seekable:
+            self.seekable = False
+        if self.seekable:
             here = buf_or_file.seek(0, os.SEEK_END)
             self.size = here if end is None else min(end, here)
             buf_or_file.seek(start)
@@ -462,15 +459,19 @@ class _Source:
         while n > 0:
             chunk = self.file.read(min(n, CHUNK))
             if not chunk:
+                self.eof = True
                 break
             n -= len(chunk)
+            if self.left is not None:
+                self.left = max(0, self.left - len(chunk))
 
     def ensure(self, need: int) -> int:
         """Make at least `need` bytes available (fewer only at the end); returns what's there."""
         have = len(self.buf) - self.off
         if have >= need or self.eof:
             return have
-        parts = [self.buf[self.off:]] if have else []
+        keep = self.off if self.mark is None else max(0, self.off - (self.pos - self.mark))
+        parts = [self.buf[keep:]] if len(self.buf) > keep else []
         while have < need:
             want = max(CHUNK, need - have)
             if self.left is not None:
@@ -487,75 +488,206 @@ class _Source:
             parts.append(chunk)
             have += len(chunk)
         self.buf = parts[0] if len(parts) == 1 else b"".join(parts)
-        self.off = 0
+        self.off -= keep
         return have
 
+    # Random access for the resync search (`framing.next_whole_entry`), only ever after damage.
+
+    def read_at(self, position: int, count: int) -> bytes:
+        """Up to `count` bytes at `position` (the window's, or the kept mark's onwards): from the buffer,
+        by a positioned read of a seekable file (the window stays where it is), or by reading a stream
+        further."""
+        if self.size is not None:
+            count = max(0, min(count, self.size - position))
+        at = self.off + position - self.pos
+        if self.file is None or (at >= 0 and at + count <= len(self.buf)):
+            return self.buf[max(at, 0):at + count]
+        if self.seekable:
+            here = self.file.tell()
+            try:
+                self.file.seek(position)
+                parts, left = [], count
+                while left > 0:
+                    piece = self.file.read(left)
+                    if not piece:
+                        break
+                    parts.append(piece)
+                    left -= len(piece)
+            finally:
+                self.file.seek(here)
+            return b"".join(parts)
+        if at < 0:
+            return b""  # a stream's bytes before the kept mark are gone
+        self.ensure(at - self.off + count)
+        at = self.off + position - self.pos
+        return self.buf[at:at + count]
+
+    def release(self, position: int) -> None:
+        """Nothing before `position` is needed any more: a stream drops it (a search through a damaged
+        stream holds one chunk, not everything since the damage)."""
+        if self.file is not None and not self.seekable:
+            self.jump(position)
+
+    def jump(self, position: int) -> None:
+        """Move the window to start at `position`: forward, or back to bytes still held (the mark)."""
+        at = self.off + position - self.pos
+        if self.file is None or 0 <= at <= len(self.buf):
+            self.off = min(max(at, 0), len(self.buf))
+        elif self.seekable:
+            self.file.seek(position)
+            self.buf, self.off, self.eof = b"", 0, False
+            self.left = max(0, self.size - position)
+        else:
+            self._discard(at - len(self.buf))
+            self.buf, self.off = b"", 0
+        self.pos = position
+
+    def end_position(self) -> int:
+        """Where the data ends: the file's size, or how far a stream went."""
+        if self.size is not None:
+            return self.size
+        self.ensure(1 << 62)
+        return self.pos + len(self.buf) - self.off
 
 
-def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None, lean: bool = False
-         ) -> Iterator[Batch | BatchError]:
+def _parse(buf, off: int, total: int, position: int, path: str, magic: int, lean: bool = False):
+    if magic == 2:
+        return parse_v2(buf, off, total, position, path, lean)
+    if magic == 0 or magic == 1:
+        return parse_legacy(buf, off, total, position)
+    raise CorruptBatch(f"unknown magic {magic}")
+
+
+_PARSE_ERRORS = (CorruptBatch, IndexError, ValueError, struct.error, CodecError, UnicodeError)
+
+
+def _parse_failure(entry: bytes, total: int, position: int, path: str, magic: int) -> str:
+    """Why the entry (its bytes alone) does not parse; positions in the message count from its start."""
+    head = f"batch (magic {magic}, {total} bytes)"
+    try:
+        _parse(entry, 0, total, position, path, magic)
+    except CorruptBatch as exc:
+        return f"{head}: {exc}"
+    except IndexError:
+        return f"{head}: a record runs past the end of the batch's record data"
+    except (ValueError, struct.error, CodecError, UnicodeError) as exc:
+        return f"{head} is corrupt: {type(exc).__name__}: {exc}"
+    return f"{head}: unreadable"  # parses alone: cannot happen, the bytes are the same
+
+
+def _stored_checksum(buf, off: int, magic: int) -> int | None:
+    """The checksum an entry's header holds (magic 2: CRC-32C at byte 17; 0 and 1: CRC-32 at byte 12)."""
+    if magic == 2:
+        return _CHECKSUM.unpack_from(buf, off + 17)[0]
+    if magic in (0, 1):
+        return _CHECKSUM.unpack_from(buf, off + 12)[0]
+    return None
+
+
+_CHECKSUM = struct.Struct(">I")
+
+
+def _resynchronise(src: _Source, path: str, position: int, reason: str, stop: int | None, previous: int | None):
+    """After the entry at `position` could not be read (`reason`): move to the first whole entry after
+    the start of the batch read just before it (`previous`; its length put us here, and bytes deleted
+    or inserted inside it may have left it parsing with the wrong one), or after `position` itself.
+    Reports the bytes skipped (SkippedBytes), or the entry, when the whole one starts inside the batch
+    before it; returns True. With none: the rest is invalid bytes at the end, returns False. In a range
+    (`stop`) the next range starts at a whole entry (the planner checks it), so a search that reaches
+    `stop` resumes there."""
+    found = next_whole_entry(src.read_at, position if previous is None else previous, stop, src.size,
+                             src.release)
+    if found is None and stop is not None and (src.size is None or stop < src.size):
+        found = stop
+    if found is None:
+        end = src.end_position()
+        yield TrailingBytes(path, position, end - position, reason)
+        return False
+    if found > position:
+        yield SkippedBytes(path, position, found, reason)
+    else:
+        yield BatchError(path, position, f"{reason}; resumed at byte {found}, where a whole batch starts "
+                                         f"inside the one before")
+    src.mark = None
+    src.jump(found)
+    return True
+
+
+def scan(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None, lean: bool = False,
+         *, resync: bool = False, stop: int | None = None) -> Iterator[Batch | BatchError]:
     """Yield each Batch, and a BatchError event for every problem, in file order.
 
     lean: a data batch's records may be LazyRecords, built into Records only when asked.
-    A CrcMismatch event comes right before its (still decoded) batch. A non-recoverable
-    error or TrailingBytes is the last event.
+    A CrcMismatch event comes right before its (still decoded) batch.
+
+    Without `resync` (Kafka's reading, kafka-dump-log's text): an entry whose length frames nothing
+    ends the scan (TrailingBytes, or a BatchError that is not recoverable: the last event), and an
+    entry that does not parse is skipped by its length. With `resync`, an entry that cannot be read
+    and whose checksum does not vouch for its length is followed by a search for the next whole
+    entry (`kgroup.records.framing`): a SkippedBytes event names the bytes passed over, and reading
+    goes on there; TrailingBytes, the last event, when no whole entry follows.
+    stop: no entry starting at or after this position is read (a Spark task's range; entries may
+    end past it, and `end` still bounds the data).
     """
     src = _Source(buf_or_file, start, end)
     unpack_prefix = _PREFIX.unpack_from
+    previous = None  # resync: where the batch read just before this position starts
     while True:  # the ensure/advance calls are inlined for the common, already-buffered case
+        position = src.pos
+        if stop is not None and position >= stop:
+            return
         if len(src.buf) - src.off < HEADER_PEEK:
             avail = src.ensure(HEADER_PEEK)
             if avail < HEADER_PEEK:
                 if avail:
-                    yield TrailingBytes(path, src.pos, avail)
+                    yield TrailingBytes(path, position, avail)
                 return
-        position = src.pos
         _, length, magic = unpack_prefix(src.buf, src.off)
-        minimum = MIN_LENGTH.get(magic, MIN_ANY_LENGTH)
-        if length < minimum:
-            what = f"magic {magic}" if magic in MIN_LENGTH else "any entry"
-            yield BatchError(path, position,
-                             f"batch length {length} is below the minimum {minimum} for {what}; "
-                             "cannot find the next batch", recoverable=False)
-            return
         total = LOG_OVERHEAD + length
-        known = None if src.size is None else src.size - position
-        if known is not None and total > known:
-            yield TrailingBytes(path, position, known)
-            return
-        if known is None and total > MAX_STREAM_BATCH:
-            yield BatchError(path, position,
-                             f"batch length {length} is implausibly large for a stream; "
-                             "cannot find the next batch", recoverable=False)
-            return
-        if len(src.buf) - src.off < total:
-            avail = src.ensure(total)
-            if avail < total:
-                yield TrailingBytes(path, position, avail)
+        room = None if src.size is None else src.size - position
+        problem = frame_problem(magic, length, room)
+        if problem is None and len(src.buf) - src.off < total and src.ensure(total) < total:
+            problem = f"batch length {length} exceeds the file"  # a stream that ended inside the entry
+        if problem is not None:
+            if resync:
+                if (yield from _resynchronise(src, path, position, problem, stop, previous)):
+                    previous = None
+                    continue
                 return
+            if length < MIN_LENGTH.get(magic, MIN_ANY_LENGTH) or (room is None and total > MAX_STREAM_BATCH):
+                yield BatchError(path, position, f"{problem}; cannot find the next batch", recoverable=False)
+            else:
+                yield TrailingBytes(path, position, len(src.buf) - src.off if room is None else room, problem)
+            return
         buf, off = src.buf, src.off
         try:
-            if magic == 2:
-                batch, computed = parse_v2(buf, off, total, position, path, lean)
-            elif magic == 0 or magic == 1:
-                batch, computed = parse_legacy(buf, off, total, position)
-            else:
-                raise CorruptBatch(f"unknown magic {magic}")
-        except CorruptBatch as exc:
-            yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): {exc}")
-        except IndexError:
-            yield BatchError(path, position, f"batch (magic {magic}, {total} bytes): "
-                             "a record runs past the end of the batch's record data")
-        except (ValueError, struct.error, CodecError, UnicodeError) as exc:
-            yield BatchError(path, position,
-                             f"batch (magic {magic}, {total} bytes) is corrupt: "
-                             f"{type(exc).__name__}: {exc}")
+            batch, computed = _parse(buf, off, total, position, path, magic, lean)
+        except _PARSE_ERRORS:
+            # said again from the entry's own bytes: what the message says (byte positions, the error
+            # itself) must not depend on what else the reader's buffer held (a Spark task's range)
+            reason = _parse_failure(bytes(buf[off:off + total]), total, position, path, magic)
         else:
             if not batch.crc_valid:
                 yield CrcMismatch(path, position, batch.crc, computed, magic)
             yield batch
+            src.off += total
+            src.pos += total
+            if resync:
+                previous = src.mark = position
+            continue
+        # The checksum vouches for the length: skip just this entry. Without it, the length may be
+        # the damage itself.
+        stored = _stored_checksum(buf, off, magic)
+        if resync and (stored is None or not checksum_matches(src.read_at, position, magic, total, stored)):
+            if (yield from _resynchronise(src, path, position, reason, stop, previous)):
+                previous = None
+                continue
+            return
+        yield BatchError(path, position, reason)
         src.off += total
         src.pos += total
+        if resync:
+            previous = src.mark = position
 
 
 def read_batches(buf_or_file, path: str = "<bytes>", start: int = 0, end: int | None = None

@@ -98,18 +98,36 @@ class CrcMismatch(BatchError):
 
 
 class TrailingBytes(BatchError):
-    """A partial write at the end of the log: `count` bytes that do not form a whole batch."""
+    """The end of the log holds no whole batch: `count` bytes from `position` to the end (a partial
+    write, or damage no whole batch follows). `reason` says what was wrong with the entry there."""
 
-    def __init__(self, path: str, position: int, count: int):
-        super().__init__(path, position,
-                         f"Found {count} invalid bytes at the end of {os.path.basename(path)}",
+    def __init__(self, path: str, position: int, count: int, reason: str | None = None):
+        super().__init__(path, position, _found_line(count, path) + (f" ({reason})" if reason else ""),
                          recoverable=False)
         self.count = count
+        self.reason = reason
 
     @property
     def dump_line(self) -> str:
         """Exactly kafka-dump-log's line for this condition."""
-        return self.message
+        return _found_line(self.count, self.path)
+
+
+def _found_line(count: int, path: str) -> str:
+    return f"Found {count} invalid bytes at the end of {os.path.basename(path)}"
+
+
+class SkippedBytes(BatchError):
+    """Bytes from `position` to `end` that hold no readable batch: the entry at `position` could not be
+    read (`reason`) and the next whole batch starts at `end`, where reading goes on."""
+
+    def __init__(self, path: str, position: int, end: int, reason: str):
+        super().__init__(path, position, f"skipped: {reason}; resumed at byte {end}", recoverable=True)
+        self.end = end
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: bytes {self.position}–{self.end} {self.message}"
 
 
 class CorruptBatch(Exception):

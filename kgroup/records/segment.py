@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..errors import KgroupError
-from .batch import LOG_OVERHEAD, MIN_ANY_LENGTH, scan
+from .batch import scan
 from .batch_model import Batch, BatchError, ReadFailed
+from .framing import entry_starts
 
 __all__ = ["SegmentFile", "SegmentPathError", "find_segments", "segment_file", "iter_segment",
            "family_for_topic", "scan_batch_boundaries", "FAMILIES"]
@@ -145,21 +145,22 @@ def _raise(error: BatchError) -> None:
     raise error
 
 
-def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, lean: bool = False
-                 ) -> Iterator[Batch]:
+def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, lean: bool = False,
+                 resync: bool = False) -> Iterator[Batch]:
     """Stream one segment (a path, a SegmentFile, or "-" for stdin), reporting every problem.
 
     on_error gets each BatchError (CrcMismatch before its still-yielded batch, TrailingBytes
-    for a partial write at the end); decoding goes on after recoverable ones and stops after
-    the rest. If on_error raises, iteration stops with that exception. Default: raise.
-    lean: a data batch's records may be LazyRecords (see `scan`).
+    for a partial write at the end, SkippedBytes for damage passed over with `resync`); decoding
+    goes on after recoverable ones and stops after the rest. If on_error raises, iteration stops
+    with that exception. Default: raise.
+    lean: a data batch's records may be LazyRecords; resync: see `scan`.
     """
     handler = on_error or _raise
     if isinstance(path, SegmentFile):
         path = path.path
     path = os.fspath(path)
     if path == "-":
-        yield from _events(sys.stdin.buffer, "-", handler, lean)
+        yield from _events(sys.stdin.buffer, "-", handler, lean, resync)
         return
     try:
         f = open(path, "rb", buffering=0)
@@ -167,12 +168,12 @@ def iter_segment(path, *, on_error: Callable[[BatchError], None] | None = None, 
         handler(ReadFailed(path, 0, f"cannot open: {exc.strerror}"))
         return
     with f:
-        yield from _events(f, path, handler, lean)
+        yield from _events(f, path, handler, lean, resync)
 
 
-def _events(stream, path: str, handler, lean: bool = False) -> Iterator[Batch]:
+def _events(stream, path: str, handler, lean: bool = False, resync: bool = False) -> Iterator[Batch]:
     try:
-        for event in scan(stream, path, lean=lean):
+        for event in scan(stream, path, lean=lean, resync=resync):
             if isinstance(event, Batch):
                 yield event
             else:
@@ -184,29 +185,19 @@ def _events(stream, path: str, handler, lean: bool = False) -> Iterator[Batch]:
 def scan_batch_boundaries(path, target_bytes: int = 64 << 20) -> list[tuple[int, int]]:
     """Byte ranges of about target_bytes each, cut only at batch boundaries.
 
-    Reads just the 12-byte prefix of each batch (seeking over the bodies). The last range
-    always runs to the end of the file so a damaged tail is seen by whoever reads it.
+    Reads just the prefix of each batch (seeking over the bodies), as Kafka's reader frames them
+    (`framing.entry_starts`, no resync). The last range always runs to the end of the file so a
+    damaged tail is seen by whoever reads it.
     """
     path = os.fspath(path)
     ranges: list[tuple[int, int]] = []
     with open(path, "rb", buffering=0) as f:
         size = f.seek(0, os.SEEK_END)
-        pos = start = 0
-        while pos + LOG_OVERHEAD <= size:
-            f.seek(pos + 8)
-            prefix = f.read(4)
-            if len(prefix) < 4:
-                break
-            (length,) = struct.unpack(">i", prefix)
-            if length < MIN_ANY_LENGTH or pos + LOG_OVERHEAD + length > size:
-                break
-            pos += LOG_OVERHEAD + length
+        start = 0
+        for pos, _offset, _by_length in entry_starts(f, size, resync=False):
             if pos - start >= target_bytes:
                 ranges.append((start, pos))
                 start = pos
         if start < size:
-            if pos == start and ranges:  # only a damaged tail is left: give it to the last range
-                ranges[-1] = (ranges[-1][0], size)
-            else:
-                ranges.append((start, size))
+            ranges.append((start, size))
     return ranges

@@ -86,7 +86,8 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
         inputs = resolve_inputs(paths, family, problems)
         if view == "state":  # replayed: in each partition's log order, as the local engine does
             inputs = in_log_order(inputs)
-        tasks = plan_tasks(inputs, split_bytes, until_offset)
+        resync = run.reads_past_damage(output, strict)
+        tasks = plan_tasks(inputs, split_bytes, until_offset, resync)
         tally = _Tally(problems, tasks)
         spark, ours, keep_log = None, True, False  # the log is kept when an error names it
         interrupts = _Interrupts()
@@ -101,7 +102,7 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
             interrupts.check()      # a signal noted while the session started
             if view == "records" and out is None and not is_local_master(spark.sparkContext.master):
                 # rows travel through the JVM to the driver: keep each task's share small
-                tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset)
+                tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset, resync)
                 tally = _Tally(problems, tasks)
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,

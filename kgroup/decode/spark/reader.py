@@ -2,8 +2,10 @@
 
 The same scanner, RowDecoder and ProblemLog as `kgroup.decode.decoder.iter_decoded` and
 `kgroup.decode.inputs.iter_input`, with the same rules (a CRC mismatch is reported and the batch still
-read, the --until-offset stop is decided after decoding the batch, --until-time filters rows), so the
-problems and rows of all ranges of a file, concatenated, are exactly those of the local engine.
+read, damage is passed over to the next whole batch, the --until-offset stop is decided after decoding
+the batch, --until-time filters rows), so the problems and rows of all ranges of a file, concatenated,
+are exactly those of the local engine. A range's batches are those that start in it (the scanner's
+`stop`); a batch may end past it.
 No pyspark import: this runs in Spark's Python workers and in plain tests alike.
 """
 
@@ -22,13 +24,13 @@ class RangeSummary:
     """What the driver needs besides the rows: problems in order, counts, and whether reading stopped."""
 
     seq: int
-    problems: list = field(default_factory=list)  # (file, byte position, offset, message) in order
+    problems: list = field(default_factory=list)  # (file, byte position, offset, message, end) in order
     records_ok: int = 0
     batches: int = 0
     stops_file: bool = False  # the local reader would read nothing more of this file
 
     def problem_objects(self) -> list[Problem]:
-        return [Problem(f, p, o, m) for f, p, o, m in self.problems]
+        return [Problem(*item) for item in self.problems]
 
 
 class RangeReader:
@@ -42,7 +44,8 @@ class RangeReader:
         self._log = ProblemLog(report=self._collect)
 
     def _collect(self, problem: Problem) -> None:
-        self.summary.problems.append((problem.file, problem.position, problem.offset, problem.message))
+        self.summary.problems.append((problem.file, problem.position, problem.offset, problem.message,
+                                      problem.end))
 
     def __iter__(self):
         task, log, summary = self.task, self._log, self.summary
@@ -59,7 +62,7 @@ class RangeReader:
             return
         with f:
             try:
-                for event in scan(f, task.path, task.start, task.end):
+                for event in scan(f, task.path, task.start, resync=task.resync, stop=task.end):
                     if not isinstance(event, Batch):
                         self._batch_error(event, foreign.batch_error(event))
                         continue
@@ -85,6 +88,6 @@ class RangeReader:
         summary.records_ok = log.records_ok
 
     def _batch_error(self, err: BatchError, message: str | None = None) -> None:
-        self._log.add(self.task.path, err.position, None, message or err.message)
+        self._log.add(self.task.path, err.position, None, message or err.message, getattr(err, "end", None))
         if not err.recoverable:
             self.summary.stops_file = True

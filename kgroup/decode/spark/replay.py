@@ -42,10 +42,10 @@ def reduced_rows(reader: RangeReader) -> list:
             if row.kind != "data":
                 always.append((position, row))
                 continue
-            row.key_bytes = row.value_bytes = None  # the state's JSON never shows raw bytes of data rows
-            if row.record_type not in OFFSET_COMMIT_TYPES:
+            if row.record_type not in OFFSET_COMMIT_TYPES:  # few: their bytes go along (`state_groups` replays them)
                 latest_identity[record_identity(row)] = (position, row)
                 continue
+            row.key_bytes = row.value_bytes = None  # the state never shows an offset commit's raw bytes
             k = row.key.data
             key = (k["group"], k["topic"], k["partition"])
             if row.value is None:
