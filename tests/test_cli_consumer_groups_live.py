@@ -46,6 +46,18 @@ def kg(b, *args):
                               catch_exceptions=False)
 
 
+def kg_while_polling(b, consumers, *args):
+    """kgroup on a thread while the consumers (librdkafka, polled from this thread) keep polling:
+    a command that waits for the group needs them heartbeating meanwhile."""
+    import threading
+
+    outcome = {}
+    command = threading.Thread(target=lambda: outcome.update(r=kg(b, *args)))
+    command.start()
+    poll_until(consumers, lambda: not command.is_alive())
+    return outcome["r"]
+
+
 def test_describe_consumer_group_json_table_and_lag(broker, groups):
     result = kg(broker, "describe", "cg", "cl", "--offsets", "-o", "json")
     assert result.exit_code == 0, result.stderr
@@ -144,7 +156,6 @@ def test_list_before_listgroups_v5_learns_types_by_describing(broker, groups):
 
 
 def test_wait_consumer_states_and_caught_up(broker, groups):
-    import threading
 
     done = kg(broker, "wait", "cg", "--caught-up", "-o", "json")
     assert done.exit_code == 0, done.stderr
@@ -168,12 +179,7 @@ def test_wait_consumer_states_and_caught_up(broker, groups):
         assert stuck.exit_code == 1
         assert stuck.stderr.startswith("kgroup wait: group 'cg': timed out after 1s waiting for every member "
                                        "caught up")
-        outcome = {}
-        waiter = threading.Thread(target=lambda: outcome.update(r=kg(broker, "wait", "cg", "--caught-up",
-                                                                     "-o", "json")))
-        waiter.start()
-        poll_until(groups + [late], lambda: not waiter.is_alive())
-        result = outcome["r"]
+        result = kg_while_polling(broker, groups + [late], "wait", "cg", "--caught-up", "-o", "json")
         assert result.exit_code == 0, result.stderr
         reached = json.loads(result.stdout)
         assert (reached["members"], reached["caught_up"]) == (4, True)
@@ -200,7 +206,6 @@ def slow_expiry(tmp_path):
 
 
 def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_new_epoch(slow_expiry):
-    import threading
 
     b = slow_expiry
     consumers = [new_consumer(b, f"r{n}") for n in range(3)]
@@ -222,12 +227,8 @@ def test_remove_members_dry_run_predicts_the_server_assignor_and_wait_sees_the_n
         assert "protocol uniform" in table and re.search(r"^r1\s+instance id\s+static\s+events:", table, re.M)
         epoch = b.group("cg").group_epoch
 
-        outcome = {}
-        remover = threading.Thread(target=lambda: outcome.update(r=kg(
-            b, "remove-members", "cg", "--instance-id", "r1", "--wait", "--wait-timeout", "30", "-o", "json")))
-        remover.start()
-        poll_until(stayers, lambda: not remover.is_alive())
-        result = outcome["r"]
+        result = kg_while_polling(b, stayers, "remove-members", "cg", "--instance-id", "r1", "--wait",
+                                  "--wait-timeout", "30", "-o", "json")
         assert result.exit_code == 0, result.stderr
         report = json.loads(result.stdout)
         assert report["results"] == [{"group_instance_id": "r1", "member_id": None, "error": None, "rejoined": False}]
@@ -247,7 +248,6 @@ def test_remove_members_wait_reports_a_consumer_that_rejoins_under_its_member_id
     """A running KIP-848 consumer removed by its instance id is fenced and rejoins under its own
     member id: --wait sees the group settle with it back, reports it rejoined and exits 3 (before:
     it waited out --wait-timeout for that member id to go)."""
-    import threading
     import time
 
     b = slow_expiry
@@ -258,13 +258,9 @@ def test_remove_members_wait_reports_a_consumer_that_rejoins_under_its_member_id
         assert dry.exit_code == 0 and dry.stderr == (
             "kgroup remove-members: warning: q0 is a member of group 'cg': a consumer whose process still runs "
             "rejoins at once (stop it first; --wait reports a rejoin)\n")
-        outcome = {}
         started = time.monotonic()
-        remover = threading.Thread(target=lambda: outcome.update(r=kg(
-            b, "remove-members", "cg", "--instance-id", "q0", "--wait", "--wait-timeout", "30", "-o", "json")))
-        remover.start()
-        poll_until(consumers, lambda: not remover.is_alive())
-        result = outcome["r"]
+        result = kg_while_polling(b, consumers, "remove-members", "cg", "--instance-id", "q0", "--wait",
+                                  "--wait-timeout", "30", "-o", "json")
         assert result.exit_code == 3, result.stderr
         assert time.monotonic() - started < 25      # it settled; it did not wait out the timeout
         report = json.loads(result.stdout)
