@@ -123,7 +123,9 @@ class SimulateCommand(click.Command):
               help="Seeds heartbeat phases and the random bounce order.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
-              help="Draw the timeline (needs matplotlib: pip install 'kgroup[plot]').")
+              help="Draw the timeline: a row per consumer (names on a subset past 40 rows), bars "
+                   "darker the more partitions they hold, rebalances, a legend (needs matplotlib: "
+                   "pip install 'kgroup[plot]').")
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
