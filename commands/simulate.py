@@ -123,7 +123,9 @@ class SimulateCommand(click.Command):
               help="Seeds heartbeat phases and the random bounce order.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
-              help="Draw the timeline (needs matplotlib: pip install 'kgroup[plot]').")
+              help="Draw the timeline: a row per consumer (names on a subset past 40 rows), bars "
+                   "darker the more partitions they hold, rebalances, a legend (needs matplotlib: "
+                   "pip install 'kgroup[plot]').")
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
@@ -145,12 +147,16 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     KIP-848's, as the Java client and librdkafka do) to kgroup's coordinator: the group
     forms first (not measured), then the scenario runs until the group settles. Reported:
     rebalances (entries into PreparingRebalance; group-epoch bumps for a consumer group),
-    generations (group epochs), partitions moved (those that went to another process than
-    their owner at the start at some point, even if they came back), partition-seconds
-    without an owner, the longest stop of a member, time to Stable (a consumer group: every
-    member at the group epoch owning its target), and an event log (JSON, or --events).
+    generations (group epochs), members at the start and at the end, partitions moved (those
+    that went to another process than their owner at the start at some point, even if they
+    came back), partition-seconds without an owner, the longest stop of a member, time to
+    Stable (a consumer group: every member at the group epoch owning its target), and an
+    event log (JSON, or --events). A member that a fatal error stopped for good (a crashed
+    static consumer-protocol member restarted within its session: UNRELEASED_INSTANCE_ID)
+    is named ("never rejoined"), its stop counts until the run's end, and the exit is 3.
 
-    Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
+    Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage, 3 a member
+    never rejoined.
     """
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
     from kgroup.sim.scenarios import run_scenario
@@ -182,8 +188,26 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     if output == "json":
         from kgroup.commands.output import echo_json
         echo_json([r.document() for r in results] if compare else results[0].document())
-        return
-    _print_table(scenario, results, compare, show_events)
+    else:
+        _print_table(scenario, results, compare, show_events)
+    _exit_if_members_lost(results, compare)
+
+
+def _exit_if_members_lost(results, compare) -> None:
+    """A member that never came back (a fatal error Kafka's clients do not recover from) makes the
+    run partial: a warning line each, on stderr whatever the output, and exit 3."""
+    from kgroup.errors import EXIT_PARTIAL
+
+    lost = False
+    for r in results:
+        prefix = f"{_label(r, compare)}: " if compare else ""
+        for m in r.never_rejoined:
+            lost = True
+            advice = f"; {m['advice']}" if m["advice"] else ""
+            click.echo(f"kgroup simulate: warning: {prefix}never rejoined: {m['member']}, fatal {m['error']}"
+                       f"{advice}", err=True)
+    if lost:
+        raise SystemExit(EXIT_PARTIAL)
 
 
 def _reject_inapplicable(ctx, scenario) -> None:
@@ -251,6 +275,11 @@ def _migration_rows(results) -> list:
     ]
 
 
+def _stop_open(result) -> bool:
+    """The longest stop is one that had not ended when the run did (a member that never rejoined)."""
+    return any(result.duration_ms - m["stopped_at_ms"] == result.longest_stop_ms for m in result.never_rejoined)
+
+
 def _print_table(scenario, results, compare, show_events) -> None:
     from kgroup.writers import table
 
@@ -262,11 +291,18 @@ def _print_table(scenario, results, compare, show_events) -> None:
             rows.append([_epochs_label(results)] + [_epochs(r) for r in results])
         elif label == "errors":
             rows.append([label] + [str(len(r.errors)) for r in results])
+        elif key == "members":
+            rows.append([label] + [f"{r.members_start} -> {r.members_end}" for r in results])
+        elif key == "longest_stop_ms":     # "+": a member that never came back is stopped still
+            rows.append([label] + [f"{r.longest_stop_ms}{'+' if _stop_open(r) else ''}" for r in results])
         else:
             values = (getattr(r, key) for r in results)
             rows.append([label] + ["not settled" if v is None else str(v) for v in values])
     if results[0].migration is not None:
         rows[-1:-1] = _migration_rows(results)
+    if any(r.never_rejoined for r in results):
+        rows.insert(-1, ["never rejoined"] + [", ".join(f"{m['member']} ({m['error']})" for m in r.never_rejoined)
+                                              or "-" for r in results])
     table(rows, headers=[scenario] + [_label(r, compare) for r in results])
     for r in results:
         prefix = f"{_label(r, compare)}: " if compare else ""

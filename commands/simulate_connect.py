@@ -64,7 +64,9 @@ def _ms(help_text):
               help="Also run the same events under Connect's classic eager and incremental cooperative "
                    "protocols and compare (JSON: a compare object).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
-              help="Draw the assignment over time (needs matplotlib: pip install 'kgroup[plot]').")
+              help="Draw the assignment over time: a row per worker, bars darker the more items they "
+                   "run, epoch bumps, in the migration case a strip of each worker's protocol (needs "
+                   "matplotlib: pip install 'kgroup[plot]').")
 def simulate_connect(case, output, show_events, compare, plot_path, **options):
     """Run Connect workers (ConnectGroupHeartbeat/Prepare/Install, the incremental cooperative
     assignor) against kgroup's coordinator in virtual time.

@@ -97,15 +97,14 @@ def test_plot_bars_carry_their_partition_count():
     """The shade alone does not say how many partitions a consumer holds: wide bars show the number."""
     pytest.importorskip("matplotlib")
     from kgroup.sim.model import SimParams
-    from kgroup.sim.plot import _panel, pyplot
+    from kgroup.sim.plot import pyplot, timeline_figure
     from kgroup.sim.scenarios import run_scenario
 
     result = run_scenario("rolling-bounce", SimParams(members=3, membership="dynamic"))
     plt = pyplot("x.png")
-    fig, ax = plt.subplots()
+    fig = timeline_figure(plt, [result])
     try:
-        _panel(ax, result, plt.get_cmap("viridis"))
-        labels = {t.get_text() for t in ax.texts}
+        labels = {t.get_text() for t in fig.axes[0].texts}
     finally:
         plt.close(fig)
     # 9 partitions: three members hold 3 each, two hold 4 and 5 while the third is away

@@ -11,5 +11,6 @@ KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesce
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
 comparisons), ``scenarios``, ``connect`` / ``connect_params`` / ``connect_cluster`` (`kgroup simulate
 connect`: Connect workers on the ``connect`` group type), ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
-protocols in turn), ``plot`` (matplotlib, optional).
+protocols in turn), ``plot`` / ``connect_plot`` (matplotlib, optional) and ``timeline_layout`` (their
+shared rules for rows, labels and shades).
 """

@@ -74,6 +74,7 @@ class SimConsumer(SimProcess):
         self.rng = rng                   # spreads heartbeat phases; None: first beat one interval after sync
         self.state = "stopped"           # stopped | joining | syncing | stable | fenced | failed
         self.error: str | None = None
+        self.error_name: str | None = None   # the fatal error's name (UNRELEASED_INSTANCE_ID, ...)
         self.incarnation = 0             # bumps on stop: replies to an old process are dropped
         self._init_slots()
 
@@ -86,7 +87,7 @@ class SimConsumer(SimProcess):
         """A fresh process: no member id, no generation, no partitions."""
         self.incarnation += 1
         self.member_id, self.generation, self.owned, self.previous = "", -1, [], []
-        self.error = None
+        self.error = self.error_name = None
         self._event("start", static=self.instance_id is not None)
         # Not consuming until the first SyncGroup, whatever the protocol (eager members mark
         # this in _join too; a cooperative newcomer must not count as consuming meanwhile).
@@ -109,6 +110,7 @@ class SimConsumer(SimProcess):
 
     def _fail(self, code: int, during: str) -> None:
         self.error = f"{self.name}: {during} failed with {name_of(code)} ({code})"
+        self.error_name = name_of(code)
         self.state = "fenced" if code == FENCED_INSTANCE_ID else "failed"
         self.engine.unsleep(self)
         now = self.engine.now

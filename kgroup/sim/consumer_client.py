@@ -52,6 +52,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self.owned: set = set()              # (topic, partition) held now
         self.state = "stopped"               # stopped | joining | stable | failed
         self.error: str | None = None
+        self.error_name: str | None = None   # the fatal error's name (UNRELEASED_INSTANCE_ID, ...)
         self.incarnation = 0                 # bumps on start and stop: stale replies are dropped
         self.starts = 0
         self._unacknowledged = False         # owned changed since the last heartbeat said so
@@ -82,7 +83,7 @@ class ConsumerProtocolConsumer(SimProcess):
         self.incarnation += 1
         self.starts += 1
         self.member_id = f"{self.name}-{self.starts}"
-        self.owned, self.error = set(), None
+        self.owned, self.error, self.error_name = set(), None, None
         self._event("start", static=self.instance_id is not None)
         self.ledger.consuming(self.engine.now, self.name, False)
         self._join()
@@ -102,6 +103,7 @@ class ConsumerProtocolConsumer(SimProcess):
 
     def _fail(self, code: int) -> None:
         self.error = f"{self.name}: ConsumerGroupHeartbeat failed with {name_of(code)} ({code})"
+        self.error_name = name_of(code)
         self.engine.unsleep(self)
         self._lose_all("failed", error=name_of(code))
         self.state = "failed"

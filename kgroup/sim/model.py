@@ -120,19 +120,29 @@ class SimResult:
     group_epoch_start: int | None = None   # consumer protocol; its generation fields are None
     group_epoch_end: int | None = None
     migration: dict | None = None          # upgrade-protocol / downgrade-protocol (protocol_roll)
+    members_start: int | None = None       # live processes when the scenario began (``members``: at its end)
+    # processes a fatal error stopped for good, their place taken by no other: {"member", "instance_id",
+    # "error", "stopped_at_ms", "advice"} (``scenarios.never_rejoined``)
+    never_rejoined: list = field(default_factory=list)
+
+    @property
+    def members_end(self) -> int:
+        return self.members
 
     def document(self, events: bool = True) -> dict:
         """The JSON document of `kgroup simulate`, its event log still this run's ``EventLog`` (an
         iterable of dicts, each built as the document is written: ``kgroup.writers.write_json``)."""
         out = {"scenario": self.scenario, "protocol": self.protocol,
                "membership": self.membership, "assignor": self.assignor,
-               "members": self.members, "partitions": self.partitions,
+               "members": self.members, "members_start": self.members_start,
+               "members_end": self.members_end, "partitions": self.partitions,
                "rebalances": self.rebalances, "generation_start": self.generation_start,
                "generation_end": self.generation_end, "group_epoch_start": self.group_epoch_start,
                "group_epoch_end": self.group_epoch_end, "partitions_moved": self.partitions_moved,
                "unowned_partition_seconds": self.unowned_partition_seconds,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
-               "settled": self.settled, "errors": self.errors}
+               "settled": self.settled, "errors": self.errors,
+               "never_rejoined": self.never_rejoined}
         if self.migration is not None:
             out["migration"] = self.migration
         if events:

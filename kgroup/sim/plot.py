@@ -1,11 +1,15 @@
 """Timeline of a scenario: one row per consumer, bars while it owns partitions, rebalance lines.
 
-matplotlib is an optional extra (`pip install 'kgroup[plot]'`), imported only here.
+``timeline_figure`` builds the figure (a test can measure it), ``plot_timeline`` writes it; rows,
+row names, shades and bar labels follow ``timeline_layout``'s rules, shared with ``connect_plot``.
+matplotlib is an optional extra (`pip install 'kgroup[plot]'`), imported only here (``pyplot``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from . import timeline_layout as layout
 
 
 class PlotUnavailable(Exception):
@@ -13,9 +17,7 @@ class PlotUnavailable(Exception):
 
 
 FORMATS = (".png", ".svg")
-MAX_ROWS = 60      # beyond this, rows are sampled evenly so the figure stays readable
 LABEL_MIN_SPAN = 0.03   # a bar this share of the time axis or wider shows its partition count
-LABEL_MAX_ROWS = 20     # and only while the rows are tall enough for a digit
 
 
 _NO_MATPLOTLIB = "--plot needs matplotlib, which is not installed: pip install 'kgroup[plot]'"
@@ -53,26 +55,51 @@ def _unwritable(target: Path) -> str | None:
 def plot_timeline(results, path: str) -> None:
     """Write one panel per result (variants of --compare stacked) to a PNG or SVG file."""
     plt = pyplot(path)
+    save(plt, timeline_figure(plt, results), path)
+
+
+def timeline_figure(plt, results):
+    """The figure ``plot_timeline`` writes, laid out and frozen (``timeline_layout``): one panel per
+    result, a legend under them."""
     results = list(results)
-    rows_per = [min(len(_names(r)), MAX_ROWS) for r in results]
-    height = sum(1.2 + 0.22 * n for n in rows_per)
-    fig, axes = plt.subplots(len(results), 1, figsize=(9, max(2.5, height)), squeeze=False,
-                             gridspec_kw={"height_ratios": [max(n, 2) for n in rows_per]})
+    shown = [layout.sample(_names(r)) for r in results]
+    heights = [layout.rows_height_in(len(names)) + 1.0 for names, _ in shown]
+    fig, axes = layout.figure(plt, 9, max(3.2, sum(heights) + 0.9), len(results), height_ratios=heights)
     cmap = plt.get_cmap("viridis")
-    for ax, result in zip(axes[:, 0], results):
-        _panel(ax, result, cmap)
-    lines = "red line: rebalance begins"
+    most = max((count for r in results for *_, count in r.intervals), default=1) or 1
+    pending = [_panel(ax, result, cmap, names, stride, most)
+               for ax, result, (names, stride) in zip(axes[:, 0], results, shown)]
+    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)", fontsize=8)
+    fig.legend(handles=_legend(results, cmap, most), loc="outside lower center", fontsize=7, frameon=False,
+               ncol=4, handlelength=1.6, columnspacing=1.4)
+    layout.freeze_layout(fig)
+    for ax, labels in zip(axes[:, 0], pending):
+        layout.fitting_texts(ax, labels)
+    return fig
+
+
+def _legend(results, cmap, most) -> list:
+    """What the shades, lines, markers and strips mean, as legend entries (only those drawn)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    counts = [count for r in results for *_, count in r.intervals]
+    handles = layout.swatches(cmap, counts, most, "partition held", "partitions held")
     mixed = any(r.migration is not None for r in results)
-    if mixed or any(r.protocol == "consumer" for r in results):
-        lines = ("red line: rebalance begins (classic); orange line: group-epoch bump (consumer)"
-                 if mixed or any(r.protocol == "classic" for r in results)
-                 else "orange line: group-epoch bump")
+    kinds = {kind for r in results for kind, _ in _event_lines(r)}
+    if "classic" in kinds:
+        handles.append(Line2D([], [], color="crimson", linewidth=1, label="rebalance begins (classic)"))
+    if "consumer" in kinds:
+        handles.append(Line2D([], [], color="darkorange", linewidth=1, label="group-epoch bump (consumer)"))
+    drawn = {MARKERS[e["event"]] for r in results for e in r.events.of_kind(*MARKERS)}
+    handles += [Line2D([], [], marker=marker, color=colour, label=label, linestyle="none", markersize=5)
+                for (marker, colour), label in MARKER_LABELS.items() if (marker, colour) in drawn]
+    if any(r.never_rejoined for r in results):
+        handles.append(Line2D([], [], color="crimson", linestyle=":", linewidth=1.2, label="never rejoined"))
     if mixed:
-        lines += ";\nstrip under a row: its protocol (blue classic, orange consumer)"
-    axes[-1, 0].set_xlabel("virtual time since the scenario started (s)\nbar: partitions held (the number on it, "
-                           "darker: fewer);"
-                           f" {lines}; ▶ start, ■ stop, ✕ fenced", fontsize=8)
-    save(plt, fig, path)
+        handles += [Patch(facecolor=colour, label=f"strip: speaks {protocol}")
+                    for protocol, colour in PROTOCOL_COLOURS.items()]
+    return handles
 
 
 def pyplot(path: str):
@@ -88,10 +115,9 @@ def pyplot(path: str):
 
 
 def save(plt, fig, path: str) -> None:
-    """Lay out, write and close ``fig``; a file that cannot be written is a PlotUnavailable."""
-    fig.tight_layout()
+    """Write and close ``fig`` (laid out by its maker); a file that cannot be written is a PlotUnavailable."""
     try:
-        fig.savefig(path, dpi=90)
+        fig.savefig(path, dpi="figure")
     except OSError as exc:
         raise PlotUnavailable(f"--plot {path}: cannot write the file: {exc.strerror or exc}") from exc
     finally:
@@ -99,13 +125,8 @@ def save(plt, fig, path: str) -> None:
 
 
 def _names(result) -> list[str]:
-    names = []
-    for name, *_ in result.intervals:
-        if name not in names:
-            names.append(name)
-    for name in result.events.members():
-        if name not in names:
-            names.append(name)
+    names = dict.fromkeys(name for name, *_ in result.intervals)
+    names.update(dict.fromkeys(result.events.members()))
     return sorted(names, key=natural_order)
 
 
@@ -116,48 +137,93 @@ def natural_order(name: str):
     return (head, int(digits) if digits.isdigit() else -1, name)
 
 
-def _panel(ax, result, cmap) -> None:
-    names = _names(result)
-    if len(names) > MAX_ROWS:
-        step = len(names) / MAX_ROWS
-        names = [names[int(i * step)] for i in range(MAX_ROWS)]
+def _panel(ax, result, cmap, names=None, stride=1, most=None) -> list:
+    """Draw one result; returns the bar labels to write once the layout is frozen."""
+    if names is None:
+        names, stride = layout.sample(_names(result))
+    if most is None:
+        most = max((count for *_, count in result.intervals), default=1) or 1
     row = {name: i for i, name in enumerate(names)}
-    most = max((count for *_, count in result.intervals), default=1) or 1
+    pitch = layout.row_pitch_pt(len(names))
     span = max(result.duration_ms, 1)
+    mixed = result.migration is not None
+    low, high = (-0.22, 0.38) if mixed else (-0.4, 0.4)      # a mixed run's strip goes under the bar
+    bars, colours, labels = [], [], []
+    label_bars = pitch >= layout.LABEL_MIN_PITCH_PT
+    colour_of = {}                 # count -> colour: a colour map call per bar costs seconds at 80,000
     for name, start, end, count in result.intervals:
-        if name in row:
-            shade = 0.25 + 0.65 * count / most
-            ax.broken_barh([(start / 1000, (end - start) / 1000)], (row[name] - 0.4, 0.8),
-                           facecolors=cmap(shade))
-            if (end - start) >= LABEL_MIN_SPAN * span and len(names) <= LABEL_MAX_ROWS:
-                ax.text((start + end) / 2000, row[name], str(count), ha="center", va="center",
-                        fontsize=6, color="white" if shade < 0.6 else "black")
-    for event in result.events.of_kind("stop", "crash", "fenced", "failed", "start"):
-        name = event.get("member")
-        if name in row:
-            marker = {"start": ">", "fenced": "X", "failed": "X"}.get(event["event"], "s")
-            ax.plot(event["t_ms"] / 1000, row[name], marker=marker, color="black", markersize=4)
-    consumer = result.protocol == "consumer"
-    if result.migration is not None:
+        y = row.get(name)
+        if y is None:
+            continue
+        colour = colour_of.get(count)
+        if colour is None:
+            colour = colour_of[count] = cmap(layout.shade(count, most))
+        bars.append((start / 1000, end / 1000, y + low, y + high))
+        colours.append(colour)
+        if label_bars and (end - start) >= LABEL_MIN_SPAN * span:
+            labels.append((start / 1000, end / 1000, y + (low + high) / 2, str(count),
+                           layout.text_colour(layout.shade(count, most))))
+    layout.draw_bars(ax, bars, colours, thin=pitch < layout.THIN_PITCH_PT)
+    if mixed:
         _protocol_strips(ax, result, row)
-        for kind, t in _mixed_rebalances(result):
-            ax.axvline(t / 1000, color="darkorange" if kind == "consumer" else "crimson",
-                       linewidth=0.8, alpha=0.7)
-    for t in () if result.migration is not None else result.rebalance_times:
-        ax.axvline(t / 1000, color="darkorange" if consumer else "crimson", linewidth=0.8, alpha=0.7)
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names, fontsize=7)
-    ax.set_ylim(-0.7, max(len(names), 1) - 0.3)
-    end = max(result.duration_ms, 1) / 1000
+    lines = _event_lines(result)
+    for kind, colour in (("classic", "crimson"), ("consumer", "darkorange")):
+        layout.draw_event_lines(ax, [t / 1000 for k, t in lines if k == kind], colour)
+    _markers(ax, result, row, pitch)
+    layout.label_rows(ax, names)
+    end = span / 1000
     ax.set_xlim(-0.01 * end, 1.01 * end)
+    ax.set_title(_title(result, len(names), stride), fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    return labels
+
+
+MARKERS = {"start": (">", "black"), "stop": ("s", "black"), "crash": ("s", "black"),
+           "fenced": ("X", "crimson"), "failed": ("X", "crimson")}
+MARKER_LABELS = {(">", "black"): "process starts", ("s", "black"): "stops or crashes",
+                 ("X", "crimson"): "fenced or failed (fatal)"}
+
+
+def _event_lines(result) -> list:
+    """(kind, t_ms) of the vertical lines: "classic" rebalances, "consumer" group-epoch bumps."""
+    if result.migration is not None:
+        return _mixed_rebalances(result)
+    kind = "consumer" if result.protocol == "consumer" else "classic"
+    return [(kind, t) for t in result.rebalance_times]
+
+
+def _markers(ax, result, row, pitch) -> None:
+    """Starts, stops, fatal errors; a member that never rejoined: a dotted red line to the end."""
+    points: dict = {}
+    for event in result.events.of_kind(*MARKERS):
+        y = row.get(event.get("member"))
+        if y is not None:
+            points.setdefault(MARKERS[event["event"]], []).append((event["t_ms"] / 1000, y))
+    size = max(1.5, min(5.0, 0.8 * pitch))
+    layout.draw_markers(ax, points, size)
+    end = result.duration_ms / 1000
+    for lost in result.never_rejoined:
+        y = row.get(lost["member"])
+        if y is not None:
+            ax.hlines(y, lost["stopped_at_ms"] / 1000, end, colors="crimson", linestyles=":", linewidth=1.2)
+
+
+def _title(result, rows: int, stride: int) -> str:
+    """Two lines: what ran, then what it cost (one line would run off a narrow figure)."""
+    consumer = result.protocol == "consumer"
     what = "group-epoch bump(s)" if consumer else "rebalance(s)"
     protocol = " · consumer protocol" if consumer else ""
     if result.migration is not None:
         protocol, what = f" · {result.protocol}", "rebalance(s) and group-epoch bump(s)"
-    ax.set_title(f"{result.scenario}{protocol} · {result.membership} · {result.assignor}: "
-                 f"{result.rebalances} {what}, {result.partitions_moved} moved, "
-                 f"{result.unowned_partition_seconds:g} partition-s unowned", fontsize=9)
-    ax.grid(axis="x", alpha=0.3)
+    members = (f"{result.members} members" if result.members_start is None
+               else f"{result.members_start} -> {result.members_end} members")
+    if stride > 1:
+        members += f" (1 in {stride} drawn)"
+    lost = [m["member"] for m in result.never_rejoined]
+    never = f", never rejoined: {', '.join(lost)}" if lost else ""
+    return (f"{result.scenario}{protocol} · {result.membership} · {result.assignor} · {members}\n"
+            f"{result.rebalances} {what}, {result.partitions_moved} moved, "
+            f"{result.unowned_partition_seconds:g} partition-s unowned{never}")
 
 
 PROTOCOL_COLOURS = {"classic": "tab:blue", "consumer": "darkorange"}
@@ -175,10 +241,12 @@ def _protocol_strips(ax, result, row) -> None:
                 spans.append((name, *since[name]))
             since[name] = (event["t_ms"], event["protocol"])
     spans += [(name, t, protocol) for name, (t, protocol) in since.items()]
+    strips, colours = [], []
     for name, start, protocol in sorted(spans, key=lambda s: s[1]):
         stop = next((t for n, t, _ in spans if n == name and t > start), end)
-        ax.broken_barh([(start / 1000, max(stop - start, 1) / 1000)], (row[name] - 0.48, 0.12),
-                       facecolors=PROTOCOL_COLOURS[protocol])
+        strips.append((start / 1000, max(stop, start + 1) / 1000, row[name] - 0.44, row[name] - 0.32))
+        colours.append(PROTOCOL_COLOURS[protocol])
+    layout.draw_bars(ax, strips, colours)
 
 
 def _mixed_rebalances(result) -> list:

@@ -64,6 +64,7 @@ class Run:
         self.roll = ProtocolRoll(self, scenario) if self.mixed else None
         self.retired = self.roll.retired if self.mixed else []
         self._holdout: SimConsumer | None = None      # see settled()
+        self.members_start: int | None = None          # live processes when the scenario began
 
     def config(self, protocol: str | None = None, **overrides) -> ConsumerConfig:
         p = self.params
@@ -240,14 +241,17 @@ class Run:
             pending = 1 if group.state == "PreparingRebalance" else 0
             epochs = {"generation_start": epoch_start, "generation_end": epoch_end,
                       "rebalances": epoch_end - epoch_start + pending}
-        live_names = {c.name for c in self.live()}
-        stops = [v for n, v in ledger.longest_stop.items() if n in live_names]
+        lost = never_rejoined(self, start_ms)
+        # a process that never came back is still stopped at the end: its stop counts until then
+        counted = {c.name for c in self.live()} | {m["member"] for m in lost}
+        stops = [v for n, v in ledger.longest_stop.items() if n in counted]
         stops += [self.engine.now - max(since, start_ms) for n, since in ledger.stopped_since.items()
-                  if n in live_names]
+                  if n in counted]
         return SimResult(
             scenario=scenario, membership=membership,
             assignor=self.config("classic" if self.mixed else None).assignor,
-            members=len(self.live()), partitions=len(ledger.partitions),
+            members=len(self.live()), members_start=self.members_start, never_rejoined=lost,
+            partitions=len(ledger.partitions),
             partitions_moved=len(ledger.moved),
             unowned_partition_seconds=round(ledger.unowned_ms / 1000, 3),
             time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
@@ -256,6 +260,33 @@ class Run:
             events=ledger.events, intervals=ledger.intervals,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
             remove_members=self.params.remove_members, **epochs)
+
+
+# What to do about a process a fatal error stopped: Kafka's clients do not rejoin after one (Java's
+# ConsumerHeartbeatRequestManager and AbstractCoordinator raise it to the application).
+ADVICE = {
+    "UNRELEASED_INSTANCE_ID": "a crashed static member must wait out session.timeout.ms ({session_timeout_ms} ms) "
+                              "before restarting",
+    "FENCED_INSTANCE_ID": "another process took its group.instance.id; every process needs its own",
+}
+
+
+def never_rejoined(run: Run, start_ms: int) -> list[dict]:
+    """The processes a fatal error (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, ...) stopped for good
+    whose place no live process holds: a member the group lost, not one it swapped (a duplicate
+    instance's loser leaves its group.instance.id to the other process). Protocol rolls' replaced
+    processes are not asked: their successors run."""
+    live_instances = {c.instance_id for c in run.live() if c.instance_id is not None}
+    lost = []
+    for consumer in run.consumers:
+        if consumer.state not in ("failed", "fenced") or consumer.instance_id in live_instances:
+            continue
+        since = run.ledger.stopped_since.get(consumer.name, run.engine.now)
+        advice = ADVICE.get(consumer.error_name, "")
+        lost.append({"member": consumer.name, "instance_id": consumer.instance_id,
+                     "error": consumer.error_name, "stopped_at_ms": max(since, start_ms) - start_ms,
+                     "advice": advice.format(session_timeout_ms=run.params.session_timeout_ms)})
+    return lost
 
 
 def _holds_back(consumer, group) -> bool:
@@ -269,6 +300,7 @@ def _holds_back(consumer, group) -> bool:
 def _begin(run: Run) -> tuple[int, int]:
     start = run.engine.now
     run.ledger.begin(start)
+    run.members_start = len(run.live())
     group = run.engine.group()
     return start, group.group_epoch if group.group_type == "consumer" else group.generation_id
 
