@@ -34,28 +34,35 @@ def _describe(bootstrap, *groups):
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
-def _groups_ready(bootstrap):
+def _groups_ready(bootstrap, not_ready: dict):
+    """The views once every group is as the tests need it, else None; ``not_ready`` then says why
+    (for the message of a wait that runs out)."""
+    not_ready.clear()
     described = _describe(bootstrap, *GROUPS)
     if described is None:
+        not_ready["describe"] = "failed"
         return None
     views = {v["group"]: v for v in described}
     for name, view in views.items():
+        members = [(m.get("group_instance_id"), m.get("member_epoch"), assignment_json(m["assignment"]))
+                   for m in view["members"]]
         if name in LIVE:
             if view["state"] != "Stable" or len(view["members"]) != 2:
-                return None
-            if any(not m["assignment"] for m in view["members"]):
-                return None
-            if view["type"] == "consumer" and any(
+                not_ready[name] = (view["state"], members)
+            elif any(not m["assignment"] for m in view["members"]):
+                not_ready[name] = ("a member without partitions", members)
+            elif view["type"] == "consumer" and any(
                     m["member_epoch"] != view["group_epoch"] or
                     assignment_json(m["assignment"]) != assignment_json(m["target_assignment"])
                     for m in view["members"]):
-                return None
+                not_ready[name] = (f"reconciling to epoch {view['group_epoch']}", members)
         elif view["state"] != "Empty":
-            return None
-        if not view["offsets"] or any(o["committed"] != o["log_end"] for o in view["offsets"]
-                                      if o["topic"] != TS):
-            return None
-    return views
+            not_ready[name] = (view["state"], members)
+        behind = [(o["topic"], o["partition"], o["committed"], o["log_end"]) for o in view["offsets"] or []
+                  if o["topic"] != TS and o["committed"] != o["log_end"]]
+        if not view["offsets"] or behind:
+            not_ready.setdefault(name, ("offsets behind", behind))
+    return None if not_ready else views
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +97,12 @@ def groups(kafka, tmp_path_factory):
         for group in EMPTY:
             wait_for(lambda: committed_all(group), 60, f"{group} committing")
         close_all(empties)
-        views = wait_for(lambda: _groups_ready(b), 90, "every group Stable and caught up", interval=0.5)
+        not_ready: dict = {}
+        try:
+            views = wait_for(lambda: _groups_ready(b, not_ready), 90, "every group Stable and caught up",
+                             interval=0.5)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; last seen: {not_ready}") from None
         yield views, members
     finally:
         close_all(members)
