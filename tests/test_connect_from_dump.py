@@ -4,18 +4,14 @@ its target, the connector set and what is unassigned, in table and JSON."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from helpers.connect_wire import settle_one_worker
-from helpers.offsets import commit_request
+from helpers.connect_wire import worker_group_log
 
 from kgroup.commands.cli import cli
 from kgroup.records.writer import encode_batch
-from kgroup.server.harness import ThreadedBroker
 from kgroup.sim.connect import run
 from kgroup.sim.connect_cluster import Cluster
 from kgroup.sim.connect_params import resolve
@@ -30,19 +26,7 @@ def invoke(*args):
 @pytest.fixture(scope="module")
 def serve_dump(tmp_path_factory):
     """A serve log dir with a worker group "cc" (W1 runs A, A-1) and a classic group "g" (offsets)."""
-    logs = tmp_path_factory.mktemp("dump") / "logs"
-    broker = ThreadedBroker(logs, topics=[("t", 1)])
-    try:
-        settle_one_worker(broker, connectors={"A": 1, "B": 2})
-        ctx = SimpleNamespace(client_id="c", client_host="/127.0.0.1")
-
-        async def commit():
-            answer = broker.broker.groups.handle(commit_request("g", {("t", 0): 5}), ctx)
-            return await answer if isinstance(answer, asyncio.Future) else answer
-        broker.call(commit())
-    finally:
-        broker.stop()
-    return logs
+    return worker_group_log(tmp_path_factory.mktemp("dump") / "logs", commits={"g": {("t", 0): 5}})
 
 
 def test_describe_json_shows_the_worker_group(serve_dump):

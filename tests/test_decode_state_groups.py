@@ -99,18 +99,10 @@ def test_a_consumer_group_from_the_coordinator_and_a_share_groups_records(tmp_pa
 
 @pytest.fixture(scope="module")
 def worker_dump(tmp_path_factory):
-    """A serve log dir with a Connect worker group "cc" (as tests/test_connect_from_dump.py makes it)."""
-    from helpers.connect_wire import settle_one_worker
+    """A serve log dir with a Connect worker group "cc"."""
+    from helpers.connect_wire import worker_group_log
 
-    from kgroup.server.harness import ThreadedBroker
-
-    logs = tmp_path_factory.mktemp("dump") / "logs"
-    broker = ThreadedBroker(logs, topics=[("t", 1)])
-    try:
-        settle_one_worker(broker, connectors={"A": 1, "B": 2})
-    finally:
-        broker.stop()
-    return logs
+    return worker_group_log(tmp_path_factory.mktemp("dump") / "logs")
 
 
 def test_a_connect_worker_group_is_listed_with_what_each_worker_runs(worker_dump):

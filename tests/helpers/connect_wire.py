@@ -65,3 +65,28 @@ def settle_one_worker(broker, group="cc", connectors=(("A", 1),)):
     assert (beat.error_code, beat.member_epoch) == (0, group_epoch)
     assert heartbeat(broker, "W1", group_epoch, (["A"], [("A", 1)]), group).error_code == 0
     return group_epoch
+
+
+def worker_group_log(logs, commits: dict | None = None):
+    """A serve log dir (``logs``) holding a Connect worker group "cc" (connectors A:1 and B:2 set, W1
+    runs A and A-1) and, per ``commits`` ({group: {(topic, partition): offset}}), classic groups'
+    committed offsets of topic "t"."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from helpers.offsets import commit_request
+
+    from kgroup.server.harness import ThreadedBroker
+
+    broker = ThreadedBroker(logs, topics=[("t", 1)])
+    try:
+        settle_one_worker(broker, connectors={"A": 1, "B": 2})
+        ctx = SimpleNamespace(client_id="c", client_host="/127.0.0.1")
+        for group, offsets in (commits or {}).items():
+            async def commit(group=group, offsets=offsets):
+                answer = broker.broker.groups.handle(commit_request(group, offsets), ctx)
+                return await answer if isinstance(answer, asyncio.Future) else answer
+            broker.call(commit())
+    finally:
+        broker.stop()
+    return logs

@@ -11,22 +11,7 @@ the session's, shared with the classic scenarios.
 
 from __future__ import annotations
 
-import pytest
-
 from helpers.differential.consumer_scenarios import SCENARIOS
-from helpers.differential.run import run_all
+from helpers.differential.run import scenario_tests
 
-WORKERS = 8
-RETRIES = 1      # a scenario that differs is played once more (run.run_all: timing on a loaded machine)
-
-
-@pytest.fixture(scope="module")
-def outcomes(differential_sides):
-    kafka, kgroup = differential_sides
-    return run_all(SCENARIOS, kafka, kgroup, workers=WORKERS, retries=RETRIES)
-
-
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-def test_scenario_observed_alike(outcomes, scenario):
-    outcome = outcomes[scenario.name]
-    assert not outcome.lines, "\n" + "\n".join(outcome.lines)
+outcomes, test_scenario_observed_alike = scenario_tests(SCENARIOS)

@@ -33,18 +33,24 @@ SIZES = {"records": Tolerance("sizes", RANDOM_IDS), "*.members": Tolerance("size
          "member *.callbacks": Tolerance("ignore", RANDOM_IDS + "; the partitions a member gives up "
                                          "follow from it")}
 
+def scenario(name, topics, members, steps, *, protocol, about, tolerances=None) -> Scenario:
+    """A consumer-group (or migration) scenario: its records compared once settled (SETTLED) unless
+    it names its own tolerances."""
+    return Scenario(name, topics, members, steps, {"records": SETTLED} if tolerances is None else tolerances,
+                    protocol, about)
+
+
 SCENARIOS = [
-    Scenario(
+    scenario(
         "consumer-uniform-join-leave", {"t": 6},
         [Member("a", R, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), checkpoint("one"), start("b"), wait_stable(2), checkpoint("two"),
          commit("a", 3), commit("b", 5), checkpoint("committed"), close("b"), wait_stable(1),
          checkpoint("after-leave"), close("a"), wait_empty(), checkpoint("empty")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="two dynamic librdkafka members, uniform: joins and -1 leaves with their group, "
               "assignment and member epochs, commits"),
-    Scenario(
+    scenario(
         "consumer-range-three", {"t": 3, "u": 2},
         [Member("a", R, assignor="range"), Member("b", R, assignor="range"),
          Member("c", R, assignor="range")],
@@ -53,76 +59,68 @@ SCENARIOS = [
         tolerances=SIZES,
         protocol="consumer",
         about="the range server assignor over two topics, three members, the middle one leaving"),
-    Scenario(
+    scenario(
         "consumer-java-dynamic-close", {"t": 4},
         [Member("a", J, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), commit("a", 7),
          close("a"), wait_stable(1), checkpoint("one")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a dynamic Java 4.4 member beside librdkafka commits and closes gracefully (epoch -1 leave)"),
-    Scenario(
+    scenario(
         "consumer-static-temporary-leave", {"t": 4},
         [Member("a", J, instance_id="ia", assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), close("a"),
          sleep(1.5), checkpoint("left"), start("a"), wait_stable(2, timeout=JVM), checkpoint("back")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static Java member's close is a temporary leave (epoch -2, its partitions kept), and "
               "its rejoin with the same instance id within the session gets them back"),
-    Scenario(
+    scenario(
         "consumer-static-leave-expires", {"t": 4},
         [Member("a", R, instance_id="ia", assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), close("a"),
          sleep(1.5), checkpoint("left"), wait_stable(1), checkpoint("expired")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static librdkafka member that closes and never comes back: removed when its session "
               "(6 s) expires, its partitions go to the other member"),
-    Scenario(
+    scenario(
         "consumer-kill-session-expiry", {"t": 4},
         [Member("a", J, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), kill("a"),
          wait_stable(1), checkpoint("expired")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="kill -9 of a dynamic Java member: fenced when its session expires"),
-    Scenario(
+    scenario(
         "consumer-poll-timeout", {"t": 4},
         [Member("a", R, assignor="uniform", rebalance_ms=3000), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), pause("a"),
          wait_stable(1), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a librdkafka member that stops polling leaves after max.poll.interval.ms (its rebalance "
               "timeout) and rejoins with a new epoch when it polls again"),
-    Scenario(
+    scenario(
         "consumer-pause-session-expiry", {"t": 4},
         [Member("a", J, instance_id="ia", assignor="range"), Member("b", R, assignor="range")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("two"), pause("a"),
          wait_stable(1), checkpoint("one"), resume("a"), wait_stable(2), checkpoint("again")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a static Java member SIGSTOPped: no heartbeat, fenced when its session expires; SIGCONT "
               "makes it rejoin with its instance id"),
-    Scenario(
+    scenario(
         "consumer-regex-new-topic", {"r1": 2},
         [Member("a", J, pattern=True, assignor="uniform")],
         [start("a"), sleep(3), wait_stable(1, timeout=JVM), checkpoint("one-topic"), create_topic("r2", 2), sleep(12),
          wait_stable(1), checkpoint("two-topics")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a Java subscribe(Pattern) member: the regex resolved to the matching topics, and a topic "
               "created later that matches it joins the assignment"),
-    Scenario(
+    scenario(
         "consumer-subscribe-change", {"t": 2, "u": 2},
         [Member("a", R, topics=("t",), assignor="uniform"), Member("b", R, topics=("t",), assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("t-only"), subscribe("a", ["t", "u"]),
          wait_stable(2), checkpoint("a-both"), subscribe("b", ["u"]), wait_stable(2), checkpoint("b-u")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="running members change their subscriptions (the group epoch bumps, topics left are revoked)"),
-    Scenario(
+    scenario(
         "consumer-partition-increase", {"t": 2},
         [Member("a", R, assignor="uniform"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_stable(2), checkpoint("two"), add_partitions("t", 5),
@@ -131,7 +129,7 @@ SCENARIOS = [
         protocol="consumer",
         about="CreatePartitions on a subscribed topic: the metadata hash changes, the epoch bumps, the "
               "new partitions are assigned"),
-    Scenario(
+    scenario(
         "consumer-remove-static-members", {"t": 4},
         # a is stopped (SIGSTOP) while it is removed: a running member learns of its removal on its
         # next heartbeat and rejoins at once, racing b's heartbeat to the next target assignment —
@@ -141,70 +139,62 @@ SCENARIOS = [
          remove_members("zz", label="remove-unknown"), pause("a"),
          remove_members("ia", reason="admin", label="remove-a"), wait_stable(1), checkpoint("removed"),
          resume("a"), wait_stable(2, timeout=JVM), checkpoint("after")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="an admin LeaveGroup removes a static consumer member by instance id (it rejoins as new); "
               "an unknown instance id is UNKNOWN_MEMBER_ID"),
-    Scenario(
+    scenario(
         "consumer-delete-group", {"t": 2},
         [Member("a", R, assignor="uniform")],
         [start("a"), wait_stable(1), commit("a", 4), delete_group(label="delete-non-empty"),
          checkpoint("running"), close("a"), wait_empty(), delete_group(label="delete-empty"),
          checkpoint("deleted")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="DeleteGroups of a consumer group with a member (NON_EMPTY_GROUP) and once empty"),
-    Scenario(
+    scenario(
         "consumer-offset-delete", {"t": 2, "u": 2},
         [Member("a", R, assignor="uniform")],
         [start("a"), wait_stable(1), commit("a", 2), delete_offsets("t", label="delete-subscribed"),
          subscribe("a", ["u"]), wait_stable(1), delete_offsets("t", label="delete-unsubscribed"),
          checkpoint("after")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="OffsetDelete of a subscribed topic (GROUP_SUBSCRIBED_TO_TOPIC) and of one no longer subscribed"),
-    Scenario(
+    scenario(
         "consumer-reset-while-running", {"t": 2},
         [Member("a", R, assignor="uniform")],
         [start("a"), wait_stable(1), reset_offsets("t", 1, label="reset-running"), close("a"),
          wait_empty(), reset_offsets("t", 1, label="reset-empty"), checkpoint("reset")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="an admin offset reset (OffsetCommit without a member) of a running consumer group is "
               "refused, of an empty one accepted"),
-    Scenario(
+    scenario(
         "consumer-duplicate-instance-id", {"t": 2},
         [Member("a", R, instance_id="ia", assignor="uniform"), Member("b", J, instance_id="ia", assignor="uniform")],
         [start("a"), wait_stable(1), start("b"), wait_errors("b", timeout=JVM), sleep(1), checkpoint("after")],
-        tolerances={"records": SETTLED},
         protocol="consumer",
         about="a second member with a static instance id in use: UNRELEASED_INSTANCE_ID, the first keeps it"),
-    Scenario(
+    scenario(
         "migration-upgrade", {"t": 4},
         [Member("a", PY, assignor="range"), Member("b", R, assignor="uniform")],
         [start("a"), wait_stable(1), checkpoint("classic"), commit("a", 3), start("b"), wait_stable(2),
          checkpoint("mixed"), close("a"), wait_stable(1), checkpoint("consumer")],
-        tolerances={"records": SETTLED},
         protocol="migration",
         about="online upgrade: a consumer-protocol member joins a classic group, which converts to a "
               "consumer group; the classic member leaves"),
-    Scenario(
+    scenario(
         "migration-downgrade", {"t": 4},
         [Member("a", R, assignor="uniform"), Member("b", RC, assignor="range")],
         [start("a"), wait_stable(1), checkpoint("consumer"), start("b"), wait_stable(2), checkpoint("mixed"),
          commit("b", 6), close("a"), wait_stable(1), checkpoint("classic")],
-        tolerances={"records": SETTLED},
         protocol="migration",
         about="online downgrade: a classic member joins a consumer group; the last consumer-protocol "
               "member leaves and the group converts back to classic"),
-    Scenario(
+    scenario(
         "migration-rolling-upgrade-static", {"t": 4},
         [Member("a", JC, instance_id="ia", assignor="range", session_ms=6000),
          Member("b", RC, instance_id="ib", assignor="range", session_ms=6000),
          Member("a2", J, instance_id="ia", assignor="uniform")],
         [start("a"), wait_stable(1, timeout=JVM), start("b"), wait_stable(2), checkpoint("classic"), close("a"), start("a2"),
          wait_stable(2, timeout=JVM), checkpoint("upgraded")],
-        tolerances={"records": SETTLED},
         protocol="migration",
         about="a rolling upgrade of a static classic group: instance ia restarts as a consumer-protocol "
               "Java member within its session"),

@@ -72,3 +72,26 @@ def run_all(scenarios, kafka_side, kgroup_side, workers: int = 6, progress=None,
             if progress is not None:
                 progress(outcome)
     return out
+
+
+WORKERS = 8
+RETRIES = 1      # a scenario that differs is played once more (run_all: timing on a loaded machine)
+
+
+def scenario_tests(scenarios):
+    """A test module's ``outcomes`` fixture and ``test_scenario_observed_alike``: every scenario
+    played once, side by side, in the module's fixture (the wall time is the slowest scenarios',
+    not their sum), and a test per scenario that fails with its difference lines."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def outcomes(differential_sides):
+        kafka, kgroup = differential_sides
+        return run_all(scenarios, kafka, kgroup, workers=WORKERS, retries=RETRIES)
+
+    @pytest.mark.parametrize("scenario", scenarios, ids=lambda s: s.name)
+    def test_scenario_observed_alike(outcomes, scenario):
+        outcome = outcomes[scenario.name]
+        assert not outcome.lines, "\n" + "\n".join(outcome.lines)
+
+    return outcomes, test_scenario_observed_alike

@@ -1,5 +1,5 @@
 """Every scenario module's list, for the report script (benchmarks/differential.py). A new module
-(e.g. consumer_scenarios.py with its SCENARIOS) is added to MODULES."""
+with its SCENARIOS is added to MODULES."""
 
 from __future__ import annotations
 
@@ -11,13 +11,7 @@ MODULES = ["helpers.differential.classic_scenarios", "helpers.differential.consu
 def all_scenarios() -> list:
     out = []
     for name in MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        out.extend(module.SCENARIOS)
+        out.extend(importlib.import_module(name).SCENARIOS)
     names = [s.name for s in out]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
