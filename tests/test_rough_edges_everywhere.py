@@ -53,6 +53,7 @@ def test_a_refused_connection_is_said_at_once_everywhere(command, bootstrap):
     (",", "bad bootstrap server ',': no HOST:PORT in it"),
     ("127.0.0.1:1,,nohost", "bad bootstrap server 'nohost': expected HOST:PORT[,HOST:PORT...]"),
     ("127.0.0.1:", "bad bootstrap server '127.0.0.1:': expected HOST:PORT[,HOST:PORT...]"),
+    ("127.0.0.1:\u00b2", "bad bootstrap server '127.0.0.1:\u00b2': expected HOST:PORT[,HOST:PORT...]"),  # a digit, not decimal
 ])
 def test_a_malformed_bootstrap_list_is_a_usage_error_naming_the_entry(command, bootstrap, message):
     result = run(command, "--bootstrap-server", bootstrap)

@@ -60,6 +60,8 @@ def test_listener_parsing():
     assert parse_listener("sasl_ssl://[::1]:9093") == parse_listener("SASL_SSL://::1:9093")
     with pytest.raises(ListenerError, match="security protocol"):
         parse_listener("KERBEROS://h:1")
+    with pytest.raises(ListenerError, match="expected"):      # a digit int() refuses
+        parse_listener("h:\u00b2")
 
 
 def test_credentials_are_salted_never_clear():

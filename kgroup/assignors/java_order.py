@@ -59,6 +59,7 @@ def int_hash(value: int) -> int:
 
 
 def _spread(h: int) -> int:
+    """``HashMap.hash``: the high half folded into the low one (of the 32-bit hash code)."""
     h &= _MASK32
     return h ^ (h >> 16)
 
@@ -98,8 +99,7 @@ def hash_order(keys: Iterable, hash_code: Callable[[object], int], capacity: int
     mask = (grown_capacity(len(keys)) if capacity is None else capacity) - 1
     buckets = []
     for key in keys:
-        h = hash_code(key) & _MASK32
-        buckets.append((h ^ (h >> 16)) & mask)
+        buckets.append(_spread(hash_code(key)) & mask)
     # sorted is stable: keys sharing a bucket stay in the order they were put
     return [key for _, key in sorted(zip(buckets, keys), key=_first)]
 

@@ -72,7 +72,7 @@ def parse_bootstrap(text: str) -> list[tuple[str, int]]:
         if not entry:
             continue
         host, sep, port = entry.rpartition(":")
-        if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not host.strip("[]") or not (port.isascii() and port.isdecimal()) or not 0 < int(port) < 65536:
             raise KgroupUsageError(f"bad bootstrap server {entry!r}: expected HOST:PORT[,HOST:PORT...]")
         addresses.append((host.strip("[]"), int(port)))
     if not addresses:

@@ -26,7 +26,7 @@ from .batch_model import (
 from .codecs import CODEC_NAMES, CodecError, decompress
 from .crc import crc32c as _crc32c
 from .framing import (HEADER_PEEK, LOG_OVERHEAD, MAX_STREAM_BATCH, MIN_ANY_LENGTH, MIN_LENGTH, checksum_matches,
-                      frame_problem, next_whole_entry)
+                      file_reader, frame_problem, next_whole_entry)
 from .lazy_records import ZIGZAG, LazyRecords, build_run
 from .legacy import parse_legacy
 
@@ -505,17 +505,9 @@ class _Source:
         if self.seekable:
             here = self.file.tell()
             try:
-                self.file.seek(position)
-                parts, left = [], count
-                while left > 0:
-                    piece = self.file.read(left)
-                    if not piece:
-                        break
-                    parts.append(piece)
-                    left -= len(piece)
+                return bytes(file_reader(self.file)(position, count))
             finally:
                 self.file.seek(here)
-            return b"".join(parts)
         if at < 0:
             return b""  # a stream's bytes before the kept mark are gone
         self.ensure(at - self.off + count)

@@ -47,7 +47,7 @@ def parse_listener(value: str) -> Listener:
     if protocol not in PROTOCOLS:
         raise ListenerError(f"{value!r}: security protocol must be one of {', '.join(PROTOCOLS)}")
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not host:
+    if not sep or not (port.isascii() and port.isdecimal()) or not host:
         raise ListenerError(f"{value!r}: expected [PROTOCOL://]HOST:PORT (port 0 picks a free port)")
     if not 0 <= int(port) <= 65535:
         raise ListenerError(f"{value!r}: port must be 0..65535")
