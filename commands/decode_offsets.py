@@ -14,7 +14,7 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 
 @click.command("decode-offsets", context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
-@output_option(FORMATS, default_tty="table", default_pipe="jsonl")
+@output_option(FORMATS, default_pipe="jsonl")
 @click.option("--view", type=click.Choice(["records", "state"]), default="records", show_default=True,
               help="records: every record in log order. state: what remains after compaction and the "
                    "transaction rules (committed offsets, open transactions, latest record per key); its "

@@ -10,7 +10,7 @@ SESSION_TIMEOUT_MS = 6000
 
 
 @click.command("demo", context_settings=CONTEXT_SETTINGS)
-@output_option(["table", "json"], default_pipe="table")
+@output_option(["table", "json"])
 @click.option("--consumers", type=click.IntRange(2, 8), default=3, show_default=True,
               help="Static consumers to start (group.instance.id node-0, node-1, ...).")
 @click.option("--partitions", type=click.IntRange(1, 64), default=6, show_default=True,

@@ -67,7 +67,7 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
                  else _live(cluster, groups, all_groups, with_offsets))
     except KgroupError as exc:
         fail("describe", exc)
-    if not with_offsets:        # offline the offsets come with the replay: --no-offsets hides them too
+    if not with_offsets:        # fetched for a Dead group (group_exists), or replayed offline: hidden
         for view in views:
             view.offsets = None
     before_filter = [_filter(view, static_only, dynamic_only) for view in views]
@@ -117,8 +117,6 @@ def _live(cluster, groups, all_groups, with_offsets):
                     continue
             if not group_exists(view):
                 view.error = no_such_group(view.group, view.coordinator)
-            if not with_offsets:
-                view.offsets = None
     return views
 
 

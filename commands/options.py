@@ -11,7 +11,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 OUTPUT_FORMATS = ["table", "json", "jsonl", "csv", "dump-log"]
 
 
-def output_option(choices, default_tty="table", default_pipe="table"):
+def output_option(choices, default_pipe="table"):
     """`-o/--output` for one command: falls back to the root's -o, then to the default. The same table
     whether or not stdout is a terminal (`kgroup describe g | grep node-0` greps what the terminal shows;
     a script says `-o json`); only decode-offsets, whose records are a stream, prints jsonl to a pipe."""
@@ -20,15 +20,14 @@ def output_option(choices, default_tty="table", default_pipe="table"):
         if value is None:
             value = (ctx.find_root().obj or {}).get("output")
         if value is None:
-            value = default_tty if sys.stdout.isatty() else default_pipe
+            value = "table" if sys.stdout.isatty() else default_pipe
         if value not in choices:
             raise click.BadParameter(
                 f"{value!r} is not supported here; choose from {', '.join(choices)}",
                 ctx=ctx, param=param)
         return value
 
-    default = (default_tty if default_tty == default_pipe
-               else f"{default_tty} on a terminal, {default_pipe} otherwise")
+    default = "table" if default_pipe == "table" else f"table on a terminal, {default_pipe} otherwise"
     return click.option("-o", "--output", "output", type=click.Choice(choices), default=None,
                         callback=callback, is_eager=False,
                         help=f"Output format: {', '.join(choices)} (default: {default}).")

@@ -114,17 +114,14 @@ def _run(cluster, group, targets, remove_all, reason, dry_run, wait, wait_timeou
 def _wait(client, report, wait_timeout):
     """Wait for the group to settle after the removal, and see which removed ids came back. A
     timeout, a failure or an interrupt is the report's wait_error: the removal is done anyway."""
+    from kgroup.client.removal import members_named
     from kgroup.client.waiting import WaitTimeout, wait_after_removal
     from kgroup.commands.output import WaitStatus
     from kgroup.errors import KgroupError
 
-    by_instance = report.before.member_by_instance()
-    removed_ids = set()
-    for r in report.results:
-        if r.error is None:
-            t = r.target
-            member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else None
-            removed_ids.add(member.member_id if member else t.member_id)
+    removed = [r.target for r in report.results if r.error is None]
+    removed_ids = {member.member_id if member else t.member_id
+                   for t, member in zip(removed, members_named(report.before, removed))}
     try:
         with WaitStatus(report.group) as status:
             report.after = wait_after_removal(client, report.group, removed_ids, wait_timeout, on_poll=status,

@@ -89,7 +89,7 @@ def _event(obj):
 
 
 @click.command("serve", context_settings=CONTEXT_SETTINGS)
-@output_option(["table", "json"], default_pipe="table")
+@output_option(["table", "json"])
 @click.option("--listen", "listens", multiple=True, metavar="[PROTOCOL://]HOST:PORT",
               help="A listener (repeatable): PLAINTEXT (the default protocol), SSL, SASL_PLAINTEXT "
                    "or SASL_SSL; port 0 picks a free port.  [default: 127.0.0.1:9092]")

@@ -91,13 +91,12 @@ class RemovalReport:
         """After --wait: each removed id that `view` (the settled group, or the last one a wait saw)
         has as a member again. A static member rejoins under its instance id with a new member id (a
         classic group) or its own (a consumer group); a dynamic one is recognisable only under its own."""
-        for r in self.results:
-            if r.error is not None or view is None:
+        if view is None:
+            for r in self.results:
                 r.rejoined = None
-            elif r.target.group_instance_id is not None:
-                r.rejoined = r.target.group_instance_id in view.member_by_instance()
-            else:
-                r.rejoined = any(m.member_id == r.target.member_id for m in view.members)
+            return
+        for r, member in zip(self.results, members_named(view, [r.target for r in self.results])):
+            r.rejoined = None if r.error is not None else member is not None
 
     def to_json(self) -> dict:
         data = {"group": self.group, "dry_run": self.dry_run,
@@ -295,11 +294,8 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
             raise KgroupError(f"group {group!r} has no members to remove (state {before.state})")
     if not targets:
         raise SelectionError("no members selected: give --instance-id, --member-id, --from-file or --all")
-    by_instance = before.member_by_instance()
-    by_member = {m.member_id: m for m in before.members}
     results = []
-    for t in targets:
-        member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
+    for t, member in zip(targets, members_named(before, targets)):
         if member is None:
             results.append(MemberResult(t, "UNKNOWN_MEMBER_ID", status="unknown"))
         else:
@@ -318,15 +314,18 @@ def may_rejoin(report: RemovalReport) -> list[str]:
     view = report.before
     if view is None:
         return []
+    members = members_named(view, [r.target for r in report.results])
+    return [r.target.label for r, member in zip(report.results, members)
+            if r.error is None and member is not None and not member.left]
+
+
+def members_named(view: GroupView, targets) -> list:
+    """The member of `view` each removal target names, None where none: by instance id when the
+    target has one (a static member rejoins under it with a new member id), else by member id."""
     by_instance = view.member_by_instance()
     by_member = {m.member_id: m for m in view.members}
-    labels = []
-    for r in report.results:
-        t = r.target
-        member = by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
-        if r.error is None and member is not None and not member.left:
-            labels.append(t.label)
-    return labels
+    return [by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
+            for t in targets]
 
 
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:

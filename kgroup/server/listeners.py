@@ -10,6 +10,8 @@ the socket in TLS from PEM files named by Kafka's keys (`ssl.keystore.type=PEM`,
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from kgroup.errors import EXIT_USAGE, KgroupError
@@ -71,10 +73,11 @@ def check_advertised_host(host: str) -> str:
     return host
 
 
+@functools.cache
 def machine_host_name() -> str:
     """What a listener on every interface advertises: the machine's fully qualified name, as Kafka
     takes its canonical host name for a listener without a host (its host name where that says
-    nothing more than localhost)."""
+    nothing more than localhost). Looked up once (getfqdn may wait on DNS)."""
     import socket
 
     name = socket.getfqdn()
