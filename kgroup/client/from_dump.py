@@ -47,7 +47,7 @@ class DumpReplay:
     subscriptions: dict = field(default_factory=dict)    # (group, member id) -> subscription bytes
     problems: list = field(default_factory=list)
     records: int = 0
-    topic_names: dict = field(default_factory=dict)      # topic id -> name: the log dirs' partition.metadata
+    topic_names: dict = field(default_factory=dict)      # topic id -> name: partition.metadata files, then commits
 
 
 def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
@@ -150,7 +150,8 @@ class ReplayBuilder:
         except CoordinatorReplayError as exc:
             raise KgroupError(f"cannot replay the dump: {exc}") from None
         return DumpReplay(coord, self.last_ts, self.times, self.instances, self.subscriptions, [],
-                          len(self.entries) + len(self.worker_records), topic_names or {})
+                          len(self.entries) + len(self.worker_records),
+                          {**(topic_names or {}), **_topic_names(coord)})   # once, for every group's view
 
 
 def log_dir_topic_names(paths) -> dict:
@@ -306,14 +307,15 @@ def _topic_names(coord) -> dict:
 def consumer_group_view(coord, gid: str, topic_names: dict | None = None) -> GroupView:
     """A replayed KIP-848 group as ConsumerGroupDescribe would show it: epochs, the assignor the
     coordinator would use, each member's epoch, subscriptions, current and target assignment.
-    Topic ids are named by ``topic_names`` (the log dirs' partition.metadata files), the topic ids
-    committed offsets carry (OffsetCommitValue v4, Kafka 4.1+; any group's: ids are the cluster's)
-    and a Kafka 4.0 log's PartitionMetadata record; an id none names is shown as the id."""
+    Topic ids are named by ``topic_names`` (a replay's: the log dirs' partition.metadata files and
+    the topic ids committed offsets carry — OffsetCommitValue v4, Kafka 4.1+; any group's: ids are
+    the cluster's — else those of the commits in ``coord``) and a Kafka 4.0 log's PartitionMetadata
+    record; an id none names is shown as the id."""
     from kgroup.client.consumer_describe import topic_rows
     from kgroup.coordinator.consumer_target import preferred_assignor
 
     group = coord.get_group(gid)
-    names = {**(topic_names or {}), **_topic_names(coord)}
+    names = dict(_topic_names(coord) if topic_names is None else topic_names)
     names.update((t.topic_id, t.name) for t in group.subscribed_topics.values())
     assignor = preferred_assignor(group, None, None, coord.config.group_consumer_assignors[0], as_described=True)
     members = [MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
