@@ -86,20 +86,15 @@ def _unsubscribed_revoked(member, owned: Mapping | None, subscribed):
     if subscribed is None:
         return member
     assigned = member.assigned
-    if not subscribed and not member.pending_revocation:
-        kept, pending = {}, dict(assigned)
-    else:
-        kept = {t: parts for t, parts in assigned.items() if t in subscribed}
-        if len(kept) == len(assigned):
-            return member
-        pending = dict(member.pending_revocation)
-        for topic_id, parts in assigned.items():
-            if topic_id not in subscribed:
-                pending[topic_id] = pending.get(topic_id, frozenset()) | parts
-    if not pending and not assigned:
+    kept = {t: parts for t, parts in assigned.items() if t in subscribed}
+    if len(kept) == len(assigned):
         return member
-    epochs = _epochs(member, kept, pending, member.member_epoch)
-    if pending and owns_any(owned, pending):
+    pending = dict(member.pending_revocation)
+    for topic_id, parts in assigned.items():
+        if topic_id not in subscribed:
+            pending[topic_id] = pending.get(topic_id, frozenset()) | parts
+    if owns_any(owned, pending):
+        epochs = _epochs(member, kept, pending, member.member_epoch)
         return member.evolve(member_epoch=member.member_epoch, state=UNREVOKED_PARTITIONS,
                              assigned=kept, pending_revocation=pending, assignment_epochs=epochs)
     # removed, but not owned any more: the assignment shrinks, the state and pending stay
