@@ -85,11 +85,12 @@ def groups(kafka, tmp_path_factory):
     # The Empty groups first: a member that commits everything, then leaves.
     empties = [RdkafkaMember(b, "tk-empty-c", [T, U, TS], protocol="classic"),
                RdkafkaMember(b, "tk-empty-k", [T, U, TS])]
-    members = [PythonMember(b, "tk-py", [T], "tkp-0"), PythonMember(b, "tk-py", [T]),
-               JavaMember(cp, b, "tk-jc", [T, U], "tkjc-0", protocol="classic"),
-               JavaMember(cp, b, "tk-jc", [T, U], protocol="classic"),
-               RdkafkaMember(b, "tk-rdk", [T, U], "tkr-0"), RdkafkaMember(b, "tk-rdk", [T, U]),
-               JavaMember(cp, b, "tk-jk", [T, U], "tkjk-0"), JavaMember(cp, b, "tk-jk", [T, U])]
+    live = {"tk-py": lambda: [PythonMember(b, "tk-py", [T], "tkp-0"), PythonMember(b, "tk-py", [T])],
+            "tk-jc": lambda: [JavaMember(cp, b, "tk-jc", [T, U], "tkjc-0", protocol="classic"),
+                              JavaMember(cp, b, "tk-jc", [T, U], protocol="classic")],
+            "tk-rdk": lambda: [RdkafkaMember(b, "tk-rdk", [T, U], "tkr-0"), RdkafkaMember(b, "tk-rdk", [T, U])],
+            "tk-jk": lambda: [JavaMember(cp, b, "tk-jk", [T, U], "tkjk-0"), JavaMember(cp, b, "tk-jk", [T, U])]}
+    members = {group: start() for group, start in live.items()}
     try:
         def committed_all(group):
             views = _describe(b, group)
@@ -101,11 +102,23 @@ def groups(kafka, tmp_path_factory):
         try:
             views = wait_for(lambda: _groups_ready(b, not_ready), 90, "every group Stable and caught up",
                              interval=0.5)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; last seen: {not_ready}") from None
-        yield views, members
+        except AssertionError:
+            # In a loaded full run a kafka-python member has been seen to stop heartbeating for good
+            # right after its first assignment (its session expired; it never rejoined): a group that
+            # did not settle gets fresh members, once — this module compares describe outputs, not
+            # how a client survives a starved process.
+            first = dict(not_ready)
+            for group in [g for g in first if g in live]:
+                close_all(members[group])
+                members[group] = live[group]()
+            try:
+                views = wait_for(lambda: _groups_ready(b, not_ready), 90, "every group Stable and caught up",
+                                 interval=0.5)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; last seen: {not_ready}; before fresh members: {first}") from None
+        yield views, [m for group in members.values() for m in group]
     finally:
-        close_all(members)
+        close_all([m for group in members.values() for m in group])
         close_all(empties)
 
 
