@@ -26,6 +26,9 @@ class Ledger:
     rebalance_times: list = field(default_factory=list)
     stopped_since: dict = field(default_factory=dict)  # name -> time it stopped consuming
     longest_stop: dict = field(default_factory=dict)   # name -> longest stop (ms)
+    # (t_ms from start, partitions without an owner) at every change of that count while recording:
+    # the plots' aggregate view and the peak
+    unowned_steps: list = field(default_factory=list)
     recording: bool = False
     _held_since: dict = field(default_factory=dict)    # name -> (time, count) of open interval
     _last_ms: int = 0
@@ -43,17 +46,30 @@ class Ledger:
         self.stopped_since = {n: now_ms for n in self.stopped_since}
         self.intervals.clear()
         self._held_since = {n: (now_ms, c) for n, (_, c) in self._held_since.items()}
+        self.unowned_steps = [(0, len(self.partitions) - len(self.owner))]
 
     def add_partitions(self, now_ms: int, partitions) -> None:
         """Partitions that join the subscription (a topic the restarted processes also subscribe
         to): each counts as unowned from now until a process holds it."""
         self._tick(now_ms)
         self.partitions.extend(partitions)
+        self._unowned_changed(now_ms)
 
     def _tick(self, now_ms: int) -> None:
         if self.recording and now_ms > self._last_ms:
             self.unowned_ms += (len(self.partitions) - len(self.owner)) * (now_ms - self._last_ms)
             self._last_ms = now_ms
+
+    def _unowned_changed(self, now_ms: int) -> None:
+        if self.recording:
+            unowned = len(self.partitions) - len(self.owner)
+            steps = self.unowned_steps
+            if steps[-1][1] != unowned:
+                t = now_ms - self.start_ms
+                if steps[-1][0] == t:
+                    steps[-1] = (t, unowned)
+                else:
+                    steps.append((t, unowned))
 
     def event(self, now_ms: int, kind: str, member: str | None = None, **detail) -> None:
         if self.recording:
@@ -74,6 +90,7 @@ class Ledger:
         for previous, count in taken_from.items():
             # The previous holder has not given these up yet (e.g. not yet fenced): both consume.
             self.event(now_ms, "double-owned", name, partitions=count, still_held_by=previous)
+        self._unowned_changed(now_ms)
         self._holding(now_ms, name, holding)
 
     def release(self, now_ms: int, name: str, partitions, holding: int) -> None:
@@ -82,6 +99,7 @@ class Ledger:
         for tp in partitions:
             if owner.get(tp) == name:
                 del owner[tp]
+        self._unowned_changed(now_ms)
         self._holding(now_ms, name, holding)
 
     def _holding(self, now_ms, name, count) -> None:

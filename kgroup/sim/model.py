@@ -124,6 +124,10 @@ class SimResult:
     # processes a fatal error stopped for good, their place taken by no other: {"member", "instance_id",
     # "error", "stopped_at_ms", "advice"} (``scenarios.never_rejoined``)
     never_rejoined: list = field(default_factory=list)
+    # (t_ms, count) step series for the plots' aggregate view: partitions without an owner, and
+    # partitions owned but still restoring their state (empty unless a state size is given)
+    unowned_steps: list = field(default_factory=list)
+    restoring_steps: list = field(default_factory=list)
 
     @property
     def members_end(self) -> int:

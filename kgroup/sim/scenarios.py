@@ -257,7 +257,7 @@ class Run:
             time_to_stable_ms=(self.engine.now - start_ms) if settled else None,
             longest_stop_ms=max(stops, default=0), settled=settled,
             errors=[c.error for c in self.consumers + self.retired if c.error],
-            events=ledger.events, intervals=ledger.intervals,
+            events=ledger.events, intervals=ledger.intervals, unowned_steps=ledger.unowned_steps,
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
             remove_members=self.params.remove_members, **epochs)
 
