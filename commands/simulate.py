@@ -10,10 +10,17 @@ from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, S
 
 ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
         ("partitions", "partitions"), ("rebalances", "rebalances"),
-        ("generation", None), ("partitions moved", "partitions_moved"),
+        ("generation", None), ("hand-offs", "handoffs"), ("partitions ever moved", "partitions_moved"),
         ("unowned partition-s", "unowned_partition_seconds"),
+        ("peak unowned", "peak_unowned_partitions"),
+        ("longest partition wait (ms)", "longest_partition_wait_ms"),
         ("longest stop (ms)", "longest_stop_ms"), ("time to Stable (ms)", "time_to_stable_ms"),
-        ("errors", None)]
+        ("safe restart (ms)", None), ("errors", None)]
+# with a state size (restore.Restores.figures): label, key, how to show it
+RESTORE_ROWS = [("bytes restored", "bytes", "size"), ("restoring partition-s", "restoring_partition_seconds", None),
+                ("peak restoring", "peak_restoring_partitions", None),
+                ("longest restore (ms)", "longest_member_restore_ms", None),
+                ("all restored at (ms)", "all_restored_at_ms", None)]
 
 
 def _name_and_partitions(value: str) -> tuple[str, int]:
@@ -41,6 +48,28 @@ def _topic(ctx, param, values):
 
 def _added_topic(ctx, param, value):
     return None if value is None else _name_and_partitions(value)
+
+
+def _size(ctx, param, value):
+    from kgroup.sizes import parse_size
+
+    if value is None:
+        return None
+    try:
+        return parse_size(value.removesuffix("/s"))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _comparison(ctx, param, value):
+    from kgroup.sim.model import ParameterError, comparison
+
+    if value is not None:
+        try:
+            comparison(value)
+        except ParameterError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
 
 
 def _positive(ctx, param, value):
@@ -114,11 +143,19 @@ class SimulateCommand(click.Command):
                    "LeaveGroup instead of waiting for their session timeout.")
 @click.option("--sort-by", type=click.Choice(["instance-id", "member-id"]), default="instance-id",
               show_default=True, help="Member order the assignor uses (KIP-345: instance id first).")
-@click.option("--compare", type=click.Choice(["membership", "assignor", "removal", "protocol"]),
-              default=None,
+@click.option("--compare", default=None, callback=_comparison,
+              metavar="membership|assignor|removal|protocol|concurrency[=N,N...]",
               help="Run the variants side by side: static vs dynamic, every assignor (every "
                    "server-side one with --protocol consumer), (scale-down) waiting vs "
-                   "--remove-members, or classic (with --assignor) vs consumer protocol.")
+                   "--remove-members, classic (with --assignor) vs consumer protocol, or "
+                   "--concurrency settings (default 1,5,10,50; the table marks the fastest with "
+                   "no rebalance).")
+@click.option("--state-bytes-per-partition", callback=_size, default=None, metavar="SIZE",
+              help="The state each partition holds (e.g. 2g): every hand-off makes the new owner "
+                   "restore it, which the restore figures report (with --restore-rate).")
+@click.option("--restore-rate", callback=_size, default=None, metavar="SIZE/s",
+              help="Bytes per second one process restores (e.g. 100m/s); its partitions are restored "
+                   "one after another, and count as restoring (owned but not serving) until done.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seeds heartbeat phases and the random bounce order.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
@@ -131,8 +168,8 @@ class SimulateCommand(click.Command):
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
              migration_policy, add_topic, topic_regex, restart_ms, session_timeout_ms,
              rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
-             concurrency, count, remove_members, sort_by, compare, seed, show_events, plot_path,
-             wire_heartbeats):
+             concurrency, count, remove_members, sort_by, compare, state_bytes_per_partition,
+             restore_rate, seed, show_events, plot_path, wire_heartbeats):
     """Predict the rebalances an operation causes, on the embedded coordinator in virtual time.
 
     SCENARIO is one of: rolling-bounce, upgrade (dynamic to static, KIP-345's steps),
@@ -170,7 +207,8 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         initial_rebalance_delay_ms=initial_rebalance_delay_ms, order=order,
         concurrency=concurrency, count=count, remove_members=remove_members,
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
-        migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex)
+        migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex,
+        state_bytes_per_partition=state_bytes_per_partition, restore_rate=restore_rate)
     if plot_path:
         from kgroup.sim.plot import check_target
         with plot_errors("simulate"):
@@ -236,6 +274,8 @@ def _label(result, compare) -> str:
         return "remove-members" if result.remove_members else "session timeout"
     if compare == "protocol":
         return result.protocol
+    if compare is not None and compare.startswith("concurrency"):
+        return f"concurrency {result.concurrency}"
     return "value"
 
 
@@ -275,6 +315,37 @@ def _migration_rows(results) -> list:
     ]
 
 
+def _restore_rows(results) -> list:
+    from kgroup.sizes import size_text
+
+    return [[label] + [size_text(r.restore[key]) if how == "size" else str(r.restore[key]) for r in results]
+            for label, key, how in RESTORE_ROWS]
+
+
+def _fastest_without_rebalance(results) -> int | None:
+    """The column of the quickest settled run that rebalanced nothing (None: every one did)."""
+    calm = [(r.time_to_stable_ms, i) for i, r in enumerate(results)
+            if r.rebalances == 0 and r.time_to_stable_ms is not None]
+    return min(calm)[1] if calm else None
+
+
+def _safe_window_notes(results, compare) -> list[str]:
+    """The restart window static members have: what a planner must keep every restart under. One line
+    per window (variants with other timeouts differ), the least session left in each run beside it."""
+    windows: dict = {}
+    for r in results:
+        if r.safe_restart_ms is not None:
+            windows.setdefault(r.safe_restart_ms, []).append(r)
+    notes = []
+    for safe, runs in windows.items():
+        least = ", ".join(f"{r.least_session_left_ms} ms" + (f" ({_label(r, compare)})" if compare else "")
+                          for r in runs)
+        notes.append(f"safe restart: static members back within {safe} ms cause no rebalance, whatever their "
+                     f"heartbeat phase (session timeout minus one heartbeat interval); the least session a "
+                     f"stopped member had left: {least}")
+    return notes
+
+
 def _stop_open(result) -> bool:
     """The longest stop is one that had not ended when the run did (a member that never rejoined)."""
     return any(result.duration_ms - m["stopped_at_ms"] == result.longest_stop_ms for m in result.never_rejoined)
@@ -295,15 +366,30 @@ def _print_table(scenario, results, compare, show_events) -> None:
             rows.append([label] + [f"{r.members_start} -> {r.members_end}" for r in results])
         elif key == "longest_stop_ms":     # "+": a member that never came back is stopped still
             rows.append([label] + [f"{r.longest_stop_ms}{'+' if _stop_open(r) else ''}" for r in results])
+        elif label == "safe restart (ms)":
+            if any(r.safe_restart_ms is not None for r in results):
+                rows.append([label] + ["-" if r.safe_restart_ms is None else str(r.safe_restart_ms)
+                                       for r in results])
         else:
             values = (getattr(r, key) for r in results)
             rows.append([label] + ["not settled" if v is None else str(v) for v in values])
+    if results[0].restore is not None:
+        rows[-1:-1] = _restore_rows(results)
     if results[0].migration is not None:
         rows[-1:-1] = _migration_rows(results)
     if any(r.never_rejoined for r in results):
         rows.insert(-1, ["never rejoined"] + [", ".join(f"{m['member']} ({m['error']})" for m in r.never_rejoined)
                                               or "-" for r in results])
-    table(rows, headers=[scenario] + [_label(r, compare) for r in results])
+    headers = [_label(r, compare) for r in results]
+    fastest = _fastest_without_rebalance(results) if compare and compare.startswith("concurrency") else None
+    if fastest is not None:
+        headers[fastest] += " *"
+    table(rows, headers=[scenario] + headers)
+    if compare and compare.startswith("concurrency"):
+        click.echo("* the fastest setting with no rebalance" if fastest is not None
+                   else "every setting rebalanced: no concurrency avoids a rebalance here")
+    for note in _safe_window_notes(results, compare):
+        click.echo(note)
     for r in results:
         prefix = f"{_label(r, compare)}: " if compare else ""
         for error in r.errors:

@@ -5,6 +5,7 @@ migration policy that can forbid them."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -126,7 +127,7 @@ def test_the_cli_reports_the_mixed_phase():
     runner = CliRunner()
     table = runner.invoke(cli, ["simulate", "upgrade-protocol", "-o", "table"])
     assert table.exit_code == 0, table.output
-    assert "converted at step         1" in table.output
+    assert re.search(r"converted at step\s+1\b", table.output)
     assert "generation 1 -> group epoch 1" in table.output
     document = json.loads(runner.invoke(cli, ["simulate", "downgrade-protocol", "-o", "json"]).output)
     assert document["protocol"] == "consumer->classic"
@@ -235,7 +236,7 @@ def test_subscription_options_that_cannot_apply_are_usage_errors(scenario, param
 def test_the_cli_reports_the_rebalancing_downgrade():
     result = CliRunner().invoke(cli, ["simulate", "downgrade-protocol", "--add-topic", "u:3", "-o", "table"])
     assert result.exit_code == 0, result.output
-    assert "downgrade rebalanced      yes" in result.output
+    assert re.search(r"downgrade rebalanced\s+yes\b", result.output)
     assert "subscribes to u too: the group went back to classic with a rebalance" in result.output
     document = json.loads(CliRunner().invoke(cli, ["simulate", "downgrade-protocol", "--topic-regex", "t",
                                                    "-o", "json"]).output)

@@ -17,7 +17,8 @@ from kgroup.records.segment import find_segments
 from kgroup.decode.state import PartitionState, committed_offset
 from kgroup.records.writer import LogWriter
 from kgroup.decode.render import COLUMNS, ParquetRows
-from kgroup.decode.spark.plan import parse_size, plan_tasks, split_file
+from kgroup.decode.spark.plan import plan_tasks, split_file
+from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
 from kgroup.decode.spark.replay import reduced_rows, replay
 

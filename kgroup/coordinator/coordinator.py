@@ -231,6 +231,21 @@ class GroupCoordinator(OperationLog):
             reschedule_heartbeat(self, group, member_id, timeout_ms)
         return True
 
+    def session_deadline(self, group_id: str, member_id: str) -> int | None:
+        """When the member's session expires (None: the group has no such member or no session
+        timer): simulate's safe restart window, read where ``set_session_deadline`` writes."""
+        group = self.get_group(group_id)
+        if group is None or member_id not in group.members:
+            return None
+        if isinstance(group, ConsumerGroup):
+            from .consumer_group import session_timer_key
+            return self.timer_deadline(session_timer_key(group_id, member_id))
+        if group.group_type == "connect":
+            from .connect_group import session_timer_key
+            return self.timer_deadline(session_timer_key(group_id, member_id))
+        from .rebalance import heartbeat_key
+        return self.timer_deadline(heartbeat_key(group_id, member_id))
+
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
         """Keyed timer due delay_ms from now; rescheduling a key replaces it."""
         self._timers.schedule(key, self.now_ms + delay_ms, fn)

@@ -17,7 +17,7 @@ from .out_dir import open_output_file, prepare_out_dir
 from .outcome import note
 
 def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
-    from .spark.plan import parse_size
+    from kgroup.sizes import parse_size
 
     out = []
     for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):
@@ -67,11 +67,8 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
 
 
 def _mb(size: int) -> str:
-    """In the binary units --split-size and --spark-threshold are given in: 1g is 1.00 GiB, not 1.07 GB."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift:
-            return f"{size / (1 << shift):,.1f} {unit}"
-    return f"{size} bytes"
+    from kgroup.sizes import size_text
+    return size_text(size)
 
 
 def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,

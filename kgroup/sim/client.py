@@ -140,6 +140,7 @@ class SimConsumer(SimProcess):
         self._heartbeat_token += 1
         self.engine.unsleep(self)
         if not self.assignor.cooperative and self.owned:
+            self._event("revoked", partitions=len(self.owned), revoked_partitions=tuple(self.owned))
             self.ledger.release(self.engine.now, self.name, self.owned, 0)
             self.owned = []
         if not self.assignor.cooperative:
@@ -224,8 +225,14 @@ class SimConsumer(SimProcess):
             revoked = [tp for tp in self.owned if tp not in new]
             kept = set(self.owned)
             added = [tp for tp in assigned if tp not in kept]
+            gained, lost = added, revoked
         else:                     # an eager member has given up everything before joining
             revoked, added = [], assigned
+            # what changed against its last assignment (the revocation itself: its "revoked" event)
+            before = set(self.previous)
+            gained = [tp for tp in assigned if tp not in before]
+            after = set(assigned)
+            lost = [tp for tp in self.previous if tp not in after]
         if revoked:
             self.ledger.release(now, self.name, revoked, len(self.owned) - len(revoked))
         self.owned = sorted(assigned)
@@ -233,7 +240,8 @@ class SimConsumer(SimProcess):
         self.ledger.acquire(now, self.name, added, len(self.owned))
         self.ledger.consuming(now, self.name, True)
         self._event("synced", generation=self.generation, partitions=len(self.owned),
-                    added=len(added), revoked=len(revoked))
+                    added=len(gained), revoked=len(lost), added_partitions=tuple(gained),
+                    revoked_partitions=tuple(lost))
         if revoked and self.assignor.cooperative:
             self._join()          # KIP-429: give the revoked partitions a second round
             return

@@ -222,4 +222,5 @@ class ConsumerProtocolConsumer(SimProcess):
         if revoked or added:
             self._unacknowledged = True
             self._event("assigned", epoch=self.epoch, partitions=len(target), added=len(added),
-                        revoked=len(revoked))
+                        revoked=len(revoked), added_partitions=tuple(sorted(added)),
+                        revoked_partitions=tuple(sorted(revoked)))

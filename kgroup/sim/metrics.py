@@ -2,6 +2,12 @@
 
 Owners are consumer *names* (processes), not member ids: a process that restarts with a
 new member id and gets its partitions back has moved nothing.
+
+Two movement figures, for two questions. ``handoffs`` counts every change of a partition's owner
+(the previous holder, even one that has stopped, to another process): each is state the new owner
+restores, so range's reshuffles count every partition they move every time and sticky's only the
+ones it must. ``moved`` (``partitions_ever_moved``) is the set of partitions that were at some point
+with another process than their owner at the start, counted once even if they moved ten times.
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ class Ledger:
     # (t_ms from start, partitions without an owner) at every change of that count while recording:
     # the plots' aggregate view and the peak
     unowned_steps: list = field(default_factory=list)
+    last_owner: dict = field(default_factory=dict)     # tp -> the process that held it last
+    handoffs: int = 0
+    handoffs_to: dict = field(default_factory=dict)    # name -> hand-offs it received
+    unowned_since: dict = field(default_factory=dict)  # tp -> since when it has had no owner
+    longest_wait_ms: int = 0                           # the longest time a partition had no owner
+    restores: object = None                            # restore.Restores, when state is modelled
+    least_session_left_ms: int | None = None   # the least session a static member had left at its stop
+    safe_restart_ms: int | None = None    # the least session timeout minus heartbeat interval of those
     recording: bool = False
     _held_since: dict = field(default_factory=dict)    # name -> (time, count) of open interval
     _last_ms: int = 0
@@ -47,12 +61,19 @@ class Ledger:
         self.intervals.clear()
         self._held_since = {n: (now_ms, c) for n, (_, c) in self._held_since.items()}
         self.unowned_steps = [(0, len(self.partitions) - len(self.owner))]
+        self.handoffs = self.longest_wait_ms = 0
+        self.least_session_left_ms = self.safe_restart_ms = None
+        self.handoffs_to.clear()
+        self.unowned_since = {tp: now_ms for tp in self.partitions if tp not in self.owner}
 
     def add_partitions(self, now_ms: int, partitions) -> None:
         """Partitions that join the subscription (a topic the restarted processes also subscribe
         to): each counts as unowned from now until a process holds it."""
         self._tick(now_ms)
         self.partitions.extend(partitions)
+        if self.recording:
+            for tp in partitions:
+                self.unowned_since.setdefault(tp, now_ms)
         self._unowned_changed(now_ms)
 
     def _tick(self, now_ms: int) -> None:
@@ -78,15 +99,29 @@ class Ledger:
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)
-        owner = self.owner
+        owner, last_owner, recording = self.owner, self.last_owner, self.recording
         taken_from = {}
+        handoffs = 0
         for tp in partitions:
             previous = owner.get(tp)
             if previous is not None and previous != name:
                 taken_from[previous] = taken_from.get(previous, 0) + 1
             owner[tp] = name
-            if self.recording and self.start_owner.get(tp) != name:
-                self.moved.add(tp)
+            if recording:
+                if self.start_owner.get(tp) != name:
+                    self.moved.add(tp)
+                since = self.unowned_since.pop(tp, None)
+                if since is not None and now_ms - since > self.longest_wait_ms:
+                    self.longest_wait_ms = now_ms - since
+                held = last_owner.get(tp)
+                if held is not None and held != name:
+                    handoffs += 1
+                    if self.restores is not None:
+                        self.restores.gain(now_ms - self.start_ms, name, tp)
+            last_owner[tp] = name
+        if handoffs:
+            self.handoffs += handoffs
+            self.handoffs_to[name] = self.handoffs_to.get(name, 0) + handoffs
         for previous, count in taken_from.items():
             # The previous holder has not given these up yet (e.g. not yet fenced): both consume.
             self.event(now_ms, "double-owned", name, partitions=count, still_held_by=previous)
@@ -99,6 +134,10 @@ class Ledger:
         for tp in partitions:
             if owner.get(tp) == name:
                 del owner[tp]
+                if self.recording:
+                    self.unowned_since[tp] = now_ms
+                    if self.restores is not None:
+                        self.restores.drop(now_ms - self.start_ms, name, tp)
         self._unowned_changed(now_ms)
         self._holding(now_ms, name, holding)
 
@@ -136,8 +175,25 @@ class Ledger:
             self.rebalance_times.append(now_ms - self.start_ms)
             self.event(now_ms, "group-epoch", epoch=group.group_epoch, state=group.state)
 
+    def session_left(self, left_ms: int, safe_ms: int) -> None:
+        """A static member stopped with ``left_ms`` of its session left; any restart under ``safe_ms``
+        (its session timeout minus one heartbeat interval) is within its session whatever its phase."""
+        if self.recording:
+            if self.least_session_left_ms is None or left_ms < self.least_session_left_ms:
+                self.least_session_left_ms = left_ms
+            if self.safe_restart_ms is None or safe_ms < self.safe_restart_ms:
+                self.safe_restart_ms = safe_ms
+
+    @property
+    def peak_unowned(self) -> int:
+        return max((count for _, count in self.unowned_steps), default=0)
+
     def close(self, now_ms: int) -> None:
         self._tick(now_ms)
+        for since in self.unowned_since.values():      # still without an owner at the end
+            self.longest_wait_ms = max(self.longest_wait_ms, now_ms - since)
+        if self.restores is not None:
+            self.restores.finish()
         for name, (since, count) in list(self._held_since.items()):
             if since < now_ms:
                 self.intervals.append(name, since - self.start_ms, now_ms - self.start_ms, count)

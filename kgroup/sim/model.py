@@ -55,6 +55,8 @@ class SimParams:
     migration_policy: str = "bidirectional"  # the coordinator's group.consumer.migration.policy
     add_topic: tuple[str, int] | None = None  # protocol rolls: restarted processes subscribe to it too
     topic_regex: str | None = None   # protocol rolls: consumer-protocol processes subscribe by regex
+    state_bytes_per_partition: int | None = None   # the state a hand-off makes the new owner restore
+    restore_rate: int | None = None  # bytes per second one process restores
 
     def validate(self) -> None:
         checks = [
@@ -77,6 +79,9 @@ class SimParams:
              f"--heartbeat-interval-ms ({self.heartbeat_interval_ms}) must be lower than "
              f"--session-timeout-ms ({self.session_timeout_ms})"),
             (self.rebalance_timeout_ms >= 1, "--rebalance-timeout-ms must be at least 1"),
+            ((self.state_bytes_per_partition is None) == (self.restore_rate is None),
+             "--state-bytes-per-partition and --restore-rate go together (the state each partition "
+             "holds, and the bytes per second a process restores)"),
         ]
         # Kafka's timeouts are 32-bit ints (client and coordinator configs, JoinGroup fields, the
         # group's records); the restart is held to the same bound, which keeps a run finite.
@@ -105,7 +110,7 @@ class SimResult:
     rebalances: int
     generation_start: int
     generation_end: int
-    partitions_moved: int
+    partitions_moved: int        # partitions_ever_moved: the JSON keeps both names
     unowned_partition_seconds: float
     time_to_stable_ms: int | None
     longest_stop_ms: int
@@ -128,6 +133,14 @@ class SimResult:
     # partitions owned but still restoring their state (empty unless a state size is given)
     unowned_steps: list = field(default_factory=list)
     restoring_steps: list = field(default_factory=list)
+    handoffs: int = 0                      # changes of a partition's owner (metrics.Ledger)
+    peak_unowned_partitions: int = 0
+    longest_partition_wait_ms: int = 0
+    safe_restart_ms: int | None = None     # static members: restarts under it rebalance nothing, whatever
+    #                                        their heartbeat phase (session timeout - heartbeat interval)
+    least_session_left_ms: int | None = None  # the least session a stopped static member had left in this run
+    restore: dict | None = None            # restore.Restores.figures(), with a state size
+    concurrency: int = 1                   # members restarted at once
 
     @property
     def members_end(self) -> int:
@@ -138,15 +151,21 @@ class SimResult:
         iterable of dicts, each built as the document is written: ``kgroup.writers.write_json``)."""
         out = {"scenario": self.scenario, "protocol": self.protocol,
                "membership": self.membership, "assignor": self.assignor,
-               "members": self.members, "members_start": self.members_start,
+               "members": self.members, "members_start": self.members_start, "concurrency": self.concurrency,
                "members_end": self.members_end, "partitions": self.partitions,
                "rebalances": self.rebalances, "generation_start": self.generation_start,
                "generation_end": self.generation_end, "group_epoch_start": self.group_epoch_start,
-               "group_epoch_end": self.group_epoch_end, "partitions_moved": self.partitions_moved,
+               "group_epoch_end": self.group_epoch_end, "handoffs": self.handoffs,
+               "partitions_ever_moved": self.partitions_moved, "partitions_moved": self.partitions_moved,
                "unowned_partition_seconds": self.unowned_partition_seconds,
+               "peak_unowned_partitions": self.peak_unowned_partitions,
+               "longest_partition_wait_ms": self.longest_partition_wait_ms,
+               "safe_restart_ms": self.safe_restart_ms, "least_session_left_ms": self.least_session_left_ms,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
                "settled": self.settled, "errors": self.errors,
                "never_rejoined": self.never_rejoined}
+        if self.restore is not None:
+            out["restore"] = self.restore
         if self.migration is not None:
             out["migration"] = self.migration
         if events:
@@ -162,7 +181,31 @@ class SimResult:
 
 
 # ---- comparisons ----------------------------------------------------------------------------
-COMPARE = ("membership", "assignor", "removal", "protocol")
+COMPARE = ("membership", "assignor", "removal", "protocol", "concurrency")
+DEFAULT_CONCURRENCIES = (1, 5, 10, 50)
+
+
+def comparison(text: str) -> tuple[str, tuple[int, ...]]:
+    """``--compare``'s value: a kind, and for ``concurrency[=1,5,10]`` the settings to compare."""
+    kind, sep, values = text.partition("=")
+    if kind not in COMPARE:
+        raise ParameterError(f"unknown comparison {text!r}; choose from {', '.join(COMPARE)} "
+                             "(concurrency=N,N,... to choose the settings)")
+    if kind != "concurrency":
+        if sep:
+            raise ParameterError(f"--compare {kind} takes no values (got {text!r})")
+        return kind, ()
+    if not sep:
+        return kind, DEFAULT_CONCURRENCIES
+    settings = []
+    for value in values.split(","):
+        if not value.strip().isdigit() or int(value) < 1:
+            raise ParameterError(f"--compare {text!r}: {value!r} is not a concurrency (a whole number, at least 1)")
+        if int(value) not in settings:
+            settings.append(int(value))
+    if len(settings) < 2:
+        raise ParameterError(f"--compare {text!r}: give at least two settings to compare")
+    return kind, tuple(settings)
 
 
 def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimParams]:
@@ -173,10 +216,12 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
 
     if compare is None:
         return [params]
-    if compare in COMPARE:
-        message = inapplicable(scenario, {"compare": compare}, {"compare": "--compare"})
-        if message:
-            raise ParameterError(message)
+    compare, settings = comparison(compare)
+    message = inapplicable(scenario, {"compare": compare}, {"compare": "--compare"})
+    if message:
+        raise ParameterError(message)
+    if compare == "concurrency":
+        return [replace(params, concurrency=n) for n in settings]
     if compare == "membership":
         return [replace(params, membership=m) for m in MEMBERSHIPS]
     if compare == "assignor":
@@ -187,4 +232,4 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
         return [replace(params, protocol=p) for p in PROTOCOLS]
     if compare == "removal":
         return [replace(params, remove_members=flag) for flag in (False, True)]
-    raise ParameterError(f"unknown comparison {compare!r}; choose from {', '.join(COMPARE)}")
+    raise AssertionError(compare)

@@ -93,6 +93,13 @@ class SimProcess:
         last = self._slot_ms + (now - self._slot_ms) // interval * interval
         if last <= self._refreshed_ms:
             return
+        # The coordinator may have restarted the session itself since this member's own refresh (a
+        # conversion between the protocols restarts every member's): a later deadline than the
+        # skipped heartbeats would have set stands, as it would have on the wire.
+        session = self.config.session_timeout_ms
+        deadline = engine.coordinator.session_deadline(engine.group_id, self.member_id)
+        if deadline is not None and deadline > self._refreshed_ms + session and deadline >= last + session:
+            return
         if self._move_session(last):
             self._refreshed_ms = last
 

@@ -132,6 +132,7 @@ class ProtocolRoll:
         """Stop ``old``; after the restart time the same process comes back on the target protocol."""
         run = self.run
         old.stop()
+        run.note_session_left(old)
         self.retired.append(old)
 
         def back():

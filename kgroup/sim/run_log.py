@@ -11,7 +11,9 @@ when someone reads the log (iterating, indexing, ``of_kind``): the JSON document
 ``--plot``, the protocol rolls' counts. A table without ``--events`` never builds one.
 
 Detail values are str, int, bool or None (what the simulator logs), which orjson and json write
-alike: the document writer relies on it (``kgroup.writers.write_json``).
+alike: the document writer relies on it (``kgroup.writers.write_json``). A partition list is logged
+as the tuple of (topic, partition) pairs the client holds anyway and read as text,
+``orders:0,3 payments:1`` ("" for none), built with the dict.
 
 The intervals (who held how many partitions from when to when: one per holder at each rebalance,
 about half as many as the events) are kept the same way, a list of names and an array of three
@@ -102,11 +104,20 @@ class EventLog(Columns):
         if member is not None:
             event["member"] = member
         first = self._first_value[index]
-        event.update(zip(names, self._values[first:first + len(names)]))
+        values = self._values[first:first + len(names)]
+        event.update(zip(names, [_partitions_text(v) if type(v) is tuple else v for v in values]))
         return event
 
     def __len__(self) -> int:
         return len(self._t_ms)
+
+
+def _partitions_text(partitions: tuple) -> str:
+    """((topic, partition), ...) -> ``orders:0,3 payments:1``."""
+    by_topic: dict = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    return " ".join(f"{topic}:{','.join(map(str, sorted(ps)))}" for topic, ps in sorted(by_topic.items()))
 
 
 class Intervals(Columns):

@@ -17,13 +17,15 @@ ANY = None  # every value of the option applies
 # Options every consumer-group scenario honours (click parameter names).
 COMMON = frozenset({"output", "members", "topics", "assignor", "server_assignor", "session_timeout_ms",
                     "rebalance_timeout_ms", "heartbeat_interval_ms", "initial_rebalance_delay_ms", "sort_by",
-                    "seed", "show_events", "plot_path", "wire_heartbeats"})
+                    "seed", "show_events", "plot_path", "wire_heartbeats", "state_bytes_per_partition",
+                    "restore_rate"})
 
 _ROLL = {"membership": ANY, "protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
-         "compare": ("membership", "assignor", "protocol")}
-_KIP345 = {"protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY, "compare": ("assignor", "protocol")}
+         "compare": ("membership", "assignor", "protocol", "concurrency")}
+_KIP345 = {"protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
+           "compare": ("assignor", "protocol", "concurrency")}
 _PROTOCOL_ROLL = {"membership": ANY, "migration_policy": ANY, "add_topic": ANY, "topic_regex": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,
-                  "compare": ("membership", "assignor")}
+                  "compare": ("membership", "assignor", "concurrency")}
 
 # scenario -> {option: the values it takes there (ANY: all)}, beside COMMON.
 SCENARIO_OPTIONS: dict[str, dict[str, tuple | None]] = {
@@ -80,6 +82,8 @@ def inapplicable(scenario: str, given: dict, flags: dict, protocol: str = "class
         if (name == "remove_members" or (name == "compare" and value == "removal")) and membership == "dynamic":
             return (f"{flag if name == 'remove_members' else '--compare removal'} does not apply with "
                     f"--membership dynamic (dynamic members send LeaveGroup themselves when they stop)")
+        if name == "compare" and isinstance(value, str):
+            value = value.partition("=")[0]        # concurrency=1,5,10: the kind decides
         if name in COMMON:
             continue
         if name not in row:

@@ -28,6 +28,7 @@ from .client import ConsumerConfig, SimConsumer
 from .consumer_client import ConsumerProtocolConsumer
 from .engine import Engine, counted_ids
 from .metrics import Ledger
+from .restore import Restores
 from .model import (GROUP, PROTOCOL_ROLLS, SCENARIOS, ParameterError, ScenarioError, SimParams,
                     SimResult)
 from .protocol_roll import ProtocolRoll
@@ -55,6 +56,8 @@ class Run:
         self.topic_names = {topic_id: name for name, (topic_id, _) in image.items()}
         partitions = [(t, p) for t, n in sorted(params.topics) for p in range(n)]
         self.ledger = Ledger(partitions)
+        if params.state_bytes_per_partition is not None:
+            self.ledger.restores = Restores(params.state_bytes_per_partition, params.restore_rate)
         self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition,
                              protocol="mixed" if self.mixed else params.protocol,
                              on_epoch_bump=self.ledger.epoch_bump)
@@ -178,6 +181,7 @@ class Run:
                 then=None) -> None:
         """Stop the process, start it again after restart_ms (optionally switching membership)."""
         consumer.stop(crash=crash)
+        self.note_session_left(consumer)
 
         def back():
             if static is not None:
@@ -186,6 +190,17 @@ class Run:
             if then is not None:
                 then()
         self.engine.after(self.params.restart_ms, back)
+
+    def note_session_left(self, consumer) -> None:
+        """A stopped static member keeps its place for what is left of its session: a restart
+        shorter than that causes no rebalance (``Ledger.session_left``)."""
+        if consumer.instance_id is None or not consumer.member_id:
+            return
+        deadline = self.coordinator.session_deadline(GROUP, consumer.member_id)
+        if deadline is not None:
+            config = consumer.config
+            self.ledger.session_left(deadline - self.engine.now,
+                                     config.session_timeout_ms - config.heartbeat_interval_ms)
 
     def bounce_all(self, order: list[SimConsumer], crash=False, static=None) -> None:
         """Rolling bounce in waves of `concurrency` members.
@@ -258,8 +273,13 @@ class Run:
             longest_stop_ms=max(stops, default=0), settled=settled,
             errors=[c.error for c in self.consumers + self.retired if c.error],
             events=ledger.events, intervals=ledger.intervals, unowned_steps=ledger.unowned_steps,
+            handoffs=ledger.handoffs, peak_unowned_partitions=ledger.peak_unowned,
+            longest_partition_wait_ms=ledger.longest_wait_ms, safe_restart_ms=ledger.safe_restart_ms,
+            least_session_left_ms=ledger.least_session_left_ms,
+            restore=None if ledger.restores is None else ledger.restores.figures(),
+            restoring_steps=[] if ledger.restores is None else ledger.restores.steps(),
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
-            remove_members=self.params.remove_members, **epochs)
+            remove_members=self.params.remove_members, concurrency=self.params.concurrency, **epochs)
 
 
 # What to do about a process a fatal error stopped: Kafka's clients do not rejoin after one (Java's

@@ -86,19 +86,3 @@ def plan_tasks(inputs, target_bytes: int = DEFAULT_SPLIT_BYTES, until_offset: in
             tasks.append(RangeTask(len(tasks), index, seg.path, seg.topic, seg.partition, seg.base_offset,
                                    inp.family, start, end, resync))
     return tasks
-
-
-def parse_size(text: str) -> int:
-    """`64m`, `1g`, `512k`, `1048576` -> bytes (binary units)."""
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    raw = str(text).strip().lower().removesuffix("ib").removesuffix("b")
-    try:
-        if raw and raw[-1] in units:
-            value = float(raw[:-1]) * units[raw[-1]]
-        else:
-            value = float(raw)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a size (e.g. 64m, 1g, 1048576)") from None
-    if value <= 0:
-        raise ValueError(f"{text!r}: a size must be positive")
-    return int(value)
