@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
+from kgroup.commands.simulate_runs import RestartMs
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
@@ -116,8 +117,11 @@ class SimulateCommand(click.Command):
               help="upgrade-protocol, downgrade-protocol: the consumer-protocol processes subscribe "
                    "by this regex (SubscribedTopicRegex; it must match every --topic), the classic "
                    "ones by topic names.")
-@click.option("--restart-ms", type=click.IntRange(min=0), default=10_000, show_default=True,
-              help="How long a restarted (or crashed) process stays down.")
+@click.option("--restart-ms", type=RestartMs(), default=10_000, show_default=True,
+              metavar="MS|MIN..MAX|pN=MS,pM=MS",
+              help="How long a restarted (or crashed) process stays down: MS, or a spread each "
+                   "restart draws from (seeded by --seed): MIN..MAX (uniform, both included) or two "
+                   "percentiles, e.g. p50=30000,p99=60000 (log-normal through them).")
 @click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
               callback=_positive, help="session.timeout.ms of the consumers (consumer protocol: "
                                        "the coordinator's group.consumer.session.timeout.ms).")
@@ -157,7 +161,10 @@ class SimulateCommand(click.Command):
               help="Bytes per second one process restores (e.g. 100m/s); its partitions are restored "
                    "one after another, and count as restoring (owned but not serving) until done.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seeds heartbeat phases and the random bounce order.")
+              help="Seeds heartbeat phases, the random bounce order and --restart-ms draws.")
+@click.option("--runs", type=int, default=None, callback=_positive, metavar="N",
+              help="Play the scenario N times, seeds --seed .. --seed+N-1, and report how many runs "
+                   "rebalanced and each figure's min, p50, p90, max and mean.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
               help="Draw the timeline: a row per consumer (names on a subset past 40 rows), bars "
@@ -169,7 +176,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
              migration_policy, add_topic, topic_regex, restart_ms, session_timeout_ms,
              rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
              concurrency, count, remove_members, sort_by, compare, state_bytes_per_partition,
-             restore_rate, seed, show_events, plot_path, wire_heartbeats):
+             restore_rate, seed, runs, show_events, plot_path, wire_heartbeats):
     """Predict the rebalances an operation causes, on the embedded coordinator in virtual time.
 
     SCENARIO is one of: rolling-bounce, upgrade (dynamic to static, KIP-345's steps),
@@ -192,8 +199,12 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     static consumer-protocol member restarted within its session: UNRELEASED_INSTANCE_ID)
     is named ("never rejoined"), its stop counts until the run's end, and the exit is 3.
 
+    --runs N plays it N times (seeds --seed onward) and reports runs_rebalanced, how many of
+    the N rebalanced at least once, then each figure's min / p50 / p90 / max / mean: with a
+    --restart-ms spread, how likely a roll is to rebalance.
+
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage, 3 a member
-    never rejoined.
+    never rejoined (in any run).
     """
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
     from kgroup.sim.scenarios import run_scenario
@@ -209,6 +220,15 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
         migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex,
         state_bytes_per_partition=state_bytes_per_partition, restore_rate=restore_rate)
+    if runs is not None:
+        from kgroup.commands.simulate_runs import simulate_runs
+        try:
+            param_sets = variants(scenario, params, compare)
+        except ParameterError as exc:
+            raise click.UsageError(str(exc)) from exc
+        simulate_runs(scenario, param_sets, compare, runs, output, show_events=show_events,
+                      plot_path=plot_path)
+        return
     if plot_path:
         from kgroup.sim.plot import check_target
         with plot_errors("simulate"):

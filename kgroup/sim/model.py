@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from kgroup.assignors import ASSIGNORS
 from kgroup.coordinator.config import INT_MAX
 
+from .restart_spread import Restart, given_values
 from .run_log import EventLog, Intervals
 
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
@@ -39,7 +40,7 @@ class SimParams:
     protocol: str = "classic"       # group.protocol of every consumer
     assignor: str = "range"         # the classic consumers' partition.assignment.strategy
     server_assignor: str = "uniform"  # the assignor consumer-protocol members ask the coordinator for
-    restart_ms: int = 10_000
+    restart_ms: Restart = 10_000   # an int, or a spread each restart draws from (restart_spread)
     session_timeout_ms: int = 45_000
     rebalance_timeout_ms: int = 300_000
     heartbeat_interval_ms: int = 3_000
@@ -73,7 +74,7 @@ class SimParams:
             (self.order in ORDERS, f"unknown bounce order {self.order!r}"),
             (self.concurrency >= 1, f"--concurrency must be at least 1 (got {self.concurrency})"),
             (self.count >= 1, f"--count must be at least 1 (got {self.count})"),
-            (self.restart_ms >= 0, "--restart-ms must not be negative"),
+            (min(given_values(self.restart_ms)) >= 0, "--restart-ms must not be negative"),
             (self.heartbeat_interval_ms >= 1, "--heartbeat-interval-ms must be at least 1"),
             (self.heartbeat_interval_ms < self.session_timeout_ms,
              f"--heartbeat-interval-ms ({self.heartbeat_interval_ms}) must be lower than "
@@ -90,7 +91,7 @@ class SimParams:
                                        ("rebalance_timeout_ms", self.rebalance_timeout_ms),
                                        ("heartbeat_interval_ms", self.heartbeat_interval_ms),
                                        ("initial_rebalance_delay_ms", self.initial_rebalance_delay_ms),
-                                       ("restart_ms", self.restart_ms))]
+                                       ("restart_ms", max(given_values(self.restart_ms))))]
         for ok, message in checks:
             if not ok:
                 raise ParameterError(message)

@@ -129,7 +129,8 @@ class ProtocolRoll:
             self._note_step([c.name for c in started], before)
 
     def _switch(self, old, started: list) -> None:
-        """Stop ``old``; after the restart time the same process comes back on the target protocol."""
+        """Stop ``old``; after its restart time (``Run.restart_duration``) the same process comes back
+        on the target protocol."""
         run = self.run
         old.stop()
         run.note_session_left(old)
@@ -143,7 +144,7 @@ class ProtocolRoll:
             run.ledger.event(run.engine.now, "protocol", new.name, protocol=self.target)
             started.append(new)
             new.start()
-        run.engine.after(run.params.restart_ms, back)
+        run.engine.after(run.restart_duration(), back)
 
     def _subscribe_added(self, consumer) -> None:
         name, count = self.run.params.add_topic

@@ -17,7 +17,7 @@ ANY = None  # every value of the option applies
 # Options every consumer-group scenario honours (click parameter names).
 COMMON = frozenset({"output", "members", "topics", "assignor", "server_assignor", "session_timeout_ms",
                     "rebalance_timeout_ms", "heartbeat_interval_ms", "initial_rebalance_delay_ms", "sort_by",
-                    "seed", "show_events", "plot_path", "wire_heartbeats", "state_bytes_per_partition",
+                    "seed", "runs", "show_events", "plot_path", "wire_heartbeats", "state_bytes_per_partition",
                     "restore_rate"})
 
 _ROLL = {"membership": ANY, "protocol": ANY, "restart_ms": ANY, "order": ANY, "concurrency": ANY,

@@ -32,6 +32,7 @@ from .restore import Restores
 from .model import (GROUP, PROTOCOL_ROLLS, SCENARIOS, ParameterError, ScenarioError, SimParams,
                     SimResult)
 from .protocol_roll import ProtocolRoll
+from .restart_spread import draw, maximum, restart_random
 
 
 class Run:
@@ -63,6 +64,7 @@ class Run:
                              on_epoch_bump=self.ledger.epoch_bump)
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
+        self._restart_random = restart_random(params.seed)
         self._names = itertools.count()
         self.roll = ProtocolRoll(self, scenario) if self.mixed else None
         self.retired = self.roll.retired if self.mixed else []
@@ -149,7 +151,7 @@ class Run:
         p = self.params
         if p.max_time_ms is not None:
             return p.max_time_ms
-        return p.restart_ms + 3 * (p.session_timeout_ms + p.rebalance_timeout_ms)
+        return maximum(p.restart_ms) + 3 * (p.session_timeout_ms + p.rebalance_timeout_ms)
 
     # ---- phases -------------------------------------------------------------------------
     def warm_up(self, static: bool) -> None:
@@ -177,9 +179,13 @@ class Run:
         detail = f"; {errors[0]}" if errors else ""
         return f"{what} within {limit} ms of virtual time ({state}){detail}"
 
+    def restart_duration(self) -> int:
+        """How long this restart stays down: --restart-ms, or a draw from its spread."""
+        return draw(self.params.restart_ms, self._restart_random)
+
     def restart(self, consumer: SimConsumer, crash: bool = False, static: bool | None = None,
                 then=None) -> None:
-        """Stop the process, start it again after restart_ms (optionally switching membership)."""
+        """Stop the process, start it again after restart_duration() (optionally switching membership)."""
         consumer.stop(crash=crash)
         self.note_session_left(consumer)
 
@@ -189,7 +195,7 @@ class Run:
             consumer.start()
             if then is not None:
                 then()
-        self.engine.after(self.params.restart_ms, back)
+        self.engine.after(self.restart_duration(), back)
 
     def note_session_left(self, consumer) -> None:
         """A stopped static member keeps its place for what is left of its session: a restart
