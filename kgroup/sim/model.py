@@ -40,9 +40,9 @@ class SimParams:
     assignor: str = "range"         # the classic consumers' partition.assignment.strategy
     server_assignor: str = "uniform"  # the assignor consumer-protocol members ask the coordinator for
     restart_ms: int = 10_000
-    session_timeout_ms: int = 45_000
+    session_timeout_ms: int = 45_000     # classic consumers'; consumer protocol: the broker's (broker_config)
     rebalance_timeout_ms: int = 300_000
-    heartbeat_interval_ms: int = 3_000
+    heartbeat_interval_ms: int = 3_000   # classic consumers'; consumer protocol: the broker's (broker_config)
     initial_rebalance_delay_ms: int = 3_000
     order: str = "name"
     concurrency: int = 1
@@ -55,6 +55,7 @@ class SimParams:
     migration_policy: str = "bidirectional"  # the coordinator's group.consumer.migration.policy
     add_topic: tuple[str, int] | None = None  # protocol rolls: restarted processes subscribe to it too
     topic_regex: str | None = None   # protocol rolls: consumer-protocol processes subscribe by regex
+    broker_config: tuple = ()        # the simulated broker's group.* settings, (key, value) pairs (group_config)
 
     def validate(self) -> None:
         checks = [
@@ -128,6 +129,7 @@ class SimResult:
     # partitions owned but still restoring their state (empty unless a state size is given)
     unowned_steps: list = field(default_factory=list)
     restoring_steps: list = field(default_factory=list)
+    config: dict = field(default_factory=dict)   # the settings the run assumed (group_config.document)
 
     @property
     def members_end(self) -> int:
@@ -146,7 +148,7 @@ class SimResult:
                "unowned_partition_seconds": self.unowned_partition_seconds,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
                "settled": self.settled, "errors": self.errors,
-               "never_rejoined": self.never_rejoined}
+               "never_rejoined": self.never_rejoined, "config": self.config}
         if self.migration is not None:
             out["migration"] = self.migration
         if events:
