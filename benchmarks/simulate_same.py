@@ -54,7 +54,7 @@ def cases(large: bool):
                 continue          # the classic ones are in the grid above
             yield (f"{scenario}-{membership}-{protocol}-t{k}", scenario,
                    SimParams(members=6, topics=(("t", 12),), membership=membership,
-                             protocol=protocol, **timing))
+                             protocol=protocol, broker_config=consumer_timing(timing), **timing))
     yield ("duplicate-instance", "duplicate-instance", SimParams(members=5))
     yield ("dynamic-30-wire", "rolling-bounce",
            SimParams(members=30, membership="dynamic", restart_ms=3_000, seed=4, wire_heartbeats=True))
@@ -71,6 +71,17 @@ def cases(large: bool):
                SimParams(members=100, topics=(("t", 300),), membership="dynamic", protocol="consumer"))
         yield ("dynamic-60-upgrade-protocol", "upgrade-protocol",
                SimParams(members=60, topics=(("t", 180),), membership="dynamic"))
+
+
+def consumer_timing(timing: dict) -> tuple:
+    """A timing's heartbeat interval and session timeout for the consumer-protocol members too: the
+    broker's group.consumer.* settings, their minimums lowered to hold them."""
+    pairs = []
+    for option, key in (("heartbeat_interval_ms", "heartbeat.interval.ms"),
+                        ("session_timeout_ms", "session.timeout.ms")):
+        if option in timing:
+            pairs += [(f"group.consumer.min.{key}", timing[option]), (f"group.consumer.{key}", timing[option])]
+    return tuple(pairs)
 
 
 def document(scenario: str, params: SimParams) -> bytes:

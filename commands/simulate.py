@@ -123,15 +123,23 @@ class SimulateCommand(click.Command):
                    "restart draws from (seeded by --seed): MIN..MAX (uniform, both included) or two "
                    "percentiles, e.g. p50=30000,p99=60000 (log-normal through them).")
 @click.option("--session-timeout-ms", type=int, default=45_000, show_default=True,
-              callback=_positive, help="session.timeout.ms of the consumers (consumer protocol: "
-                                       "the coordinator's group.consumer.session.timeout.ms).")
+              callback=_positive, help="session.timeout.ms of the classic consumers (within the "
+                                       "broker's group.min/max.session.timeout.ms); for consumer-protocol "
+                                       "members it sets the broker's group.consumer.session.timeout.ms "
+                                       "(checked against its min/max) unless --config sets that.")
 @click.option("--rebalance-timeout-ms", type=int, default=300_000, show_default=True,
               callback=_positive, help="max.poll.interval.ms of the consumers (the rebalance timeout).")
-@click.option("--heartbeat-interval-ms", type=int, default=3_000, show_default=True,
-              callback=_positive, help="heartbeat.interval.ms of the consumers (consumer protocol: "
-                                       "the coordinator's group.consumer.heartbeat.interval.ms).")
+@click.option("--heartbeat-interval-ms", type=int, default=3_000,
+              callback=_positive, help="heartbeat.interval.ms of the classic consumers (default 3000, the "
+                                       "Java client's); for consumer-protocol members it sets the broker's "
+                                       "group.consumer.heartbeat.interval.ms (default 5000; checked against "
+                                       "its min/max) unless --config sets that.")
 @click.option("--initial-rebalance-delay-ms", type=click.IntRange(min=0), default=3_000,
               show_default=True, help="group.initial.rebalance.delay.ms of the coordinator.")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="A group.* setting of the simulated broker, as `kgroup serve --config` takes it "
+                   "(Kafka's names, defaults and bounds; repeatable; an unknown key or bad value "
+                   "exits 2), e.g. group.consumer.heartbeat.interval.ms=10000.")
 @click.option("--order", type=click.Choice(ORDERS), default="name", show_default=True,
               help="Bounce order (rolling-bounce, upgrade, downgrade, upgrade-protocol, "
                    "downgrade-protocol; also which members "
@@ -174,7 +182,7 @@ class SimulateCommand(click.Command):
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,
              migration_policy, add_topic, topic_regex, restart_ms, session_timeout_ms,
-             rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, order,
+             rebalance_timeout_ms, heartbeat_interval_ms, initial_rebalance_delay_ms, configs, order,
              concurrency, count, remove_members, sort_by, compare, state_bytes_per_partition,
              restore_rate, seed, runs, show_events, plot_path, wire_heartbeats):
     """Predict the rebalances an operation causes, on the embedded coordinator in virtual time.
@@ -202,14 +210,20 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     --runs N plays it N times (seeds --seed onward) and reports runs_rebalanced, how many of
     the N rebalanced at least once, then each figure's min / p50 / p90 / max / mean: with a
     --restart-ms spread, how likely a roll is to rebalance.
+    The simulated broker runs on Kafka's group.* defaults (--config changes them); a session
+    timeout it would refuse is refused before the run. The JSON document's `config` field
+    prints every setting the run assumed.
 
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage, 3 a member
     never rejoined (in any run).
     """
+    from dataclasses import replace
+
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
     from kgroup.sim.scenarios import run_scenario
 
-    _reject_inapplicable(click.get_current_context(), scenario)
+    ctx = click.get_current_context()
+    _reject_inapplicable(ctx, scenario)
     params = SimParams(
         members=members, topics=topics, membership=membership, protocol=protocol,
         assignor=assignor, server_assignor=server_assignor,
@@ -220,6 +234,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         by_instance_id=sort_by == "instance-id", seed=seed, wire_heartbeats=wire_heartbeats,
         migration_policy=migration_policy, add_topic=add_topic, topic_regex=topic_regex,
         state_bytes_per_partition=state_bytes_per_partition, restore_rate=restore_rate)
+    params = replace(params, broker_config=_broker_config(ctx, scenario, params))
     if runs is not None:
         from kgroup.commands.simulate_runs import simulate_runs
         try:
@@ -268,17 +283,43 @@ def _exit_if_members_lost(results, compare) -> None:
         raise SystemExit(EXIT_PARTIAL)
 
 
-def _reject_inapplicable(ctx, scenario) -> None:
-    """An option the user gave that the scenario does not take: one line, exit 2."""
+def _given(ctx) -> tuple[dict, dict]:
+    """The options the user gave (name -> value), and every option's flag (name -> `--flag`)."""
     from click.core import ParameterSource
-
-    from kgroup.sim.scenario_options import inapplicable
-    from kgroup.errors import KgroupUsageError
 
     options = [p for p in ctx.command.params if isinstance(p, click.Option)]
     given = {p.name: ctx.params[p.name] for p in options
              if ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
-    flags = {p.name: max(p.opts, key=len) for p in options}
+    return given, {p.name: max(p.opts, key=len) for p in options}
+
+
+def _broker_config(ctx, scenario, params) -> tuple:
+    """--config, and what the consumer flags given make of it (``group_config.broker_overrides``),
+    once the flags are valid themselves (``params.validate``); a bad entry is one line, exit 2."""
+    from kgroup.errors import KgroupError, KgroupUsageError
+    from kgroup.sim.group_config import BROKER_FLAGS, CONSUMER_PROTOCOL_SETTINGS, broker_overrides
+    from kgroup.sim.model import ParameterError
+    from kgroup.sim.scenario_options import run_protocols
+
+    given, flags = _given(ctx)
+    typed = {flags[name]: value for name, value in given.items()
+             if flags[name] in BROKER_FLAGS or flags[name] in CONSUMER_PROTOCOL_SETTINGS}
+    protocols = run_protocols(scenario, ctx.params["protocol"], ctx.params["compare"])
+    try:
+        params.validate()
+        return broker_overrides(ctx.params["configs"], typed, protocols)
+    except ParameterError as exc:
+        fail("simulate", KgroupUsageError(str(exc)))
+    except KgroupError as exc:         # serve's refusal of a --config entry: exit 2
+        fail("simulate", exc)
+
+
+def _reject_inapplicable(ctx, scenario) -> None:
+    """An option the user gave that the scenario does not take: one line, exit 2."""
+    from kgroup.sim.scenario_options import inapplicable
+    from kgroup.errors import KgroupUsageError
+
+    given, flags = _given(ctx)
     message = inapplicable(scenario, given, flags, protocol=ctx.params["protocol"],
                            compare=ctx.params["compare"], membership=ctx.params["membership"])
     if message:

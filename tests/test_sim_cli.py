@@ -79,9 +79,12 @@ def test_a_timeout_beyond_kafkas_int_is_a_one_line_usage_error(option):
 
 
 def test_a_scenario_that_cannot_run_exits_1_naming_the_error():
-    result = invoke("crash", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "100")
+    """A full group (group.max.size) refuses the restarted static member's JoinGroup, as Kafka's
+    acceptJoiningMember does; a session timeout the broker refuses is a usage error now
+    (test_sim_config)."""
+    result = invoke("rolling-bounce", "--members", "1", "--config", "group.max.size=1")
     assert result.exit_code == 1
-    assert "JoinGroup failed with INVALID_SESSION_TIMEOUT (26)" in result.output
+    assert "JoinGroup failed with GROUP_MAX_SIZE_REACHED (81)" in result.output
 
 
 @pytest.mark.parametrize("suffix,magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
@@ -193,8 +196,9 @@ def test_json_is_json_dumps_of_the_document_though_its_events_are_streamed(scena
 
 def test_a_scenario_that_cannot_run_is_one_line_prefixed_like_every_verb():
     """Not click's `Error: ...`: `kgroup simulate: SCENARIO: why`, exit 1."""
-    result = invoke("rolling-bounce", "--session-timeout-ms", "5000")   # below group.min.session.timeout.ms
+    result = invoke("rolling-bounce", "--members", "1", "--config", "group.max.size=1")
     assert result.exit_code == 1
     [line] = result.stderr.splitlines()
-    assert line.startswith("kgroup simulate: rolling-bounce: the group did not form: ") and "INVALID_SESSION_TIMEOUT" in line
+    assert (line.startswith("kgroup simulate: rolling-bounce: a bounced member did not come back ")
+            and "GROUP_MAX_SIZE_REACHED" in line)
     assert result.stdout == ""

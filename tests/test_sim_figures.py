@@ -56,7 +56,7 @@ def test_the_command_says_who_never_rejoined_and_exits_3():
     assert table_row(result.stdout, "never rejoined") == "c0 (UNRELEASED_INSTANCE_ID)"
     assert table_row(result.stdout, "longest stop (ms)") == "45000+"
     assert ("kgroup simulate: warning: never rejoined: c0, fatal UNRELEASED_INSTANCE_ID; a crashed static "
-            "member must wait out session.timeout.ms (45000 ms) before restarting") in result.stderr.splitlines()
+            "member must wait out group.consumer.session.timeout.ms (45000 ms) before restarting") in result.stderr.splitlines()
     as_json = invoke("crash", "--protocol", "consumer", "-o", "json")
     assert as_json.exit_code == 3
     doc = json.loads(as_json.stdout)       # stdout stays one JSON document; the warning is on stderr

@@ -303,7 +303,7 @@ def test_runs_usage_errors_are_one_line(args, message):
 
 
 def test_a_scenario_that_cannot_run_names_its_seed():
-    result = invoke("crash", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "100", "--runs", "3")
+    result = invoke("rolling-bounce", "--members", "1", "--config", "group.max.size=1", "--runs", "3")
     assert result.exit_code == 1
-    assert result.stderr.startswith("kgroup simulate: crash (seed 0): ")
-    assert "INVALID_SESSION_TIMEOUT" in result.stderr
+    assert result.stderr.startswith("kgroup simulate: rolling-bounce (seed 0): ")
+    assert "GROUP_MAX_SIZE_REACHED" in result.stderr

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
+from kgroup.sim.model import ParameterError, SimParams, variants
 from kgroup.sim.scenarios import run_scenario
 
 
@@ -216,9 +216,16 @@ def test_leader_last_order_bounces_the_leader_last():
     assert len(stops) == 3 and joined[-1]["member"] == stops[-1]
 
 
-def test_invalid_session_timeout_is_a_scenario_failure_naming_the_error():
-    with pytest.raises(ScenarioError, match="c0: JoinGroup failed with INVALID_SESSION_TIMEOUT"):
+def test_a_session_timeout_the_broker_refuses_is_a_parameter_error_naming_its_bound():
+    """Below group.min.session.timeout.ms every JoinGroup would fail with INVALID_SESSION_TIMEOUT:
+    refused before the run, saying how to lower the bound."""
+    with pytest.raises(ParameterError, match=r"--session-timeout-ms 1000 is below the broker's "
+                                             r"group.min.session.timeout.ms \(6000\).*INVALID_SESSION_TIMEOUT; "
+                                             r"lower that with --config group.min.session.timeout.ms=1000"):
         run("rolling-bounce", session_timeout_ms=1_000, heartbeat_interval_ms=300)
+    lowered = run("rolling-bounce", session_timeout_ms=1_000, heartbeat_interval_ms=300,
+                  broker_config=(("group.min.session.timeout.ms", 1_000),))
+    assert lowered.settled and lowered.errors == []
 
 
 @pytest.mark.parametrize("kw,message", [

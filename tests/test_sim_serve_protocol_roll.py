@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import time
 
-from helpers.rdkafka_groups import PARTITIONS, TOPIC, new_consumer, owned, start_broker, start_classic_fleet
+from helpers.rdkafka_groups import (FAST_CONSUMER_GROUPS, PARTITIONS, TOPIC, new_consumer, owned, start_broker,
+                                    start_classic_fleet)
 
 from kgroup.client.fleet import FleetConsumer, wait_settled
 from kgroup.sim.model import SimParams
@@ -32,10 +33,12 @@ INSTANCES = ("i0", "i1", "i2")
 
 
 def _simulated(scenario: str) -> tuple:
-    """(step of the conversion, epoch moves across the roll, partitions moved)."""
+    """(step of the conversion, epoch moves across the roll, partitions moved), on the serve broker's
+    consumer-group settings."""
     result = run_scenario(scenario, SimParams(
         members=len(INSTANCES), topics=((TOPIC, PARTITIONS),), membership="static",
-        session_timeout_ms=CLASSIC_SESSION_MS, heartbeat_interval_ms=600, restart_ms=1000))
+        session_timeout_ms=CLASSIC_SESSION_MS, heartbeat_interval_ms=600, restart_ms=1000,
+        broker_config=tuple(FAST_CONSUMER_GROUPS.items())))
     assert result.settled and result.errors == []
     m = result.migration
     step = m["converted_at_step"] if scenario == "upgrade-protocol" else m["converted_back_at_step"]

@@ -102,6 +102,11 @@ class CoordinatorConfig:
             setattr(self, _attribute(name), value)
         self._values = merged
 
+    def classic_session_timeout_allowed(self, session_timeout_ms: int) -> bool:
+        """A JoinGroup's session timeout within [group.min.session.timeout.ms,
+        group.max.session.timeout.ms]; outside, Kafka answers INVALID_SESSION_TIMEOUT."""
+        return self.group_min_session_timeout_ms <= session_timeout_ms <= self.group_max_session_timeout_ms
+
     def as_dict(self) -> dict[str, object]:
         """Every setting under its Kafka name (defaults included)."""
         return dict(self._values)

@@ -23,10 +23,7 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
 
     if not group_id:
         return done(join_error(version, codes.INVALID_GROUP_ID, member_id))
-    config = coord.config
-    if (not isinstance(session_timeout, int)
-            or session_timeout < config.group_min_session_timeout_ms
-            or session_timeout > config.group_max_session_timeout_ms):
+    if not isinstance(session_timeout, int) or not coord.config.classic_session_timeout_allowed(session_timeout):
         return done(join_error(version, codes.INVALID_SESSION_TIMEOUT, member_id))
     if not isinstance(rebalance_timeout, int):
         rebalance_timeout = session_timeout

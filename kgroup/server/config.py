@@ -87,6 +87,17 @@ def _coordinator_value(text):
     return text
 
 
+def split_pair(pair) -> tuple[str, object]:
+    """A ("key", value) pair, or a "key=value" string split at its first "=", the key stripped."""
+    if isinstance(pair, str):
+        if "=" not in pair:
+            raise ServerConfigError(f"config {pair!r}: expected KEY=VALUE")
+        key, value = pair.split("=", 1)
+    else:
+        key, value = pair
+    return key.strip(), value
+
+
 @dataclass
 class ServerConfig:
     num_partitions: int = 1
@@ -107,13 +118,7 @@ class ServerConfig:
         cfg = cls()
         from kgroup.coordinator.config import SETTINGS as coordinator_keys  # some have no prefix
         for pair in pairs:
-            if isinstance(pair, str):
-                if "=" not in pair:
-                    raise ServerConfigError(f"config {pair!r}: expected KEY=VALUE")
-                key, value = pair.split("=", 1)
-            else:
-                key, value = pair
-            key = key.strip()
+            key, value = split_pair(pair)
             if key in _BROKER_KEYS:
                 attr, parse, _ = _BROKER_KEYS[key]
                 setattr(cfg, attr, parse(key, value))

@@ -7,7 +7,8 @@ The assignors the simulated leaders run are library code, in ``kgroup.assignors`
 
 Modules: ``client`` (a simulated classic-protocol consumer), ``consumer_client`` (a simulated
 KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesced heartbeats), ``consumer_group``
-(the simulated consumer group's settings and settle test), ``engine`` (one clock for coordinator
+(the simulated consumer group's topic image and settle test), ``group_config`` (the simulated broker's
+group.* settings and the consumers', checked as a broker checks them), ``engine`` (one clock for coordinator
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
 comparisons), ``scenarios``, ``connect`` / ``connect_params`` / ``connect_cluster`` (`kgroup simulate
 connect`: Connect workers on the ``connect`` group type), ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both

@@ -1,9 +1,8 @@
-"""The simulated KIP-848 consumer group: the coordinator settings and topic image it runs on, and
-when it has settled.
+"""The simulated KIP-848 consumer group: the topic image it runs on, and when it has settled.
 
-Session timeout and heartbeat interval belong to the coordinator in this protocol
-(``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``): the scenario's
-values become the coordinator's, with the allowed range widened to hold them.
+Its session timeout and heartbeat interval belong to the coordinator
+(``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``): see
+``group_config``.
 """
 
 from __future__ import annotations
@@ -11,17 +10,6 @@ from __future__ import annotations
 import uuid
 
 from .consumer_client import RECONCILED
-
-
-def coordinator_config(session_timeout_ms: int, heartbeat_interval_ms: int) -> dict:
-    return {
-        "group.consumer.session.timeout.ms": session_timeout_ms,
-        "group.consumer.min.session.timeout.ms": min(session_timeout_ms, 45_000),
-        "group.consumer.max.session.timeout.ms": max(session_timeout_ms, 60_000),
-        "group.consumer.heartbeat.interval.ms": heartbeat_interval_ms,
-        "group.consumer.min.heartbeat.interval.ms": min(heartbeat_interval_ms, 5_000),
-        "group.consumer.max.heartbeat.interval.ms": max(heartbeat_interval_ms, 15_000),
-    }
 
 
 def topic_image(topics) -> dict:

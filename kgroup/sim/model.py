@@ -41,9 +41,9 @@ class SimParams:
     assignor: str = "range"         # the classic consumers' partition.assignment.strategy
     server_assignor: str = "uniform"  # the assignor consumer-protocol members ask the coordinator for
     restart_ms: Restart = 10_000   # an int, or a spread each restart draws from (restart_spread)
-    session_timeout_ms: int = 45_000
+    session_timeout_ms: int = 45_000     # classic consumers'; consumer protocol: the broker's (broker_config)
     rebalance_timeout_ms: int = 300_000
-    heartbeat_interval_ms: int = 3_000
+    heartbeat_interval_ms: int = 3_000   # classic consumers'; consumer protocol: the broker's (broker_config)
     initial_rebalance_delay_ms: int = 3_000
     order: str = "name"
     concurrency: int = 1
@@ -58,6 +58,7 @@ class SimParams:
     topic_regex: str | None = None   # protocol rolls: consumer-protocol processes subscribe by regex
     state_bytes_per_partition: int | None = None   # the state a hand-off makes the new owner restore
     restore_rate: int | None = None  # bytes per second one process restores
+    broker_config: tuple = ()        # the simulated broker's group.* settings, (key, value) pairs (group_config)
 
     def validate(self) -> None:
         checks = [
@@ -142,6 +143,7 @@ class SimResult:
     least_session_left_ms: int | None = None  # the least session a stopped static member had left in this run
     restore: dict | None = None            # restore.Restores.figures(), with a state size
     concurrency: int = 1                   # members restarted at once
+    config: dict = field(default_factory=dict)   # the settings the run assumed (group_config.document)
 
     @property
     def members_end(self) -> int:
@@ -164,7 +166,7 @@ class SimResult:
                "safe_restart_ms": self.safe_restart_ms, "least_session_left_ms": self.least_session_left_ms,
                "time_to_stable_ms": self.time_to_stable_ms, "longest_stop_ms": self.longest_stop_ms,
                "settled": self.settled, "errors": self.errors,
-               "never_rejoined": self.never_rejoined}
+               "never_rejoined": self.never_rejoined, "config": self.config}
         if self.restore is not None:
             out["restore"] = self.restore
         if self.migration is not None:

@@ -162,7 +162,7 @@ class ProtocolRoll:
         return len(moved) - sum(1 for tp in self.added if tp in moved)
 
     def _refusal(self, consumer) -> str:
-        policy = self.run.params.migration_policy
+        policy = self.run.broker.group_consumer_migration_policy
         direction = "upgrade" if self.target == "consumer" else "downgrade"
         if policy not in ALLOWS[direction]:
             return (f"step {self.step}: {consumer.error}: "
@@ -214,14 +214,14 @@ class ProtocolRoll:
         group_type = None if group is None else group.group_type
         blocked = None
         if self.target == "classic" and group_type == "consumer":
-            policy = self.run.params.migration_policy
+            policy = self.run.broker.group_consumer_migration_policy
             blocked = (f"group.consumer.migration.policy={policy} does not allow the online downgrade: "
                        f"the group stays a consumer group of classic members")
         step_of = {c["to"]: c["step"] for c in reversed(self.conversions)}
         back = next((c for c in reversed(self.conversions) if c["to"] == "classic"), None)
         params = self.run.params
         return {"from": self.source, "to": self.target,
-                "policy": self.run.params.migration_policy,
+                "policy": self.run.broker.group_consumer_migration_policy,
                 "server_assignor": self.run.params.server_assignor,
                 "steps": self.step,
                 "converted_at_step": step_of.get("consumer"),

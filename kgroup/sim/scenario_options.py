@@ -16,7 +16,7 @@ ANY = None  # every value of the option applies
 
 # Options every consumer-group scenario honours (click parameter names).
 COMMON = frozenset({"output", "members", "topics", "assignor", "server_assignor", "session_timeout_ms",
-                    "rebalance_timeout_ms", "heartbeat_interval_ms", "initial_rebalance_delay_ms", "sort_by",
+                    "rebalance_timeout_ms", "heartbeat_interval_ms", "initial_rebalance_delay_ms", "configs", "sort_by",
                     "seed", "runs", "show_events", "plot_path", "wire_heartbeats", "state_bytes_per_partition",
                     "restore_rate"})
 
@@ -58,7 +58,7 @@ CONSUMER_ONLY = {
 }
 
 
-def _protocols(scenario: str, protocol: str, compare: str | None) -> set:
+def run_protocols(scenario: str, protocol: str, compare: str | None) -> set:
     """The group protocols the run's consumers speak."""
     if scenario in PROTOCOL_ROLLS or compare == "protocol":
         return {"classic", "consumer"}
@@ -73,7 +73,7 @@ def inapplicable(scenario: str, given: dict, flags: dict, protocol: str = "class
     `membership` are the run's (given or default): an option only the other protocol's consumers
     use, or --remove-members for dynamic members (they leave on their own), is refused too."""
     row = SCENARIO_OPTIONS[scenario]
-    protocols = _protocols(scenario, protocol, compare)
+    protocols = run_protocols(scenario, protocol, compare)
     for name, value in given.items():
         flag = flags.get(name, name)
         for only, reasons in (("classic", CLASSIC_ONLY), ("consumer", CONSUMER_ONLY)):

@@ -23,7 +23,7 @@ from kafka.protocol.consumer.group import LeaveGroupRequest
 
 from kgroup.coordinator import GroupCoordinator
 
-from . import consumer_group
+from . import consumer_group, group_config
 from .client import ConsumerConfig, SimConsumer
 from .consumer_client import ConsumerProtocolConsumer
 from .engine import Engine, counted_ids
@@ -45,13 +45,10 @@ class Run:
         if self.mixed:
             params = self.params = replace(params, protocol=PROTOCOL_ROLLS[scenario][0])
         self.consumer_protocol = params.protocol == "consumer"
-        config = {"group.initial.rebalance.delay.ms": params.initial_rebalance_delay_ms}
-        if self.consumer_protocol or self.mixed:
-            config.update(consumer_group.coordinator_config(params.session_timeout_ms,
-                                                            params.heartbeat_interval_ms))
-        if self.mixed:
-            config["group.consumer.migration.policy"] = params.migration_policy
-        self.coordinator = GroupCoordinator(config=config, uuid_source=counted_ids())
+        self.protocols = set(PROTOCOL_ROLLS[scenario]) if self.mixed else {params.protocol}
+        self.broker = group_config.broker_config(params)      # the simulated broker's settings
+        group_config.check(params, self.broker, self.protocols)
+        self.coordinator = GroupCoordinator(config=self.broker, uuid_source=counted_ids())
         image = consumer_group.topic_image(params.topics)
         self.coordinator.set_topics(image)
         self.topic_names = {topic_id: name for name, (topic_id, _) in image.items()}
@@ -72,18 +69,28 @@ class Run:
         self.members_start: int | None = None          # live processes when the scenario began
 
     def config(self, protocol: str | None = None, **overrides) -> ConsumerConfig:
+        """A consumer's settings; a consumer-protocol member's session timeout and heartbeat
+        interval are the broker's."""
         p = self.params
         protocol = protocol or p.protocol
+        session_ms, heartbeat_ms = self._timeouts(protocol)
         values = dict(topics=tuple(sorted(t for t, _ in p.topics)),
                       partitions_per_topic=tuple(sorted(p.topics)),
                       assignor=p.server_assignor if protocol == "consumer" else p.assignor,
-                      session_timeout_ms=p.session_timeout_ms,
+                      session_timeout_ms=session_ms,
                       rebalance_timeout_ms=p.rebalance_timeout_ms,
-                      heartbeat_interval_ms=p.heartbeat_interval_ms,
+                      heartbeat_interval_ms=heartbeat_ms,
                       by_instance_id=p.by_instance_id, wire_heartbeats=p.wire_heartbeats,
                       topic_regex=p.topic_regex if protocol == "consumer" else None)
         values.update(overrides)
         return ConsumerConfig(**values)
+
+    def _timeouts(self, protocol: str) -> tuple[int, int]:
+        """(session timeout, heartbeat interval) of a consumer speaking ``protocol``."""
+        if protocol == "consumer":
+            return (self.broker.group_consumer_session_timeout_ms,
+                    self.broker.group_consumer_heartbeat_interval_ms)
+        return self.params.session_timeout_ms, self.params.heartbeat_interval_ms
 
     def add_consumer(self, static: bool, name: str | None = None, instance_id: str | None = None,
                      protocol: str | None = None, replacing=None) -> SimConsumer:
@@ -151,7 +158,8 @@ class Run:
         p = self.params
         if p.max_time_ms is not None:
             return p.max_time_ms
-        return maximum(p.restart_ms) + 3 * (p.session_timeout_ms + p.rebalance_timeout_ms)
+        session_ms = max(self._timeouts(protocol)[0] for protocol in self.protocols)
+        return maximum(p.restart_ms) + 3 * (session_ms + p.rebalance_timeout_ms)
 
     # ---- phases -------------------------------------------------------------------------
     def warm_up(self, static: bool) -> None:
@@ -285,14 +293,15 @@ class Run:
             restore=None if ledger.restores is None else ledger.restores.figures(),
             restoring_steps=[] if ledger.restores is None else ledger.restores.steps(),
             rebalance_times=ledger.rebalance_times, duration_ms=self.engine.now - start_ms,
-            remove_members=self.params.remove_members, concurrency=self.params.concurrency, **epochs)
+            remove_members=self.params.remove_members, concurrency=self.params.concurrency,
+            config=group_config.document(self.params, self.broker, self.protocols), **epochs)
 
 
 # What to do about a process a fatal error stopped: Kafka's clients do not rejoin after one (Java's
 # ConsumerHeartbeatRequestManager and AbstractCoordinator raise it to the application).
 ADVICE = {
-    "UNRELEASED_INSTANCE_ID": "a crashed static member must wait out session.timeout.ms ({session_timeout_ms} ms) "
-                              "before restarting",
+    "UNRELEASED_INSTANCE_ID": "a crashed static member must wait out group.consumer.session.timeout.ms "
+                              "({session_timeout_ms} ms) before restarting",
     "FENCED_INSTANCE_ID": "another process took its group.instance.id; every process needs its own",
 }
 
@@ -311,7 +320,7 @@ def never_rejoined(run: Run, start_ms: int) -> list[dict]:
         advice = ADVICE.get(consumer.error_name, "")
         lost.append({"member": consumer.name, "instance_id": consumer.instance_id,
                      "error": consumer.error_name, "stopped_at_ms": max(since, start_ms) - start_ms,
-                     "advice": advice.format(session_timeout_ms=run.params.session_timeout_ms)})
+                     "advice": advice.format(session_timeout_ms=consumer.config.session_timeout_ms)})
     return lost
 
 
