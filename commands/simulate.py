@@ -267,18 +267,20 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
 
 
 def _exit_if_members_lost(results, compare) -> None:
+    warn_never_rejoined([(f"{_label(r, compare)}: " if compare else "", m)
+                         for r in results for m in r.never_rejoined])
+
+
+def warn_never_rejoined(lost: list) -> None:
     """A member that never came back (a fatal error Kafka's clients do not recover from) makes the
-    run partial: a warning line each, on stderr whatever the output, and exit 3."""
+    run partial: a warning line each (``lost``: (prefix, never_rejoined entry) pairs), on stderr
+    whatever the output, and exit 3."""
     from kgroup.errors import EXIT_PARTIAL
 
-    lost = False
-    for r in results:
-        prefix = f"{_label(r, compare)}: " if compare else ""
-        for m in r.never_rejoined:
-            lost = True
-            advice = f"; {m['advice']}" if m["advice"] else ""
-            click.echo(f"kgroup simulate: warning: {prefix}never rejoined: {m['member']}, fatal {m['error']}"
-                       f"{advice}", err=True)
+    for prefix, m in lost:
+        advice = f"; {m['advice']}" if m["advice"] else ""
+        click.echo(f"kgroup simulate: warning: {prefix}never rejoined: {m['member']}, fatal {m['error']}"
+                   f"{advice}", err=True)
     if lost:
         raise SystemExit(EXIT_PARTIAL)
 

@@ -125,17 +125,8 @@ def _print_tables(sets, labels, compare) -> None:
 
 
 def _exit_if_members_lost(sets, labels, compare) -> None:
-    """A run whose member never came back makes the whole set partial: a warning line each, on
-    stderr whatever the output, and exit 3."""
-    from kgroup.errors import EXIT_PARTIAL
+    """A run whose member never came back makes the whole set partial (its seed named)."""
+    from kgroup.commands.simulate import warn_never_rejoined
 
-    lost = False
-    for runs, label in zip(sets, labels):
-        prefix = f"{label}: " if compare else ""
-        for seed, m in runs.lost():
-            lost = True
-            advice = f"; {m['advice']}" if m["advice"] else ""
-            click.echo(f"kgroup simulate: warning: {prefix}seed {seed}: never rejoined: {m['member']}, "
-                       f"fatal {m['error']}{advice}", err=True)
-    if lost:
-        raise SystemExit(EXIT_PARTIAL)
+    warn_never_rejoined([((f"{label}: " if compare else "") + f"seed {seed}: ", m)
+                         for runs, label in zip(sets, labels) for seed, m in runs.lost()])
