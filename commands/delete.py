@@ -22,6 +22,7 @@ def delete(groups, dry_run, cluster, output):
     """
     from kgroup.client.authorization import denial
     from kgroup.client.offsets_admin import delete_groups
+    from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows
     from kgroup.errors import KgroupError
 
@@ -40,6 +41,7 @@ def delete(groups, dry_run, cluster, output):
     render_rows(rows, columns, output)
     for row in rows:
         if row["error"]:
-            message = denial(row["error"], "Delete", row["group"]) or f"group {row['group']!r}: {row['error']}"
+            message = denial(row["error"], "Delete", row["group"])
+            message = predicted(message, dry_run) if message else f"group {row['group']!r}: {row['error']}"
             click.echo(f"kgroup delete: {message}", err=True)
     exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))

@@ -10,30 +10,37 @@ from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, exit_for
 @click.argument("group")
 @topic_selector_option("Delete the offsets of this topic (every partition the group has an offset for, or "
                        "TOPIC:P,P only; repeatable).", required=True)
+@click.option("--dry-run", is_flag=True,
+              help="Delete nothing: report for each partition the error Kafka would give "
+                   "(GROUP_SUBSCRIBED_TO_TOPIC, UNKNOWN_TOPIC_OR_PARTITION, a missing right: "
+                   "\"would be refused: not authorized to ...\"), with the exit status the real run would have.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def delete_offsets(group, topics, cluster, output):
+def delete_offsets(group, topics, dry_run, cluster, output):
     """Delete GROUP's committed offsets of the given topics with one OffsetDelete request.
 
     Kafka refuses a partition of a topic a member is still subscribed to
     (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
 
-    Exit status: 0 all deleted, 3 some partitions failed, 1 nothing deleted, 2 usage error.
+    Exit status: 0 all deleted (dry run: all would be), 3 some partitions failed, 1 nothing
+    deleted, 2 usage error.
     """
     from kgroup.client.authorization import partition_failure_lines
+    from kgroup.client.offset_delete_plan import plan_offset_delete
     from kgroup.client.offsets_admin import delete_offsets as delete
+    from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows
     from kgroup.errors import KgroupError
 
     try:
         with cluster.connect() as client:
-            rows = delete(client, group, topics)
+            rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
     except KgroupError as exc:
         fail("delete-offsets", exc)
     render_rows(rows, ["topic", "partition", "error"], output)
     failures = [(r["topic"] if r["partition"] is None else f"{r['topic']}:{r['partition']}", r["error"],
                  r["topic"], "Read") for r in rows]  # OffsetDelete: Read on each topic
     for line in partition_failure_lines(failures, group):
-        click.echo(f"kgroup delete-offsets: {line}", err=True)
+        click.echo(f"kgroup delete-offsets: {predicted(line, dry_run)}", err=True)
     exit_for_failures(sum(1 for r in rows if r["error"]), len(rows))
 

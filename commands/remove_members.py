@@ -78,6 +78,10 @@ def remove_members(ctx, group, instance_ids, from_file, member_ids, remove_all, 
         click.echo(f"kgroup remove-members: {r.target.label}: {REJOINED}; stop it, then remove it again", err=True)
     if interrupted:  # the results are out: now the interrupt, as every command reports it (exit 130)
         raise KeyboardInterrupt
+    if report.refused:  # dry run: as the real run would end, which sends the LeaveGroup and is refused
+        from kgroup.client.rights import WOULD_BE_REFUSED
+        click.echo(f"kgroup remove-members: {WOULD_BE_REFUSED}{report.refused}", err=True)
+        raise SystemExit(1)
     if report.failed:
         raise SystemExit(1 if report.failed == len(report.results) else 3)
     if report.wait_error or report.rejoined:

@@ -55,6 +55,7 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     every partition failed), 2 usage error.
     """
     from kgroup.client.authorization import partition_failure_lines
+    from kgroup.client.rights import predicted
     from kgroup.client.removal import split_ids
     from kgroup.errors import KgroupError
 
@@ -86,7 +87,7 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     rows = [(row.topic if row.partition < 0 else f"{row.topic}:{row.partition}", row.error, row.topic,
              "Describe" if row.partition < 0 else "Read") for row in report.offsets]
     for line in partition_failure_lines(rows, group):
-        click.echo(f"kgroup reset-offsets: {line}", err=True)
+        click.echo(f"kgroup reset-offsets: {predicted(line, not report.executed)}", err=True)
     exit_for_failures(report.failed, len(report.offsets))
 
 

@@ -135,7 +135,10 @@ def test_delete_offsets_of_a_partition_the_topic_does_not_have_is_unknown_as_in_
     """KafkaApis answers a partition missing from its metadata UNKNOWN_TOPIC_OR_PARTITION before the
     coordinator is asked (KAFKA-8954); a group error still comes alone."""
     commit(broker, "del-unknown", {(TOPIC, 0): 1, (TOPIC, 1): 1})
+    dry = run(broker, "delete-offsets", "del-unknown", "--topic", f"{TOPIC}:0,7", "-o", "json", "--dry-run")
+    assert committed(broker, "del-unknown") == {(TOPIC, 0): 1, (TOPIC, 1): 1}     # nothing deleted
     code, out, err = run(broker, "delete-offsets", "del-unknown", "--topic", f"{TOPIC}:0,7", "-o", "json")
+    assert dry == (code, out, err)                        # the dry run predicted every answer
     assert code == 3, err
     assert json.loads(out) == [{"topic": TOPIC, "partition": 0, "error": None},
                                {"topic": TOPIC, "partition": 7, "error": "UNKNOWN_TOPIC_OR_PARTITION"}]
@@ -146,6 +149,7 @@ def test_delete_offsets_of_a_partition_the_topic_does_not_have_is_unknown_as_in_
     code, _, err = run(broker, "delete-offsets", "no-such-group", "--topic", f"{TOPIC}:9")
     assert code == 1 and err == (f"kgroup delete-offsets: group 'no-such-group' does not exist "
                                  f"(coordinator {broker.bootstrap} (id: 0))\n"), err
+    assert run(broker, "delete-offsets", "no-such-group", "--topic", f"{TOPIC}:9", "--dry-run") == (code, "", err)
 
 
 def test_classic_group_active_refuses_execute_naming_members_then_resets_when_empty(broker):
@@ -169,8 +173,10 @@ def test_classic_group_active_refuses_execute_naming_members_then_resets_when_em
                "until their session times out (kgroup remove-members classic --instance-id c-" in closing
         code, _, err = run(broker, "reset-offsets", "classic", "--all-topics", "--to-earliest", "--execute")
         assert code == 1 and "not Empty or Dead" in err and "c-0" in err and "c-1" in err
+        dry = run(broker, "delete-offsets", "classic", "--topic", TOPIC, "-o", "json", "--dry-run")
         code, out, err = run(broker, "delete-offsets", "classic", "--topic", TOPIC, "-o", "json")
         assert code == 1 and {r["error"] for r in json.loads(out)} == {"GROUP_SUBSCRIBED_TO_TOPIC"}
+        assert dry == (code, out, err)
         code, out, _ = run(broker, "delete", "classic", "--dry-run", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
         code, out, err = run(broker, "delete", "classic", "-o", "json")
@@ -237,7 +243,11 @@ def test_consumer_protocol_group_active_then_empty(broker):
         assert "kgroup wait kip848 --state Empty" in refusal_steps
         code, out, _ = run(broker, "delete", "kip848", "--dry-run", "-o", "json")
         assert code == 1 and json.loads(out)[0]["error"] == "NON_EMPTY_GROUP"
-        code, out, _ = run(broker, "delete-offsets", "kip848", "--topic", f"{TOPIC}:0", "--topic", "other", "-o", "json")
+        dry = run(broker, "delete-offsets", "kip848", "--topic", f"{TOPIC}:0", "--topic", "other", "-o", "json",
+                  "--dry-run")
+        code, out, err = run(broker, "delete-offsets", "kip848", "--topic", f"{TOPIC}:0", "--topic", "other",
+                             "-o", "json")
+        assert dry == (code, out, err)
         assert code == 3 and json.loads(out) == [
             {"topic": TOPIC, "partition": 0, "error": "GROUP_SUBSCRIBED_TO_TOPIC"},
             {"topic": "other", "partition": 0, "error": None}]

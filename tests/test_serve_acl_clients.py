@@ -3,6 +3,7 @@ allowed and refused, and kgroup's commands naming what they were not authorized 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 
@@ -136,6 +137,43 @@ def test_kgroup_remove_members_needs_read_on_the_group(broker, tmp_path):
               "kgroup remove-members: not authorized to Read group orders-a")
     removed = _kgroup(broker, tmp_path, "ops", "remove-members", "orders-a", "--instance-id", "i-1")
     assert removed.returncode == 0, removed.stderr
+
+
+def test_dry_runs_know_the_rights_the_real_runs_need(broker, tmp_path):
+    """Each dry run ends as its real run would for want of a right: the same exit status and the same
+    line, said as a prediction; a user with the rights gets a clean plan."""
+    with client_of(broker, "ops") as ops:
+        joined = ops.send(JoinGroupRequest(version=5, group_id="orders-a", session_timeout_ms=30000,
+                                           rebalance_timeout_ms=10000, member_id="",
+                                           group_instance_id="i-2", protocol_type="consumer",
+                                           protocols=[("range", b"")]))
+        assert joined.error_code == NONE
+    cases = [
+        ("alice", ["delete", "orders-a"], 1, "kgroup delete: {}not authorized to Delete group orders-a"),
+        ("alice", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest"], 1,
+         "kgroup reset-offsets: {}not authorized to Read group orders-a"),
+        ("alice", ["delete-offsets", "orders-a", "--topic", "events"], 1,
+         "kgroup delete-offsets: {}not authorized to Delete group orders-a"),
+        ("bob", ["delete-offsets", "orders-c", "--topic", "events", "--topic", "secret"], 3,
+         "kgroup delete-offsets: {}not authorized to Read topic secret"),
+        ("alice", ["remove-members", "orders-a", "--all"], 1,
+         "kgroup remove-members: {}not authorized to Read group orders-a"),
+    ]
+    for user, args, status, line in cases:
+        dry = _kgroup(broker, tmp_path, user, *args, "--dry-run")
+        assert (dry.returncode, dry.stderr.splitlines()[-1:]) == (status, [line.format("would be refused: ")]), \
+            (args, dry.stderr)
+        if args[0] in ("delete", "remove-members"):       # the real run, for the same answer
+            real = _kgroup(broker, tmp_path, user, *args)
+            assert (real.returncode, real.stderr.splitlines()[-1:]) == (status, [line.format("")]), args
+    shown = _kgroup(broker, tmp_path, "alice", "remove-members", "orders-a", "--all", "--dry-run", "-o", "json")
+    assert json.loads(shown.stdout)["refused"] == "not authorized to Read group orders-a"
+    planned = _kgroup(broker, tmp_path, "ops", "remove-members", "orders-a", "--instance-id", "i-2", "--dry-run",
+                      "-o", "json")
+    assert planned.returncode == 0 and json.loads(planned.stdout)["refused"] is None, planned.stderr
+    offsets = _kgroup(broker, tmp_path, "bob", "delete-offsets", "orders-c", "--topic", "events", "--dry-run",
+                      "-o", "json")
+    assert offsets.returncode == 0 and [r["error"] for r in json.loads(offsets.stdout)] == [None, None]
 
 
 def test_serve_refuses_a_bad_acl_with_usage_status(tmp_path):

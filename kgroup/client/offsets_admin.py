@@ -128,7 +128,26 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
         report.execute_refused = empty_group_steps(group, view.members)
     if execute:
         commit_plan(client, group, view.coordinator, [p for p in plans if not p.error])
+    else:
+        mark_refusals(client, view, plans)
     return report
+
+
+def mark_refusals(client: ClusterClient, view: GroupView, plans: list[PartitionPlan]) -> None:
+    """A plan's rows get the error the commit would get for want of a right: OffsetCommit needs Read
+    on the group (else every partition GROUP_AUTHORIZATION_FAILED) and Read on each topic."""
+    from kgroup.client.rights import group_refusal, refused_topics
+
+    rows = [p for p in plans if not p.error]
+    if not rows:
+        return
+    if group_refusal(client, view, "Read"):
+        denied, error = {p.topic for p in rows}, "GROUP_AUTHORIZATION_FAILED"
+    else:
+        denied, error = refused_topics(client, {p.topic for p in rows}), "TOPIC_AUTHORIZATION_FAILED"
+    for p in rows:
+        if p.topic in denied:
+            p.error = error
 
 
 def _int_or_none(value):
@@ -170,15 +189,10 @@ def _partition_code(response) -> int:
                  if retriable_coordinator_error(p.error_code)), getattr(response, "error_code", 0) or 0)
 
 
-def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
-    """OffsetDelete for the selected partitions (a whole topic: every partition the group has an
-    offset for, as Kafka's tool does): one row per partition with its error
-    (GROUP_SUBSCRIBED_TO_TOPIC while a member still reads the topic)."""
-    from kafka.protocol.consumer import OffsetDeleteRequest
-
-    if client.max_version(OffsetDeleteRequest) < 0:
-        raise KgroupError("the broker does not support OffsetDelete (Kafka 2.4+)")
-    coordinator = client.find_coordinator(group)
+def offsets_to_delete(client: ClusterClient, group: str, selectors, coordinator) -> dict[str, list[int]]:
+    """topic -> the partitions OffsetDelete is asked for: TOPIC:P,P as given, a whole topic every
+    partition the group has an offset for (else every partition of the topic), as Kafka's tool does;
+    an unknown topic has none."""
     wanted: dict[str, list[int]] = {}
     whole = [t for t, parts in selectors if parts is None]
     committed = committed_offsets(client, group, coordinator) if whole else {}
@@ -190,6 +204,19 @@ def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
                 parts = counts[topic]
         wanted.setdefault(topic, [])
         wanted[topic] = sorted(set(wanted[topic]) | set(parts))
+    return wanted
+
+
+def delete_offsets(client: ClusterClient, group: str, selectors) -> list[dict]:
+    """OffsetDelete for the selected partitions (a whole topic: every partition the group has an
+    offset for, as Kafka's tool does): one row per partition with its error
+    (GROUP_SUBSCRIBED_TO_TOPIC while a member still reads the topic)."""
+    from kafka.protocol.consumer import OffsetDeleteRequest
+
+    if client.max_version(OffsetDeleteRequest) < 0:
+        raise KgroupError("the broker does not support OffsetDelete (Kafka 2.4+)")
+    coordinator = client.find_coordinator(group)
+    wanted = offsets_to_delete(client, group, selectors, coordinator)
     T = OffsetDeleteRequest.OffsetDeleteRequestTopic
     request = OffsetDeleteRequest(version=0, group_id=group, topics=[
         T(name=t, partitions=[T.OffsetDeleteRequestPartition(partition_index=p) for p in ps])
@@ -220,8 +247,14 @@ def delete_groups(client: ClusterClient, groups, dry_run: bool = False) -> list[
 
     rows = {}
     if dry_run:
+        from kgroup.client.rights import group_refusal
+
         for view in describe_groups(client, list(groups)):
-            if not group_exists(view):
+            if view.error and view.error.startswith("GROUP_AUTHORIZATION_FAILED"):
+                error = "GROUP_AUTHORIZATION_FAILED"       # not even Describe: no Delete either
+            elif group_refusal(client, view, "Delete"):    # Kafka checks the right first
+                error = "GROUP_AUTHORIZATION_FAILED"
+            elif not group_exists(view):
                 error = "GROUP_ID_NOT_FOUND"
             elif view.state not in INACTIVE_STATES:
                 error = "NON_EMPTY_GROUP"

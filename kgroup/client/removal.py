@@ -73,6 +73,7 @@ class RemovalReport:
     leave_version: int | None = None
     waited: bool = False                # --wait was asked for (each result says whether its id rejoined)
     wait_error: str | None = None       # the wait's timeout or failure, or "interrupted"
+    refused: str | None = None          # dry run: the real run would be refused (not authorized to Read ...)
 
     @property
     def removed(self) -> int:
@@ -105,6 +106,7 @@ class RemovalReport:
         if self.waited:
             data["rejoined"] = len(self.rejoined)
         if self.dry_run:
+            data["refused"] = self.refused
             data["other_moves"] = [{"topic": t, "partition": p, "from": old, "to": new}
                                    for t, p, old, new in self.other_moves]
             if self.prediction_note:
@@ -303,6 +305,8 @@ def plan_removal(client: ClusterClient, group: str, targets, *, remove_all: bool
                                         partitions=member.partitions()))
     report = RemovalReport(group, True, results, before=before)
     report.prediction_note = predict_moves(client, before, report)
+    from kgroup.client.rights import group_refusal
+    report.refused = group_refusal(client, before, "Read")     # LeaveGroup needs Read on the group
     return report
 
 
