@@ -327,6 +327,23 @@ def test_the_fleet_svg_names_every_series(tmp_path):
         assert label in written, label
 
 
+def test_help_man_page_and_docs_state_where_the_aggregate_view_begins():
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+
+    root = Path(__file__).resolve().parent.parent
+    help_text = " ".join(CliRunner().invoke(cli, ["simulate", "--help"]).output.split())
+    threshold = str(AGGREGATE_ABOVE_MEMBERS)
+    assert f"up to {threshold} consumers a row each" in help_text and f"above {threshold} the group" in help_text
+    page = " ".join((root / "man" / "kgroup-simulate.1").read_text().split())
+    assert f"Above {threshold} consumers" in page and f"Up to {threshold} consumers" in page
+    docs = " ".join((root / "docs" / "simulate.md").read_text().split())
+    assert f"Above {threshold} consumers" in docs and f"Up to {threshold} consumers" in docs
+
+
 def _lines_run(work, *args) -> int:
     """Lines of kgroup.sim executed by ``work(*args)``: its work, counted, not timed."""
     count = 0

@@ -52,8 +52,9 @@ def fleet_figure(plt, results, title, rows_per_result):
         ax.tick_params(labelsize=7)
     axes[-1, 0].set_xlabel("virtual time since the scenario started (s)", fontsize=8)
     handles = legend_handles(series)
-    fig.legend(handles=handles, loc="outside lower center", fontsize=7, frameon=False,
-               ncol=len(handles) if len(handles) <= 3 else math.ceil(len(handles) / 2), handlelength=1.6, columnspacing=1.4, title_fontsize=7,
+    columns = len(handles) if len(handles) <= 3 else math.ceil(len(handles) / 2)   # 4: two by two
+    fig.legend(handles=handles, loc="outside lower center", fontsize=7, frameon=False, ncol=columns,
+               handlelength=1.6, columnspacing=1.4, title_fontsize=7,
                title=f"{max(rows_per_result)} consumers: the group as a whole, each series a count over "
                      f"time (a row per consumer up to {AGGREGATE_ABOVE_MEMBERS})")
     layout.freeze_layout(fig)
@@ -96,6 +97,8 @@ def _partitions(ax, data, most: int) -> None:
     if data.restoring:
         label += f"\npeak restoring {peak(data.restoring)}"
     _counts_axis(ax, most, label)       # every panel on one scale: the peaks say what a flat one holds
+    if not peak(data.unowned) and not peak(data.restoring):
+        _none(ax)
 
 
 def peak(series) -> int:
@@ -105,6 +108,13 @@ def peak(series) -> int:
 def _down(ax, data, most: int) -> None:
     _step(ax, data.down, data.duration_ms, DOWN_COLOUR, gid="down")
     _counts_axis(ax, most, f"members down\npeak {peak(data.down)}")
+    if not peak(data.down):
+        _none(ax)
+
+
+def _none(ax) -> None:
+    """A lane with nothing in it says so (an empty box reads as a drawing that failed)."""
+    ax.text(0.01, 0.5, "none", transform=ax.transAxes, ha="left", va="center", fontsize=7, color="dimgrey")
 
 
 def _counts_axis(ax, most: int, label: str) -> None:
@@ -134,7 +144,7 @@ def _rebalances(ax, data) -> None:
         ax.vlines(times, y + 0.15, y + 0.85, colors=REBALANCE_COLOURS[kind], linewidth=linewidth, gid=kind)
     ax.set_ylim(0, max(len(kinds), 1))
     if not kinds:
-        ax.text(0.01, 0.5, "none", transform=ax.transAxes, ha="left", va="center", fontsize=7, color="dimgrey")
+        _none(ax)
     if len(kinds) > 1:            # each row named instead of the lane
         ax.set_yticks([rows[k] + 0.5 for k in kinds], [MIXED_ROW_NAMES[k] for k in kinds], fontsize=7)
     else:

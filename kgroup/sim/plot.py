@@ -116,8 +116,14 @@ def _legend(results, cmap, most, shown) -> list:
                     for protocol, colour in PROTOCOL_COLOURS.items()]
     step = max(layout.label_step(len(names)) for names, _ in shown)
     if step > 1:
-        handles.append(Patch(facecolor="none", edgecolor="none", label=f"row names: every {step}th row"))
+        handles.append(Patch(facecolor="none", edgecolor="none", label=f"row names: every {ordinal(step)} row"))
     return handles
+
+
+def ordinal(n: int) -> str:
+    """2nd, 5th, 21st, 112th."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def pyplot(path: str):
