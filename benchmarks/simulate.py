@@ -294,8 +294,9 @@ def _timed_plot(result, simulation_s, pyplot, timeline_figure, save) -> list:
     plot_s = written - start
     peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return [f"  --plot ({view} view)  {plot_s:8.2f} s wall: import {imported - start:.2f} s, figure "
-            f"{drawn - imported:.2f} s, file {written - drawn:.2f} s; peak memory "
-            f"{peak_after / 1024:.0f} MB ({(peak_after - peak_before) / 1024:+.0f} MB for the plot)",
+            f"{drawn - imported:.2f} s, file {written - drawn:.2f} s; process peak RSS "
+            f"{peak_after / 1024:.0f} MB, {(peak_after - peak_before) / 1024:+.0f} MB during the plot "
+            f"(a suite's later cases: the earlier cases' peak may hide it)",
             f"  ratio with --plot / without {(simulation_s + plot_s) / simulation_s:8.2f}x wall; "
             f"target <= 10 s wall with --plot: {'met' if simulation_s + plot_s <= 10 else 'NOT met'}"]
 
