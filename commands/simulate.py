@@ -177,8 +177,9 @@ class SimulateCommand(click.Command):
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
               help="Draw the timeline, a panel per variant: up to 50 consumers a row each (bars "
                    "darker the more partitions they hold, rebalances, starts and stops); above 50 "
-                   "the group as a whole (partitions without an owner, members down, rebalances "
-                   "as ticks in a lane), on one time axis; a legend says what each series is "
+                   "the group as a whole (partitions without an owner, and still restoring with "
+                   "--restore-rate; members down; rebalances as ticks in a lane), on one time "
+                   "axis; a legend says what each series is "
                    "(needs matplotlib: pip install 'kgroup[plot]').")
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")

@@ -253,7 +253,8 @@ def test_the_aggregate_view_is_chosen_above_50_members(plt, close):
     assert len(rows.axes) == 1                                   # a row per member
     assert len(fleet.axes) == 3                                  # partitions, members down, rebalances
     assert len(compared.axes) == 6                               # both variants in the aggregate view
-    assert [ax.get_ylabel().split("\n")[0] for ax in fleet.axes] == ["partitions", "members down", "rebalances"]
+    assert [ax.get_ylabel().split("\npeak")[0] for ax in fleet.axes] == [
+        "partitions\nwithout an owner", "members down", "rebalances"]
 
 
 def test_the_fleet_series_are_the_runs_data():
@@ -288,7 +289,7 @@ def test_the_drawn_series_are_the_fleet_series(plt, close):
     data = fleet_series(result)
     drawn = {patch.get_gid(): patch.get_data() for ax in fig.axes for patch in ax.patches}
     for gid, series in (("unowned", data.unowned), ("restoring", data.restoring), ("down", data.down)):
-        values, edges = stairs(series, data.duration_ms)
+        values, edges = stairs(series, data.end_ms)
         assert list(drawn[gid].values) == values and list(drawn[gid].edges) == edges
     [ticks] = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "classic"]
     assert [seg[0][0] for seg in ticks.get_segments()] == [t / 1000 for _, t in data.rebalances]
@@ -299,13 +300,29 @@ def test_the_drawn_series_are_the_fleet_series(plt, close):
     assert not any("restoring" in text for text in legend_texts(without))
 
 
+def test_a_restore_that_outlasts_the_run_extends_the_time_axis(plt, close):
+    from dataclasses import replace
+
+    result = _fleet(60, restoring=True)
+    result = replace(result, restoring_steps=result.restoring_steps + [(65_000, 2), (70_000, 0)])
+    data = fleet_series(result)
+    assert data.duration_ms == 60_000 and data.end_ms == 70_000
+    fig = timeline_figure(plt, [result])
+    close(fig)
+    assert fig.axes[0].get_xlim()[1] >= 70
+    [restoring] = [p for ax in fig.axes for p in ax.patches if p.get_gid() == "restoring"]
+    assert restoring.get_data().edges[-1] == 70
+    assert [ax.get_ylabel() for ax in fig.axes][:2] == ["partitions\nwithout an owner\npeak 3",
+                                                        "partitions\nstill restoring\npeak 3"]
+
+
 def test_a_fleet_compare_shares_time_and_scale_and_keeps_its_texts_apart(plt, close):
     small, large = _fleet(60), _fleet(80)
     fig = timeline_figure(plt, [small, large])
     close(fig)
     assert_inside_the_figure(fig)
     assert_no_text_overlaps(fig)
-    top = [ax for ax in fig.axes if ax.get_ylabel().startswith("partitions")]
+    top = [ax for ax in fig.axes if ax.get_ylabel().startswith("partitions\nwithout")]
     assert len(top) == 2 and top[0].get_ylim() == top[1].get_ylim()     # one scale: variants compare
     assert {ax.get_xlim() for ax in fig.axes} == {fig.axes[0].get_xlim()}
     assert fig.axes[0].get_xlim()[1] >= 80                               # the longer run's end
@@ -322,7 +339,7 @@ def test_the_fleet_svg_names_every_series(tmp_path):
     written = " | ".join(re.findall(r"<!-- (.*?) -->", target.read_text()))   # each text, as drawn
     for label in ("partitions without an owner (of 180)", "partitions owned, still restoring state",
                   "members down (stopped, crashed, fenced or failed)", "rebalance begins (classic)",
-                  "rebalances", "peak unowned 3", "a row per consumer up to 50",
+                  "rebalances", "without an owner", "still restoring", "peak 3", "a row per consumer up to 50",
                   "virtual time since the scenario started (s)"):
         assert label in written, label
 

@@ -1,8 +1,8 @@
 """The aggregate view of `kgroup simulate --plot`, drawn: what ``fleet_series`` computes, one panel per
 result (variants of --compare stacked on one time axis).
 
-A panel is three lanes: partitions (without an owner, and owned but still restoring when the run
-modelled it), members down, and rebalances as ticks in a strip of their own (a full-height line per
+A panel is three lanes, four with restores: partitions without an owner, partitions owned but still
+restoring (when the run modelled restores), members down, and rebalances as ticks in a strip of their own (a full-height line per
 rebalance is a wall of red at 600 of them). Each series is one artist, however long the run: the
 cost is matplotlib's import and the file written, not the members.
 """
@@ -20,7 +20,7 @@ DOWN_COLOUR = "slategrey"
 REBALANCE_COLOURS = {"classic": "crimson", "consumer": "darkorange"}
 MIXED_ROW_NAMES = {"classic": "rebalances (classic)", "consumer": "epoch bumps (consumer)"}
 REBALANCE_LABELS = {"classic": "rebalance begins (classic)", "consumer": "group-epoch bump (consumer)"}
-PARTITIONS_IN, DOWN_IN, LANE_IN, TITLE_IN = 1.3, 0.6, 0.28, 0.5
+PARTITIONS_IN, RESTORING_PARTITIONS_IN, DOWN_IN, LANE_IN, TITLE_IN = 1.3, 0.9, 0.6, 0.28, 0.5
 FILL_ALPHA = 0.3
 WIDTH_IN = 9
 AXES_WIDTH_IN = 7.4      # about what is left of WIDTH_IN beside the lane names
@@ -41,11 +41,15 @@ def fleet_figure(plt, results, title, rows_per_result):
     column = iter(axes[:, 0])
     for result, data, panel, rows in zip(results, series, lanes, rows_per_result):
         drawn = {name: next(column) for name, _ in panel}
-        _partitions(drawn["partitions"], data, most_partitions)
-        _down(drawn["down"], data, most_down)
+        _counts(drawn["unowned"], data.unowned, data.end_ms, UNOWNED_COLOUR, "unowned", most_partitions,
+                "partitions\nwithout an owner")
+        if "restoring" in drawn:
+            _counts(drawn["restoring"], data.restoring, data.end_ms, RESTORING_COLOUR, "restoring",
+                    most_partitions, "partitions\nstill restoring")
+        _counts(drawn["down"], data.down, data.end_ms, DOWN_COLOUR, "down", most_down, "members down")
         _rebalances(drawn["rebalances"], data)
-        drawn["partitions"].set_title(title(result, rows), fontsize=9)
-    end = max(max(s.duration_ms for s in series), 1) / 1000
+        drawn["unowned"].set_title(title(result, rows), fontsize=9)
+    end = max(max(s.end_ms for s in series), 1) / 1000
     axes[0, 0].set_xlim(-0.01 * end, 1.01 * end)           # shared: every panel
     for ax in axes[:, 0]:
         ax.grid(axis="x", alpha=0.3)
@@ -62,16 +66,19 @@ def fleet_figure(plt, results, title, rows_per_result):
 
 
 def _lanes(data) -> list:
-    """(lane, height in inches) of one panel, top to bottom; the rebalance strip is two rows tall
-    when it holds both kinds (a protocol roll)."""
+    """(lane, height in inches) of one panel, top to bottom: the restoring lane only when the run
+    modelled restores (a lane of its own: drawn over the unowned one, each hid the other), the
+    rebalance strip two rows tall when it holds both kinds (a protocol roll)."""
     kinds = {kind for kind, _ in data.rebalances}
-    return [("partitions", PARTITIONS_IN), ("down", DOWN_IN),
-            ("rebalances", LANE_IN * (1.6 if len(kinds) > 1 else 1))]
+    partitions = [("unowned", PARTITIONS_IN)]
+    if data.restoring:
+        partitions = [("unowned", RESTORING_PARTITIONS_IN), ("restoring", RESTORING_PARTITIONS_IN)]
+    return partitions + [("down", DOWN_IN), ("rebalances", LANE_IN * (1.6 if len(kinds) > 1 else 1))]
 
 
 def stairs(series, end_ms: int) -> tuple[list, list]:
     """A step series as ``ax.stairs`` takes it: the values, and the edges in seconds (one more: the
-    last value holds to the run's end)."""
+    last value holds to ``end_ms``, the time axis' end)."""
     values = [v for _, v in series]
     edges = [t / 1000 for t, _ in series] + [max(end_ms, series[-1][0] if series else 0) / 1000]
     return values, edges
@@ -90,14 +97,16 @@ def _step(ax, series, end_ms: int, colour: str, gid: str) -> None:
                             edgecolor=colour, linewidth=0.8, gid=gid))
 
 
-def _partitions(ax, data, most: int) -> None:
-    _step(ax, data.unowned, data.duration_ms, UNOWNED_COLOUR, gid="unowned")
-    _step(ax, data.restoring, data.duration_ms, RESTORING_COLOUR, gid="restoring")
-    label = f"partitions\npeak unowned {peak(data.unowned)}"
-    if data.restoring:
-        label += f"\npeak restoring {peak(data.restoring)}"
-    _counts_axis(ax, most, label)       # every panel on one scale: the peaks say what a flat one holds
-    if not peak(data.unowned) and not peak(data.restoring):
+def _counts(ax, series, end_ms: int, colour: str, gid: str, most: int, name: str) -> None:
+    """A lane of counts over time, on the scale every panel's lane of this kind shares (its peak in
+    its name says what a flat one holds); "none" when it stayed at 0."""
+    from matplotlib.ticker import MaxNLocator
+
+    _step(ax, series, end_ms, colour, gid)
+    ax.set_ylim(0, max(most, 1) * 1.15)
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True, min_n_ticks=2))
+    _lane_label(ax, f"{name}\npeak {peak(series)}")
+    if not peak(series):
         _none(ax)
 
 
@@ -105,24 +114,9 @@ def peak(series) -> int:
     return max((v for _, v in series), default=0)
 
 
-def _down(ax, data, most: int) -> None:
-    _step(ax, data.down, data.duration_ms, DOWN_COLOUR, gid="down")
-    _counts_axis(ax, most, f"members down\npeak {peak(data.down)}")
-    if not peak(data.down):
-        _none(ax)
-
-
 def _none(ax) -> None:
     """A lane with nothing in it says so (an empty box reads as a drawing that failed)."""
     ax.text(0.01, 0.5, "none", transform=ax.transAxes, ha="left", va="center", fontsize=7, color="dimgrey")
-
-
-def _counts_axis(ax, most: int, label: str) -> None:
-    from matplotlib.ticker import MaxNLocator
-
-    ax.set_ylim(0, max(most, 1) * 1.15)
-    ax.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True, min_n_ticks=2))
-    _lane_label(ax, label)
 
 
 def _lane_label(ax, label: str) -> None:

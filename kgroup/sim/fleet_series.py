@@ -26,14 +26,21 @@ UP_EVENTS = ("start",)
 @dataclass(frozen=True)
 class FleetSeries:
     """One run's aggregate view. The step series are ``[(t_ms, value), ...]``: the value holds from
-    its time to the next point's (the last one to ``duration_ms``), ``t_ms`` from the scenario's
-    start, no two points at one time nor two in a row with one value."""
+    its time to the next point's (the last one to ``end_ms``), ``t_ms`` from the scenario's start,
+    no two points at one time nor two in a row with one value."""
     unowned: list            # partitions without an owner
     restoring: list          # partitions owned but still restoring state ([] when not modelled)
     down: list               # members down
     rebalances: list         # (kind, t_ms): "classic" rebalance begins, "consumer" group-epoch bump
-    duration_ms: int
+    duration_ms: int         # the run's (the group settled)
     partitions: int          # of the subscription (the partition axis' scale)
+
+    @property
+    def end_ms(self) -> int:
+        """Where the time axis ends: the run's end, or later while partitions were still restoring
+        (a restore goes on after the group settled)."""
+        return max([self.duration_ms] + [series[-1][0] for series in (self.unowned, self.restoring, self.down)
+                                         if series])
 
 
 def uses_aggregate(rows_per_result) -> bool:
