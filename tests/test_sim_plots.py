@@ -105,6 +105,7 @@ def test_a_compare_plot_at_3_members_keeps_every_text_inside_and_the_legend_read
     fig = timeline_figure(plt, results)
     close(fig)
     assert_inside_the_figure(fig)
+    assert_no_text_overlaps(fig)
     legend = legend_texts(fig)
     assert not any("darker: fewer" in text for text in legend)
     assert {"rebalance begins (classic)", "group-epoch bump (consumer)"} <= set(legend)
