@@ -26,18 +26,27 @@ simulation does: every classic rebalance takes a JoinGroup, a SyncGroup and the 
 finds it from each member, a dynamic bounce is two rebalances (three with cooperative-sticky),
 and a consumer group's epoch bump takes a heartbeat from every member to reach its epoch.
 
+--plot also times `--plot FILE.png` on the run's result, as the command does it after the
+simulation: matplotlib's import (paid once per process: the first case of a suite), the figure
+(above 50 members the aggregate view) and writing the file, and the ratio of the run with --plot to
+the same run without it. --suite plot runs the case of issue 27 that way: 200 members, 600
+partitions, restarts of 60 s, with range, cooperative-sticky and a consumer-protocol group.
+
     .venv/bin/python benchmarks/simulate.py [--members 1000] [--partitions 3000]
         [--restart-ms 5000] [--concurrency 1] [--membership static] [--wire-heartbeats]
         [--protocol classic|consumer] [--scenario rolling-bounce|upgrade-protocol]
-        [--suite dynamic]
+        [--plot] [--suite dynamic|plot]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import os
+import resource
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,6 +145,14 @@ DYNAMIC_SUITE = (
     dict(scenario="rolling-bounce", protocol="consumer", assignor="range"),
     dict(scenario="upgrade-protocol", protocol="classic", assignor="range"),
 )
+# --suite plot: issue 27's fleet (see the module docstring)
+PLOT_SUITE = (
+    dict(protocol="classic", assignor="range"),
+    dict(protocol="classic", assignor="cooperative-sticky"),
+    dict(protocol="consumer", assignor="range"),
+)
+PLOT_FLEET = dict(scenario="rolling-bounce", members=200, partitions=600, restart_ms=60_000,
+                  membership="static", concurrency=1, plot=True)
 
 
 def main():
@@ -150,17 +167,22 @@ def main():
     parser.add_argument("--protocol", choices=["classic", "consumer"], default="classic")
     parser.add_argument("--scenario", choices=["rolling-bounce", "upgrade-protocol"],
                         default="rolling-bounce")
-    parser.add_argument("--suite", choices=["dynamic"],
-                        help="run the dynamic-membership cases one after the other: classic "
+    parser.add_argument("--plot", action="store_true",
+                        help="also time --plot FILE.png on the result (import, figure, file)")
+    parser.add_argument("--suite", choices=["dynamic", "plot"],
+                        help="dynamic: run the dynamic-membership cases one after the other: classic "
                              "range and cooperative-sticky bounces, a consumer-protocol bounce, "
                              "an upgrade-protocol roll (--membership, --protocol, --assignor "
-                             "and --scenario are theirs)")
+                             "and --scenario are theirs); plot: 200 members, 600 partitions, 60 s "
+                             "restarts with --plot, range, cooperative-sticky and consumer protocol")
     args = parser.parse_args()
     if args.suite is None:
         bench(args)
         return
-    for case in DYNAMIC_SUITE:
-        bench(argparse.Namespace(**{**vars(args), "membership": "dynamic", **case}))
+    cases = ([{"membership": "dynamic", **case} for case in DYNAMIC_SUITE] if args.suite == "dynamic"
+             else [{**PLOT_FLEET, **case} for case in PLOT_SUITE])
+    for case in cases:
+        bench(argparse.Namespace(**{**vars(args), **case}))
         print()
 
 
@@ -201,6 +223,7 @@ def bench(args):
         scenarios.GroupCoordinator = GroupCoordinator
         consumer_client.session_from = original_session_from
         scenarios.Run.warm_up = original_warm_up
+    plot_report = bench_plot(result, simulation_s) if args.plot else []
     calls = recorders[0].calls
     baseline_s, baseline_cpu, replayed = replay(calls, recorders[0])
     if result.group_epoch_end is not None:
@@ -237,6 +260,45 @@ def bench(args):
           f"{simulation_cpu / baseline_cpu:5.2f}x CPU")
     print(f"  target <= 10 s wall: {'met' if simulation_s <= 10 else 'NOT met'}"
           f" (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    for line in plot_report:
+        print(line)
+
+
+def bench_plot(result, simulation_s: float) -> list:
+    """`--plot FILE.png` on ``result`` as the command runs it (right after the simulation, before the
+    baseline's replay: the memory peak is the run's), timed in its parts; the ratio is the run with
+    --plot to the same run without (the simulation just measured). Returns the report's lines."""
+    from kgroup.sim.plot import pyplot, save, timeline_figure
+
+    # The recorded calls (millions of objects the command does not hold) out of the collector's
+    # sight: a full collection walking them would be counted as the plot's (a second and more).
+    gc.collect()
+    gc.freeze()
+    try:
+        return _timed_plot(result, simulation_s, pyplot, timeline_figure, save)
+    finally:
+        gc.unfreeze()
+
+
+def _timed_plot(result, simulation_s, pyplot, timeline_figure, save) -> list:
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    plt = pyplot("timeline.png")                         # matplotlib: imported once per process
+    imported = time.perf_counter()
+    fig = timeline_figure(plt, [result])
+    view = "aggregate" if len(fig.axes) > 1 else "a row per member"
+    drawn = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        save(plt, fig, os.path.join(folder, "timeline.png"))
+    written = time.perf_counter()
+    plot_s = written - start
+    peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return [f"  --plot ({view} view)  {plot_s:8.2f} s wall: import {imported - start:.2f} s, figure "
+            f"{drawn - imported:.2f} s, file {written - drawn:.2f} s; process peak RSS "
+            f"{peak_after / 1024:.0f} MB, {(peak_after - peak_before) / 1024:+.0f} MB during the plot "
+            f"(a suite's later cases: the earlier cases' peak may hide it)",
+            f"  ratio with --plot / without {(simulation_s + plot_s) / simulation_s:8.2f}x wall; "
+            f"target <= 10 s wall with --plot: {'met' if simulation_s + plot_s <= 10 else 'NOT met'}"]
 
 
 if __name__ == "__main__":

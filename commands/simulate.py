@@ -175,9 +175,12 @@ class SimulateCommand(click.Command):
                    "rebalanced and each figure's min, p50, p90, max and mean.")
 @click.option("--events", "show_events", is_flag=True, help="Also print the event log (table output).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png|FILE.svg",
-              help="Draw the timeline: a row per consumer (names on a subset past 40 rows), bars "
-                   "darker the more partitions they hold, rebalances, a legend (needs matplotlib: "
-                   "pip install 'kgroup[plot]').")
+              help="Draw the timeline, a panel per variant: up to 50 consumers a row each (bars "
+                   "darker the more partitions they hold, rebalances, starts and stops); above 50 "
+                   "the group as a whole (partitions without an owner, and still restoring with "
+                   "--restore-rate; members down; rebalances as ticks in a lane), on one time "
+                   "axis; a legend says what each series is "
+                   "(needs matplotlib: pip install 'kgroup[plot]').")
 @click.option("--wire-heartbeats", is_flag=True,
               help="Send every heartbeat as a HeartbeatRequest (slower; same results).")
 def simulate(scenario, output, members, topics, membership, protocol, assignor, server_assignor,

@@ -2,8 +2,11 @@
 structure rather than pixels: every text inside the figure and clear of its neighbours, row labels a
 readable subset at 200 members, a legend that says how the shades run (darker: more), the protocol
 strip of the Connect migration, a member that never rejoined, and bars drawn as one collection (a
-200-member plot in seconds, not minutes)."""
+200-member plot in seconds, not minutes). Above 50 members `kgroup simulate --plot` draws the group
+as a whole (``fleet_series``, ``fleet_plot``): its series are the run's data, its work grows with the
+run's length, not with its square."""
 
+import sys
 import time
 
 import pytest
@@ -13,6 +16,9 @@ pytest.importorskip("matplotlib")
 from kgroup.sim.connect import run as connect_run                       # noqa: E402
 from kgroup.sim.connect_params import resolve                          # noqa: E402
 from kgroup.sim.connect_plot import connect_figure, timeline           # noqa: E402
+from kgroup.sim.fleet_plot import stairs                               # noqa: E402
+from kgroup.sim.fleet_series import (AGGREGATE_ABOVE_MEMBERS, fleet_series, members_down,  # noqa: E402
+                                     steps, uses_aggregate)
 from kgroup.sim.model import SimParams, SimResult, variants            # noqa: E402
 from kgroup.sim.plot import pyplot, timeline_figure                    # noqa: E402
 from kgroup.sim.run_log import EventLog, Intervals                     # noqa: E402
@@ -99,6 +105,7 @@ def test_a_compare_plot_at_3_members_keeps_every_text_inside_and_the_legend_read
     fig = timeline_figure(plt, results)
     close(fig)
     assert_inside_the_figure(fig)
+    assert_no_text_overlaps(fig)
     legend = legend_texts(fig)
     assert not any("darker: fewer" in text for text in legend)
     assert {"rebalance begins (classic)", "group-epoch bump (consumer)"} <= set(legend)
@@ -113,9 +120,19 @@ def test_a_compare_plot_at_3_members_keeps_every_text_inside_and_the_legend_read
                    for t in bar_labels)
 
 
-def test_at_200_members_every_row_is_drawn_and_a_readable_subset_labelled(plt, close):
+def assert_no_text_overlaps(fig):
+    """No two texts drawn in the figure overlap (ticks, lane names, titles, legend, bar labels)."""
+    boxes = [(t.get_text(), e) for t, e in texts(fig)]
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            assert not box_a.overlaps(box_b), (a, b)
+
+
+def test_the_rows_view_at_200_members_draws_every_row_and_labels_a_readable_subset(plt, close):
+    """The rows view (the aggregate one is the default at 200 members; Connect's plot uses these
+    rules at 200 workers)."""
     result = run_scenario("rolling-bounce", SimParams(members=200, topics=(("t", 600),)))
-    fig = timeline_figure(plt, [result])
+    fig = timeline_figure(plt, [result], view="rows")
     close(fig)
     [ax] = fig.axes
     labels = tick_labels(ax)
@@ -125,7 +142,33 @@ def test_at_200_members_every_row_is_drawn_and_a_readable_subset_labelled(plt, c
     assert_inside_the_figure(fig)
     assert ax.get_ylim()[1] > 199                                     # all 200 rows, none sampled away
     assert fig.get_figheight() < 20
+    assert "row names: every 5th row" in legend_texts(fig)            # the thinning is said
 
+
+def test_at_50_members_every_row_is_named_and_no_text_overlaps(plt, close):
+    result = run_scenario("upgrade-protocol", SimParams(members=AGGREGATE_ABOVE_MEMBERS, topics=(("t", 150),)))
+    fig = timeline_figure(plt, [result])
+    close(fig)
+    [ax] = fig.axes                                                   # the rows view: one panel
+    assert [text for text, _ in tick_labels(ax)] == [f"c{i}" for i in range(AGGREGATE_ABOVE_MEMBERS)]
+    assert not any(text.startswith("row names") for text in legend_texts(fig))
+    assert_no_text_overlaps(fig)
+    assert_inside_the_figure(fig)
+    assert_bar_labels_clear_of_markers(ax)
+
+
+def assert_bar_labels_clear_of_markers(ax):
+    """A partition count written on a bar keeps clear of the start and stop markers at its ends."""
+    renderer = ax.figure.canvas.get_renderer()
+    labels = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().isdigit()]
+    assert labels
+    for line in ax.lines:
+        if line.get_marker() in ("None", None, ""):
+            continue
+        half = line.get_markersize() * ax.figure.dpi / 72 / 2
+        for x, y in ax.transData.transform(line.get_xydata()):
+            for box in labels:
+                assert not (box.x0 - half < x < box.x1 + half and box.y0 < y < box.y1), (line.get_marker(), x, y)
 
 def test_a_member_that_never_rejoined_is_drawn_and_named(plt, close):
     result = run_scenario("crash", SimParams(protocol="consumer"))
@@ -164,7 +207,7 @@ def _many_intervals(members: int, per_member: int) -> SimResult:
 def test_a_200_member_plot_with_80000_bars_draws_them_as_one_collection_in_seconds(plt, close, tmp_path):
     result = _many_intervals(200, 400)
     started = time.perf_counter()
-    fig = timeline_figure(plt, [result])
+    fig = timeline_figure(plt, [result], view="rows")
     fig.savefig(tmp_path / "big.png", dpi="figure")
     elapsed = time.perf_counter() - started
     close(fig)
@@ -172,6 +215,184 @@ def test_a_200_member_plot_with_80000_bars_draws_them_as_one_collection_in_secon
     assert len(ax.patches) == 0 and len(ax.collections) <= 6        # not a collection per bar
     assert len(tick_labels(ax)) <= MAX_TICK_LABELS
     assert elapsed < 30, elapsed                  # some 3 s on one core; a call per bar took minutes
+
+
+# ---- the aggregate view: above 50 members -------------------------------------------------------
+def _fleet(members: int, restoring: bool = False, noise: int = 3) -> SimResult:
+    """A rolling bounce's shape, built by hand: member k stops at k s (its 3 partitions unowned
+    until 0.7 s later), starts again 0.6 s after its stop; ``noise`` other events per member (what a
+    real log holds most of: "joined", "synced")."""
+    intervals, events = Intervals(), EventLog()
+    unowned, restoring_steps = [(0, 0)], []
+    for m in range(members):
+        t = m * 1000
+        intervals.append(f"c{m}", 0, t, 3)
+        events.append(t, "stop", f"c{m}", {})
+        events.append(t + 1, "group-state", None, {"state": "PreparingRebalance", "generation": m + 2})
+        for k in range(noise):
+            events.append(t + 2 + k, "joined", f"c{(m + k) % members}", {"generation": m + 2})
+        events.append(t + 600, "start", f"c{m}", {"static": False})
+        unowned += [(t, 3), (t + 700, 0)]
+        if restoring:
+            restoring_steps += [(t + 700, 3), (t + 900, 0)]
+    return SimResult(scenario="rolling-bounce", membership="dynamic", assignor="range", members=members,
+                     partitions=3 * members, rebalances=members, generation_start=1,
+                     generation_end=members + 1, partitions_moved=3 * members, unowned_partition_seconds=2.1,
+                     time_to_stable_ms=members * 1000, longest_stop_ms=600, settled=True, events=events,
+                     intervals=intervals, rebalance_times=[m * 1000 + 1 for m in range(members)],
+                     duration_ms=members * 1000, members_start=members, unowned_steps=steps(unowned),
+                     restoring_steps=restoring_steps)
+
+
+def test_the_aggregate_view_is_chosen_above_50_members(plt, close):
+    assert not uses_aggregate([3, AGGREGATE_ABOVE_MEMBERS]) and uses_aggregate([3, AGGREGATE_ABOVE_MEMBERS + 1])
+    rows = timeline_figure(plt, [_fleet(AGGREGATE_ABOVE_MEMBERS)])
+    fleet = timeline_figure(plt, [_fleet(AGGREGATE_ABOVE_MEMBERS + 1)])
+    compared = timeline_figure(plt, [_fleet(3), _fleet(AGGREGATE_ABOVE_MEMBERS + 1)])
+    for fig in (rows, fleet, compared):
+        close(fig)
+    assert len(rows.axes) == 1                                   # a row per member
+    assert len(fleet.axes) == 3                                  # partitions, members down, rebalances
+    assert len(compared.axes) == 6                               # both variants in the aggregate view
+    assert [ax.get_ylabel().split("\npeak")[0] for ax in fleet.axes] == [
+        "partitions\nwithout an owner", "members down", "rebalances"]
+
+
+def test_the_fleet_series_are_the_runs_data():
+    result = _fleet(60, restoring=True)
+    data = fleet_series(result)
+    assert data.unowned == result.unowned_steps                  # as the ledger recorded them
+    assert data.restoring == result.restoring_steps
+    # from 0 at the start; member 0's stop at 0 ms is the first value
+    assert data.down == [p for m in range(60) for p in ((m * 1000, 1), (m * 1000 + 600, 0))]
+    assert data.rebalances == [("classic", m * 1000 + 1) for m in range(60)]
+    assert data.duration_ms == 60_000 and data.partitions == 180
+
+
+def test_members_down_counts_overlapping_stops_and_fatal_errors():
+    events = EventLog()
+    for t, kind, member in [(0, "stop", "a"), (5, "crash", "b"), (5, "joined", "c"), (9, "start", "a"),
+                            (12, "start", "b"), (12, "failed", "b"), (20, "stop", "c"), (20, "start", "c"),
+                            (30, "fenced", "a")]:
+        events.append(t, kind, member, {})
+    # b restarts and fails at once (down at 12 still), c's stop and restart share a time: no step
+    assert members_down(events) == [(0, 1), (5, 2), (9, 1), (30, 2)]
+
+
+def test_steps_keep_the_last_value_at_a_time_and_drop_repeats():
+    assert steps([(0, 3), (4, 0), (6, 3), (9, 3), (9, 6), (9, 3), (12, 0)]) == [(0, 3), (4, 0), (6, 3), (12, 0)]
+
+
+def test_the_drawn_series_are_the_fleet_series(plt, close):
+    result = _fleet(60, restoring=True)
+    fig = timeline_figure(plt, [result])
+    close(fig)
+    data = fleet_series(result)
+    drawn = {patch.get_gid(): patch.get_data() for ax in fig.axes for patch in ax.patches}
+    for gid, series in (("unowned", data.unowned), ("restoring", data.restoring), ("down", data.down)):
+        values, edges = stairs(series, data.end_ms)
+        assert list(drawn[gid].values) == values and list(drawn[gid].edges) == edges
+    [ticks] = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "classic"]
+    assert [seg[0][0] for seg in ticks.get_segments()] == [t / 1000 for _, t in data.rebalances]
+    assert "partitions owned, still restoring state" in legend_texts(fig)
+    without = timeline_figure(plt, [_fleet(60)])
+    close(without)
+    assert "restoring" not in {p.get_gid() for ax in without.axes for p in ax.patches}
+    assert not any("restoring" in text for text in legend_texts(without))
+
+
+def test_a_restore_that_outlasts_the_run_extends_the_time_axis(plt, close):
+    from dataclasses import replace
+
+    result = _fleet(60, restoring=True)
+    result = replace(result, restoring_steps=result.restoring_steps + [(65_000, 2), (70_000, 0)])
+    data = fleet_series(result)
+    assert data.duration_ms == 60_000 and data.end_ms == 70_000
+    fig = timeline_figure(plt, [result])
+    close(fig)
+    assert fig.axes[0].get_xlim()[1] >= 70
+    [restoring] = [p for ax in fig.axes for p in ax.patches if p.get_gid() == "restoring"]
+    assert restoring.get_data().edges[-1] == 70
+    assert [ax.get_ylabel() for ax in fig.axes][:2] == ["partitions\nwithout an owner\npeak 3",
+                                                        "partitions\nstill restoring\npeak 3"]
+
+
+def test_a_fleet_compare_shares_time_and_scale_and_keeps_its_texts_apart(plt, close):
+    small, large = _fleet(60), _fleet(80)
+    fig = timeline_figure(plt, [small, large])
+    close(fig)
+    assert_inside_the_figure(fig)
+    assert_no_text_overlaps(fig)
+    top = [ax for ax in fig.axes if ax.get_ylabel().startswith("partitions\nwithout")]
+    assert len(top) == 2 and top[0].get_ylim() == top[1].get_ylim()     # one scale: variants compare
+    assert {ax.get_xlim() for ax in fig.axes} == {fig.axes[0].get_xlim()}
+    assert fig.axes[0].get_xlim()[1] >= 80                               # the longer run's end
+    assert all("members" in ax.get_title() for ax in top)
+
+
+def test_the_fleet_svg_names_every_series(tmp_path):
+    from kgroup.sim.plot import plot_timeline
+
+    target = tmp_path / "fleet.svg"
+    plot_timeline([_fleet(60, restoring=True)], str(target))
+    import re
+
+    written = " | ".join(re.findall(r"<!-- (.*?) -->", target.read_text()))   # each text, as drawn
+    for label in ("partitions without an owner (of 180)", "partitions owned, still restoring state",
+                  "members down (stopped, crashed, fenced or failed)", "rebalance begins (classic)",
+                  "rebalances", "without an owner", "still restoring", "peak 3", "a row per consumer up to 50",
+                  "virtual time since the scenario started (s)"):
+        assert label in written, label
+
+
+def test_help_man_page_and_docs_state_where_the_aggregate_view_begins():
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from kgroup.commands.cli import cli
+
+    root = Path(__file__).resolve().parent.parent
+    help_text = " ".join(CliRunner().invoke(cli, ["simulate", "--help"]).output.split())
+    threshold = str(AGGREGATE_ABOVE_MEMBERS)
+    assert f"up to {threshold} consumers a row each" in help_text and f"above {threshold} the group" in help_text
+    page = " ".join((root / "man" / "kgroup-simulate.1").read_text().split())
+    assert f"Above {threshold} consumers" in page and f"Up to {threshold} consumers" in page
+    docs = " ".join((root / "docs" / "simulate.md").read_text().split())
+    assert f"Above {threshold} consumers" in docs and f"Up to {threshold} consumers" in docs
+
+
+def _lines_run(work, *args) -> int:
+    """Lines of kgroup.sim executed by ``work(*args)``: its work, counted, not timed."""
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def calls(frame, event, arg):
+        return local if "kgroup" in frame.f_code.co_filename and "sim" in frame.f_code.co_filename else None
+
+    sys.settrace(calls)
+    try:
+        work(*args)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def test_building_a_fleets_series_grows_with_the_run_not_its_square():
+    from kgroup.sim.plot import _names
+
+    def build(result):
+        fleet_series(result)
+        _names(result)
+
+    small, large = _fleet(60, noise=10), _fleet(240, noise=10)     # four times the members and events
+    ratio = _lines_run(build, large) / _lines_run(build, small)
+    assert ratio < 4.5, ratio                                      # linear: 4; quadratic: 16
 
 
 # ---- kgroup simulate connect --plot -------------------------------------------------------------

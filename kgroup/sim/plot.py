@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import timeline_layout as layout
+from .fleet_series import mixed_rebalances as _mixed_rebalances  # noqa: F401  (tests read it here)
+from .fleet_series import rebalance_marks, uses_aggregate
 
 
 class PlotUnavailable(Exception):
@@ -58,11 +60,22 @@ def plot_timeline(results, path: str) -> None:
     save(plt, timeline_figure(plt, results), path)
 
 
-def timeline_figure(plt, results):
+def timeline_figure(plt, results, view: str | None = None):
     """The figure ``plot_timeline`` writes, laid out and frozen (``timeline_layout``): one panel per
-    result, a legend under them."""
+    result, a legend under them. ``view``: "rows" (a row per member), "aggregate" (the group as a
+    whole: ``fleet_plot``), or None: rows up to AGGREGATE_ABOVE_MEMBERS members, aggregate above."""
     results = list(results)
-    shown = [layout.sample(_names(r)) for r in results]
+    names = [_names(r) for r in results]
+    if view is None:
+        view = "aggregate" if uses_aggregate(len(n) for n in names) else "rows"
+    if view == "aggregate":
+        from .fleet_plot import fleet_figure
+        return fleet_figure(plt, results, lambda result, rows: _title(result, rows, 1), [len(n) for n in names])
+    return _rows_figure(plt, results, [layout.sample(n) for n in names])
+
+
+def _rows_figure(plt, results, shown):
+    """A row per member (``shown``: each result's rows drawn and their stride)."""
     heights = [layout.rows_height_in(len(names)) + 1.0 for names, _ in shown]
     fig, axes = layout.figure(plt, 9, max(3.2, sum(heights) + 0.9), len(results), height_ratios=heights)
     cmap = plt.get_cmap("viridis")
@@ -70,23 +83,25 @@ def timeline_figure(plt, results):
     pending = [_panel(ax, result, cmap, names, stride, most)
                for ax, result, (names, stride) in zip(axes[:, 0], results, shown)]
     axes[-1, 0].set_xlabel("virtual time since the scenario started (s)", fontsize=8)
-    fig.legend(handles=_legend(results, cmap, most), loc="outside lower center", fontsize=7, frameon=False,
-               ncol=4, handlelength=1.6, columnspacing=1.4)
+    fig.legend(handles=_legend(results, cmap, most, shown), loc="outside lower center", fontsize=7,
+               frameon=False, ncol=4, handlelength=1.6, columnspacing=1.4)
     layout.freeze_layout(fig)
-    for ax, labels in zip(axes[:, 0], pending):
-        layout.fitting_texts(ax, labels)
+    for ax, labels, (names, _) in zip(axes[:, 0], pending, shown):
+        marker_px = marker_size_pt(layout.row_pitch_pt(len(names))) * layout.DPI / 72
+        layout.fitting_texts(ax, labels, margin_px=marker_px / 2)     # clear of a start or stop marker
     return fig
 
 
-def _legend(results, cmap, most) -> list:
-    """What the shades, lines, markers and strips mean, as legend entries (only those drawn)."""
+def _legend(results, cmap, most, shown) -> list:
+    """What the shades, lines, markers and strips mean, as legend entries (only those drawn), and
+    which rows are named when not every one is."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     counts = [count for r in results for *_, count in r.intervals]
     handles = layout.swatches(cmap, counts, most, "partition held", "partitions held")
     mixed = any(r.migration is not None for r in results)
-    kinds = {kind for r in results for kind, _ in _event_lines(r)}
+    kinds = {kind for r in results for kind, _ in rebalance_marks(r)}
     if "classic" in kinds:
         handles.append(Line2D([], [], color="crimson", linewidth=1, label="rebalance begins (classic)"))
     if "consumer" in kinds:
@@ -99,7 +114,16 @@ def _legend(results, cmap, most) -> list:
     if mixed:
         handles += [Patch(facecolor=colour, label=f"strip: speaks {protocol}")
                     for protocol, colour in PROTOCOL_COLOURS.items()]
+    step = max(layout.label_step(len(names)) for names, _ in shown)
+    if step > 1:
+        handles.append(Patch(facecolor="none", edgecolor="none", label=f"row names: every {ordinal(step)} row"))
     return handles
+
+
+def ordinal(n: int) -> str:
+    """2nd, 5th, 21st, 112th."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def pyplot(path: str):
@@ -125,7 +149,7 @@ def save(plt, fig, path: str) -> None:
 
 
 def _names(result) -> list[str]:
-    names = dict.fromkeys(name for name, *_ in result.intervals)
+    names = dict.fromkeys(result.intervals.holders())
     names.update(dict.fromkeys(result.events.members()))
     return sorted(names, key=natural_order)
 
@@ -166,7 +190,7 @@ def _panel(ax, result, cmap, names=None, stride=1, most=None) -> list:
     layout.draw_bars(ax, bars, colours, thin=pitch < layout.THIN_PITCH_PT)
     if mixed:
         _protocol_strips(ax, result, row)
-    lines = _event_lines(result)
+    lines = rebalance_marks(result)
     for kind, colour in (("classic", "crimson"), ("consumer", "darkorange")):
         layout.draw_event_lines(ax, [t / 1000 for k, t in lines if k == kind], colour)
     _markers(ax, result, row, pitch)
@@ -184,14 +208,6 @@ MARKER_LABELS = {(">", "black"): "process starts", ("s", "black"): "stops or cra
                  ("X", "crimson"): "fenced or failed (fatal)"}
 
 
-def _event_lines(result) -> list:
-    """(kind, t_ms) of the vertical lines: "classic" rebalances, "consumer" group-epoch bumps."""
-    if result.migration is not None:
-        return _mixed_rebalances(result)
-    kind = "consumer" if result.protocol == "consumer" else "classic"
-    return [(kind, t) for t in result.rebalance_times]
-
-
 def _markers(ax, result, row, pitch) -> None:
     """Starts, stops, fatal errors; a member that never rejoined: a dotted red line to the end."""
     points: dict = {}
@@ -199,13 +215,17 @@ def _markers(ax, result, row, pitch) -> None:
         y = row.get(event.get("member"))
         if y is not None:
             points.setdefault(MARKERS[event["event"]], []).append((event["t_ms"] / 1000, y))
-    size = max(1.5, min(5.0, 0.8 * pitch))
-    layout.draw_markers(ax, points, size)
+    layout.draw_markers(ax, points, marker_size_pt(pitch))
     end = result.duration_ms / 1000
     for lost in result.never_rejoined:
         y = row.get(lost["member"])
         if y is not None:
             ax.hlines(y, lost["stopped_at_ms"] / 1000, end, colors="crimson", linestyles=":", linewidth=1.2)
+
+
+def marker_size_pt(pitch: float) -> float:
+    """Markers as tall as most of a row, within 1.5 and 5 points."""
+    return max(1.5, min(5.0, 0.8 * pitch))
 
 
 def _title(result, rows: int, stride: int) -> str:
@@ -247,14 +267,3 @@ def _protocol_strips(ax, result, row) -> None:
         strips.append((start / 1000, max(stop, start + 1) / 1000, row[name] - 0.44, row[name] - 0.32))
         colours.append(PROTOCOL_COLOURS[protocol])
     layout.draw_bars(ax, strips, colours)
-
-
-def _mixed_rebalances(result) -> list:
-    """(kind, t_ms): classic rebalances and group-epoch bumps, whichever the group was then."""
-    out = []
-    for event in result.events.of_kind("group-epoch", "group-state"):
-        if event["event"] == "group-epoch":
-            out.append(("consumer", event["t_ms"]))
-        elif event["event"] == "group-state" and event.get("state") == "PreparingRebalance":
-            out.append(("classic", event["t_ms"]))
-    return out

@@ -139,5 +139,10 @@ class Intervals(Columns):
     def __len__(self) -> int:
         return len(self._names)
 
+    def holders(self) -> list:
+        """Every name that held partitions, in the order of its first interval (without building
+        the intervals: the plot's rows at 100,000 of them)."""
+        return list(dict.fromkeys(self._names))
+
     def _item(self, index: int) -> tuple:
         return (self._names[index], *self._spans[3 * index:3 * index + 3])

@@ -72,11 +72,12 @@ def label_rows(ax, names: list, fontsize: float = 7, row_in: float = ROW_IN) -> 
     ax.set_ylim(-0.7, max(len(names), 1) - 0.3)
 
 
-def figure(plt, width_in: float, height_in: float, panels: int = 1, **gridspec):
+def figure(plt, width_in: float, height_in: float, panels: int = 1, sharex: bool = False, **gridspec):
     """A figure at the DPI it is written at (text is measured as it will be drawn), laid out by
-    matplotlib's constrained layout with room at the edges."""
+    matplotlib's constrained layout with room at the edges; ``sharex``: one time axis, its tick
+    labels under the bottom panel only."""
     fig, axes = plt.subplots(panels, 1, figsize=(width_in, height_in), dpi=DPI, squeeze=False,
-                             gridspec_kw=gridspec or None, layout="constrained")
+                             sharex=sharex, gridspec_kw=gridspec or None, layout="constrained")
     fig.get_layout_engine().set(w_pad=PAD_IN, h_pad=PAD_IN)
     return fig, axes
 
@@ -150,9 +151,10 @@ def freeze_layout(fig) -> None:
         fig.set_layout_engine("none")
 
 
-def fitting_texts(ax, texts, fontsize: float = 6) -> int:
-    """Write each ``(x0, x1, y, text, colour)`` centred in its span, if it fits there (after
-    ``freeze_layout``); returns how many were written."""
+def fitting_texts(ax, texts, fontsize: float = 6, margin_px: float = 0) -> int:
+    """Write each ``(x0, x1, y, text, colour)`` centred in its span, if it fits there with
+    ``margin_px`` clear at either end (a marker drawn there) (after ``freeze_layout``); returns how
+    many were written."""
     from matplotlib.font_manager import FontProperties
 
     renderer = ax.figure.canvas.get_renderer()
@@ -166,7 +168,7 @@ def fitting_texts(ax, texts, fontsize: float = 6) -> int:
         if width is None:
             width = widths[text] = renderer.get_text_width_height_descent(text, prop, ismath=False)[0]
         lo, hi = max(x0, left), min(x1, right)
-        if width + 2 * TEXT_PAD_PX <= (hi - lo) * px_per_unit:
+        if width + 2 * (TEXT_PAD_PX + margin_px) <= (hi - lo) * px_per_unit:
             ax.text((lo + hi) / 2, y, text, ha="center", va="center", fontsize=fontsize, color=colour)
             written += 1
     return written
