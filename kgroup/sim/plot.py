@@ -242,7 +242,7 @@ def _title(result, rows: int, stride: int) -> str:
     lost = [m["member"] for m in result.never_rejoined]
     never = f", never rejoined: {', '.join(lost)}" if lost else ""
     return (f"{result.scenario}{protocol} · {result.membership} · {result.assignor} · {members}\n"
-            f"{result.rebalances} {what}, {result.partitions_moved} moved, "
+            f"{result.rebalances} {what}, {result.handoffs} hand-offs, "
             f"{result.unowned_partition_seconds:g} partition-s unowned{never}")
 
 
