@@ -49,7 +49,7 @@ def test_eager_members_log_their_revocation_and_what_really_changed():
     events = list(result.events)
     revoked = [e for e in events if e["event"] == "revoked"]
     assert {e["member"] for e in revoked} == {"c0", "c1", "c2"}      # eager: everything, at the join
-    assert all(e["partitions"] == 3 and e["revoked_partitions"].startswith("t:") for e in revoked)
+    assert all(e["partitions"] == 3 for e in revoked)
     synced = {e["member"]: e for e in events if e["event"] == "synced"}
     # range over 4 members of 9 partitions: c0 keeps 0,1,2 (nothing added, nothing lost), the
     # newcomer gains; counts are against each member's last assignment, not the eager revocation

@@ -140,7 +140,8 @@ class SimConsumer(SimProcess):
         self._heartbeat_token += 1
         self.engine.unsleep(self)
         if not self.assignor.cooperative and self.owned:
-            self._event("revoked", partitions=len(self.owned), revoked_partitions=tuple(self.owned))
+            # everything it held (its last "synced" lists them): the count says how much stopped
+            self._event("revoked", partitions=len(self.owned))
             self.ledger.release(self.engine.now, self.name, self.owned, 0)
             self.owned = []
         if not self.assignor.cooperative:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .run_log import EventLog, Intervals
+from .run_log import EventLog, Intervals, StepSeries
 
 PREPARING = "PreparingRebalance"
 
@@ -34,7 +34,7 @@ class Ledger:
     longest_stop: dict = field(default_factory=dict)   # name -> longest stop (ms)
     # (t_ms from start, partitions without an owner) at every change of that count while recording:
     # the plots' aggregate view and the peak
-    unowned_steps: list = field(default_factory=list)
+    unowned_steps: StepSeries = field(default_factory=StepSeries)
     last_owner: dict = field(default_factory=dict)     # tp -> the process that held it last
     handoffs: int = 0
     handoffs_to: dict = field(default_factory=dict)    # name -> hand-offs it received
@@ -60,7 +60,7 @@ class Ledger:
         self.stopped_since = {n: now_ms for n in self.stopped_since}
         self.intervals.clear()
         self._held_since = {n: (now_ms, c) for n, (_, c) in self._held_since.items()}
-        self.unowned_steps = [(0, len(self.partitions) - len(self.owner))]
+        self.unowned_steps = StepSeries(0, len(self.partitions) - len(self.owner))
         self.handoffs = self.longest_wait_ms = 0
         self.least_session_left_ms = self.safe_restart_ms = None
         self.handoffs_to.clear()
@@ -83,14 +83,7 @@ class Ledger:
 
     def _unowned_changed(self, now_ms: int) -> None:
         if self.recording:
-            unowned = len(self.partitions) - len(self.owner)
-            steps = self.unowned_steps
-            if steps[-1][1] != unowned:
-                t = now_ms - self.start_ms
-                if steps[-1][0] == t:
-                    steps[-1] = (t, unowned)
-                else:
-                    steps.append((t, unowned))
+            self.unowned_steps.note(now_ms - self.start_ms, len(self.partitions) - len(self.owner))
 
     def event(self, now_ms: int, kind: str, member: str | None = None, **detail) -> None:
         if self.recording:
@@ -186,7 +179,7 @@ class Ledger:
 
     @property
     def peak_unowned(self) -> int:
-        return max((count for _, count in self.unowned_steps), default=0)
+        return self.unowned_steps.peak()
 
     def close(self, now_ms: int) -> None:
         self._tick(now_ms)
