@@ -5,7 +5,6 @@ all-topics Metadata, ListGroups, the cluster checks that only pick a path)."""
 from __future__ import annotations
 
 import logging
-import subprocess
 
 import pytest
 from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
