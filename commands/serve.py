@@ -51,6 +51,15 @@ def _acl(value):
         raise click.BadParameter(str(exc).removeprefix("--acl "), param_hint="--acl") from None
 
 
+def _warn_about_principals(rules, credentials):
+    """One stderr line per --acl principal that can match no connection (a typo'd user, a type
+    other than User): it starts anyway, as Kafka accepts such an ACL."""
+    from kgroup.server.acl import principal_warnings
+
+    for line in principal_warnings(rules, credentials):
+        click.echo(f"kgroup serve: warning: {line}", err=True)
+
+
 def _topic(value):
     from kgroup.server.handlers_meta import MAX_PARTITIONS
     from kgroup.server.storage import TopicError, validate_user_topic
@@ -100,7 +109,8 @@ def _event(obj):
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
               help="A Kafka broker setting: group.*, offsets.*, offset.metadata.max.bytes, "
                    "num.partitions, auto.create.topics.enable, socket.request.max.bytes, "
-                   "message.max.bytes, log.segment.bytes, ... (repeatable; an unknown key or "
+                   "message.max.bytes, log.segment.bytes, connection.failed.authentication.delay.ms, "
+                   "... (repeatable; an unknown key or "
                    "bad value exits 2).")
 @click.option("--user", "users", multiple=True, metavar="NAME:PASSWORD",
               help="A SASL user (repeatable); only salted credentials are kept.")
@@ -108,18 +118,20 @@ def _event(obj):
               help="SASL users from FILE, one NAME:PASSWORD a line (# comments, blank lines "
                    "skipped); a bad line exits 2 naming FILE:LINE.")
 @click.option("--acl", "acls", multiple=True, metavar="PRINCIPAL:OPERATION:RESOURCE_TYPE:NAME",
-              help="Allow PRINCIPAL (User:NAME, User:ANONYMOUS without SASL, User:*) OPERATION "
-                   "(Read, Write, Create, Delete, Alter, Describe, IdempotentWrite, All, ...) on "
-                   "RESOURCE_TYPE (Topic, Group, Cluster, TransactionalId) NAME (* any, a trailing * "
-                   "a prefix); repeatable. With none, everything is allowed; with any, what no "
-                   "--acl allows is denied.")
+              help="Allow PRINCIPAL (User:NAME, User:ANONYMOUS without SASL, User:*; matched "
+                   "exactly, case included, as Kafka matches it) OPERATION (Read, Write, Create, "
+                   "Delete, Alter, Describe, IdempotentWrite, All, ...) on RESOURCE_TYPE (Topic, "
+                   "Group, Cluster, TransactionalId) NAME (case-sensitive; * any, a trailing * a "
+                   "prefix); repeatable. With none, everything is allowed; with any, what no --acl "
+                   "allows is denied, and each denial is logged on stderr as Kafka's authorizer "
+                   "logs it. A principal naming no --user is warned about.")
 @click.option("--advertised-host", default=None, metavar="HOST", callback=_advertised_host,
               help="Host name clients are told to connect to (default: the bound address; for a "
                    "listener on every interface, 0.0.0.0 or ::, the machine's host name, said on "
                    "stderr). A wildcard address is refused, as Kafka refuses it.")
 @click.option("-v", "--verbose", count=True,
-              help="Log to stderr: -v connections, -vv every request and response "
-                   "(problems are always logged).")
+              help="Log to stderr: -v connections, -vv every request and response and every "
+                   "--acl decision allowed (problems and --acl denials are always logged).")
 def serve(output, listens, log_dir, topics, configs, users, users_file, acls, advertised_host, verbose):
     """Serve Kafka's protocol on one node: topics, Produce/Fetch and the group coordinator.
 
@@ -145,10 +157,15 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
         sys.exit(exc.exit_code)
     rules = [_acl(value) for value in acls]
     topic_list = [_topic(t) for t in topics]
+    _warn_about_principals(rules, credentials)
     _raise_open_file_limit()
     logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
                         else logging.DEBUG, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from kgroup.server.audit import log as authorizer_log
+
+    # Kafka's log4j config keeps kafka.authorizer.logger at INFO: denials always, allows with -vv
+    authorizer_log.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
     try:
         config = ServerConfig.from_pairs(configs)
         broker = Broker(log_dir, config, topics=topic_list, advertised_host=advertised_host,

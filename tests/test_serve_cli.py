@@ -59,6 +59,10 @@ def test_first_line_names_the_bound_port_and_sigterm_exits_cleanly(server):
     (["--listen", "nohost"], "HOST:PORT"),
     (["--advertised-host", "0.0.0.0"], "'0.0.0.0': a client cannot connect to a wildcard address"),
     (["--advertised-host", "[::]"], "'[::]': a client cannot connect to a wildcard address"),
+    (["--config", "connection.failed.authentication.delay.ms=-1"], "connection.failed.authentication.delay.ms"),
+    (["--config", "connection.failed.authentication.delay.ms=600000"], "less than connections.max.idle.ms"),
+    (["--acl", "User:bob :All:Topic:*"], "the principal 'User:bob ' has surrounding whitespace"),
+    (["--acl", "User:bob:Read:Group: orders"], "the resource name ' orders' has surrounding whitespace"),
 ])
 def test_bad_options_are_usage_errors_naming_the_problem(tmp_path, args, needle):
     log_dir = tmp_path / "d"
@@ -67,6 +71,21 @@ def test_bad_options_are_usage_errors_naming_the_problem(tmp_path, args, needle)
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
     assert not log_dir.exists()  # refused before anything is created
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_acl_principals_that_match_no_connection_are_warned_about_once_each(server):
+    """Users known: a principal naming none of them, or of another type than User, is one warning
+    line at start; serve starts anyway (Kafka takes such an ACL too)."""
+    s = server(listens=("SASL_PLAINTEXT://127.0.0.1:0",), users={"app": "pw", "ops": "pw"},
+               acls=("User:aap:Read:Group:typo-app", "User:aap:Read:Topic:typo", "user:app:All:Topic:*",
+                     "User:app:Read:Group:orders", "User:ANONYMOUS:Describe:Topic:*", "User:*:Describe:Group:*"))
+    assert s.terminate() == 0
+    assert s.proc.stderr.read().splitlines() == [
+        "kgroup serve: warning: --acl principal User:aap names no user of --user/--users "
+        "(did you mean User:app?): its rules match no connection",
+        "kgroup serve: warning: --acl principal user:app matches no connection: principal types are "
+        "compared exactly and every connection's is User (did you mean User:app?)"]
 
 
 def _advertised_brokers(port):

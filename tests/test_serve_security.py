@@ -223,3 +223,61 @@ def test_serve_prints_one_line_per_listener_and_refuses_sasl_without_users(tmp_p
                       "SASL_PLAINTEXT://127.0.0.1:0")
     assert refused.returncode == 2
     assert "needs at least one --user" in refused.stderr
+
+
+def test_failed_authentication_delay_is_kafkas_setting_default_100_ms():
+    from kgroup.server.config import ServerConfig, ServerConfigError
+
+    assert ServerConfig.from_pairs([]).failed_authentication_delay_ms == 100
+    assert ServerConfig.from_pairs(["connection.failed.authentication.delay.ms=0"]) \
+        .failed_authentication_delay_ms == 0
+    with pytest.raises(ServerConfigError, match="must be >= 0"):
+        ServerConfig.from_pairs(["connection.failed.authentication.delay.ms=-5"])
+
+
+def _timed_failure(address, *frames):
+    """Send the handshake frames, then the failing one: (seconds until its answer, the answer or
+    None, seconds from the answer to the close)."""
+    with socket.create_connection(address, timeout=5) as sock:
+        for request, response_class, correlation_id in frames[:-1]:
+            assert _exchange(sock, request, response_class, correlation_id).error_code == NONE
+        request, response_class, correlation_id = frames[-1]
+        started = time.monotonic()
+        reply = None
+        if isinstance(request, bytes):   # a raw token after SaslHandshake v0: no answer, the close
+            sock.sendall(len(request).to_bytes(4, "big") + request)
+        else:
+            reply = _exchange(sock, request, response_class, correlation_id)
+            answered = time.monotonic()
+        assert read_frame(sock) is None
+        closed = time.monotonic()
+        if reply is None:
+            answered = closed
+    return answered - started, reply, closed - answered
+
+
+@pytest.mark.parametrize("delay_ms", [0, 400])
+def test_a_failed_authentication_is_answered_then_closed_after_the_configured_delay(tmp_path, delay_ms):
+    """As Kafka's Selector delays a failed channel: nothing is heard for
+    connection.failed.authentication.delay.ms, then the refusal and at once the close — for a wrong
+    password, a mechanism not enabled and a raw-token (SaslHandshake v0) failure alike."""
+    b = ThreadedBroker(tmp_path, listeners=[parse_listener("SASL_PLAINTEXT://127.0.0.1:0")], users=USERS,
+                       config={"connection.failed.authentication.delay.ms": str(delay_ms)})
+    address = _address(b.bootstrap)
+    plain = (SaslHandshakeRequest(version=1, mechanism="PLAIN"), SaslHandshakeResponse, 1)
+    try:
+        cases = {
+            "wrong password": _timed_failure(address, plain, (SaslAuthenticateRequest(
+                version=2, auth_bytes=b"\0ops\0wrong"), SaslAuthenticateResponse, 2)),
+            "mechanism": _timed_failure(address, (SaslHandshakeRequest(version=1, mechanism="GSSAPI"),
+                                                  SaslHandshakeResponse, 1)),
+            "raw token": _timed_failure(address, (SaslHandshakeRequest(version=0, mechanism="PLAIN"),
+                                                  SaslHandshakeResponse, 1), (b"\0ops\0wrong", None, 2)),
+        }
+    finally:
+        b.stop()
+    assert cases["wrong password"][1].error_code == SASL_AUTHENTICATION_FAILED
+    assert cases["mechanism"][1].error_code == UNSUPPORTED_SASL_MECHANISM
+    for case, (until_answer, _reply, answer_to_close) in cases.items():
+        assert delay_ms / 1000 <= until_answer < delay_ms / 1000 + 1.0, (case, until_answer)
+        assert answer_to_close < 0.2, (case, answer_to_close)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import uuid
 
 from kgroup.kafka_errors import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, NONE,
                                  TOPIC_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  UNKNOWN_TOPIC_ID)
+from kgroup.server import audit
 from kgroup.server.acl import CLUSTER_NAME, AllowEverything
 
 EVERYTHING = AllowEverything()
@@ -26,28 +28,52 @@ UNCHECKED = frozenset({18})  # ApiVersions: answered before and without authenti
 
 
 class Access:
-    """One request's questions to the authorizer, for the connection's principal."""
+    """One request's questions to the authorizer, for the connection's principal. Each decision is
+    logged once per request, as Kafka's authorizer logs it (`kgroup.server.audit`): a denial unless
+    the check is a filter (`log_denied=False`, Kafka's logIfDenied), an allow at DEBUG."""
 
-    __slots__ = ("authorizer", "principal")
+    __slots__ = ("authorizer", "principal", "request", "host", "_logged")
 
-    def __init__(self, authorizer, principal):
+    def __init__(self, authorizer, principal, request=None, host=""):
         self.authorizer = authorizer
         self.principal = principal
+        self.request = request      # the request the decisions are for (its API names them in the log)
+        self.host = host            # the client's address
+        self._logged = None
 
-    def group(self, operation, group_id) -> bool:
-        return self.authorizer.allows(self.principal, operation, "Group", group_id or "")
+    def group(self, operation, group_id, log_denied=True) -> bool:
+        return self.allowed(operation, "Group", group_id or "", log_denied)
 
-    def topic(self, operation, name) -> bool:
-        return self.authorizer.allows(self.principal, operation, "Topic", name or "")
+    def topic(self, operation, name, log_denied=True, refs=1) -> bool:
+        return self.allowed(operation, "Topic", name or "", log_denied, refs)
 
-    def cluster(self, operation) -> bool:
-        return self.authorizer.allows(self.principal, operation, "Cluster", CLUSTER_NAME)
+    def cluster(self, operation, log_denied=True) -> bool:
+        return self.allowed(operation, "Cluster", CLUSTER_NAME, log_denied)
 
     def transactional_id(self, operation, name) -> bool:
-        return self.authorizer.allows(self.principal, operation, "TransactionalId", name)
+        return self.allowed(operation, "TransactionalId", name)
 
     def operations(self, resource_type, name) -> set[int]:
         return self.authorizer.authorized_operations(self.principal, resource_type, name or "")
+
+    def allowed(self, operation, resource_type, name, log_denied=True, refs=1) -> bool:
+        rule = self.authorizer.matching_rule(self.principal, operation, resource_type, name)
+        if self.authorizer.audited and (log_denied or rule is not None):
+            self._audit(rule, operation, resource_type, name, refs)
+        return rule is not None
+
+    def _audit(self, rule, operation, resource_type, name, refs):
+        level = logging.INFO if rule is None else logging.DEBUG
+        if not audit.log.isEnabledFor(level):
+            return
+        key = (operation, resource_type, name)
+        if self._logged is None:
+            self._logged = set()
+        elif key in self._logged:    # asked again while answering the same request
+            return
+        self._logged.add(key)
+        audit.log.log(level, audit.message(self.principal, rule, operation, self.host, resource_type,
+                                           name, audit.api_name(self.request), refs))
 
 
 def guarded_api_table(api_table, authorizer):
@@ -82,11 +108,11 @@ ASKS_OPERATIONS = {
 def _reporting(check, asks, handler, broker, request, ctx):
     if not asks(request):
         return handler(broker, request, ctx)
-    return check(Access(EVERYTHING, ctx.principal), handler, broker, request, ctx)
+    return check(Access(EVERYTHING, ctx.principal, request), handler, broker, request, ctx)
 
 
 def _checked(check, handler, authorizer, broker, request, ctx):
-    return check(Access(authorizer, ctx.principal), handler, broker, request, ctx)
+    return check(Access(authorizer, ctx.principal, request, ctx.client_host), handler, broker, request, ctx)
 
 
 async def answer(handler, broker, request, ctx):
@@ -149,7 +175,8 @@ def check_produce(access, handler, broker, request, ctx):
                                        record_errors=[], error_message=None)
             for p in t.partition_data])
     return refuse_topics(handler, broker, request, ctx, "topic_data",
-                         lambda t: not txn_denied and access.topic("Write", t.name), refusal,
+                         lambda t: not txn_denied and access.topic("Write", t.name, refs=len(t.partition_data)),
+                         refusal,
                          "responses")
 
 
@@ -160,7 +187,7 @@ def check_fetch(access, handler, broker, request, ctx):
     if request.replica_id >= 0:  # a follower's fetch: Kafka asks ClusterAction on the cluster
         kept, denied = split(request.topics, lambda t: access.cluster("ClusterAction"))
     else:
-        kept, denied = split(request.topics, lambda t: access.topic("Read", t.topic))
+        kept, denied = split(request.topics, lambda t: access.topic("Read", t.topic, refs=len(t.partitions)))
     if not denied:
         return handler(broker, request, ctx)
     v = request.version
@@ -198,7 +225,8 @@ def check_offset_for_leader_epoch(access, handler, broker, request, ctx):
     follower = v >= 3 and request.replica_id >= 0
     return refuse_topics(
         handler, broker, request, ctx, "topics",
-        lambda t: access.cluster("ClusterAction") if follower else access.topic("Describe", t.topic),
+        lambda t: (access.cluster("ClusterAction", log_denied=False) if follower
+                   else access.topic("Describe", t.topic)),
         lambda t: T(version=v, topic=t.topic, partitions=[
             T.EpochEndOffset(version=v, error_code=TOPIC_AUTHORIZATION_FAILED, partition=p.partition,
                              leader_epoch=-1, end_offset=-1) for p in t.partitions]), "topics")
@@ -220,7 +248,7 @@ def check_metadata(access, handler, broker, request, ctx):
     if not every_topic:
         names_by_id = {t.topic_id: n for n, t in broker.logdir.topics.items()}
         creates = broker.config.auto_create_topics and (v < 4 or request.allow_auto_topic_creation)
-        may_create = creates and access.cluster("Create")
+        may_create = []   # Create on the cluster, asked once, if a topic would be created
 
         def allowed(t):
             name = t.name if t.name is not None or v < 10 else names_by_id.get(t.topic_id)
@@ -228,8 +256,11 @@ def check_metadata(access, handler, broker, request, ctx):
                 return True  # an unknown id: UNKNOWN_TOPIC_ID from the handler
             if not access.topic("Describe", name):
                 return False
-            return (not creates or may_create or name in broker.logdir.topics
-                    or access.topic("Create", name))
+            if not creates or name in broker.logdir.topics:
+                return True
+            if not may_create:    # Kafka asks it without logging a denial: the topic's Create decides
+                may_create.append(access.cluster("Create", log_denied=False))
+            return may_create[0] or access.topic("Create", name)
         kept, refused = split(request.topics, allowed)
         denied = [T(version=v, error_code=TOPIC_AUTHORIZATION_FAILED,
                     name=t.name if t.name is not None else names_by_id.get(t.topic_id),
@@ -239,8 +270,8 @@ def check_metadata(access, handler, broker, request, ctx):
             request.topics = kept  # v0 reads [] as every topic: cleared in finish
 
     def finish(response):
-        topics = [t for t in response.topics if t.error_code == UNKNOWN_TOPIC_ID
-                  or access.topic("Describe", t.name)]
+        topics = [t for t in response.topics if t.error_code == UNKNOWN_TOPIC_ID  # all topics: a filter
+                  or access.topic("Describe", t.name, log_denied=not every_topic)]
         if not every_topic and denied and not kept:
             topics = []
         if with_operations:
@@ -277,7 +308,7 @@ def check_create_topics(access, handler, broker, request, ctx):
     from kafka.protocol.admin import CreateTopicsResponse
 
     R = CreateTopicsResponse.CreatableTopicResult
-    on_cluster = access.cluster("Create")
+    on_cluster = access.cluster("Create", log_denied=False)   # as Kafka's ControllerApis asks it
     return refuse_topics(
         handler, broker, request, ctx, "topics", lambda t: on_cluster or access.topic("Create", t.name),
         lambda t: R(version=request.version, name=t.name, topic_id=uuid.UUID(int=0),
@@ -304,8 +335,8 @@ def check_init_producer_id(access, handler, broker, request, ctx):
     txn = request.transactional_id
     if txn is not None:
         code = None if access.transactional_id("Write", txn) else TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    elif access.cluster("IdempotentWrite") or access.authorizer.allows_any(access.principal,
-                                                                          "Write", "Topic"):
+    elif access.cluster("IdempotentWrite", log_denied=False) or access.authorizer.allows_any(
+            access.principal, "Write", "Topic"):
         code = None
     else:
         code = CLUSTER_AUTHORIZATION_FAILED

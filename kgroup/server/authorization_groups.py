@@ -185,10 +185,13 @@ UNDESCRIBABLE_TOPICS = "The group has described topic(s) that the client is not 
 
 
 def _names_an_undescribable_topic(access, entry) -> bool:
-    return any(not access.topic("Describe", tp.topic_name)
-               for member in entry.members or ()
-               for assignment in (member.assignment, member.target_assignment) if assignment is not None
-               for tp in assignment.topic_partitions or ())
+    """Whether some topic the group's assignments name may not be described; each topic is asked
+    (and each denial logged), as Kafka's filter asks every one."""
+    names = dict.fromkeys(tp.topic_name
+                          for member in entry.members or ()
+                          for assignment in (member.assignment, member.target_assignment) if assignment is not None
+                          for tp in assignment.topic_partitions or ())
+    return not all([access.topic("Describe", name) for name in names])
 
 
 def check_connect_group_describe(access, handler, broker, request, ctx):
@@ -205,13 +208,14 @@ def check_connect_group_describe(access, handler, broker, request, ctx):
 
 
 def check_list_groups(access, handler, broker, request, ctx):
-    """Every group with Describe on the cluster, else the groups the principal may Describe."""
-    if access.cluster("Describe"):
+    """Every group with Describe on the cluster, else the groups the principal may Describe
+    (filters: Kafka logs neither denial)."""
+    if access.cluster("Describe", log_denied=False):
         return handler(broker, request, ctx)
 
     async def finish():
         response = await answer(handler, broker, request, ctx)
-        response.groups = [g for g in response.groups if access.group("Describe", g.group_id)]
+        response.groups = [g for g in response.groups if access.group("Describe", g.group_id, log_denied=False)]
         return response
     return finish()
 
@@ -235,8 +239,8 @@ def check_consumer_group_heartbeat(access, handler, broker, request, ctx):
 
     if not access.group("Read", request.group_id):
         code = GROUP_AUTHORIZATION_FAILED
-    elif request.subscribed_topic_names and not all(
-            access.topic("Describe", name) for name in request.subscribed_topic_names):
+    elif request.subscribed_topic_names and not all(    # each topic asked (and a denial logged)
+            [access.topic("Describe", name) for name in dict.fromkeys(request.subscribed_topic_names)]):
         code = TOPIC_AUTHORIZATION_FAILED
     else:
         return handler(broker, request, ctx)

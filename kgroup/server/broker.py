@@ -65,7 +65,8 @@ class Broker:
         self.config = config or ServerConfig()
         self.listeners = list(listeners or [Listener("PLAINTEXT", host, port)])
         # validated (TLS files loaded, passwords salted and dropped) before anything is on disk
-        self.security = SecuredListeners(self.config.security, users or {}, self.listeners)
+        self.security = SecuredListeners(self.config.security, users or {}, self.listeners,
+                                         self.config.failed_authentication_delay_ms)
         self.bound = []  # (listener, advertised (host, port)) per listener, in order
         # --acl rules; none: no authorizer, nothing checked (Kafka without authorizer.class.name)
         self.authorizer = None

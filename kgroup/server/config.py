@@ -38,6 +38,19 @@ def _int(key, text, minimum):
     return value
 
 
+# Kafka's KafkaConfig requires connection.failed.authentication.delay.ms < connections.max.idle.ms
+# (600000 by default), so a refused client is answered before its connection idles out.
+_CONNECTIONS_MAX_IDLE_MS = 600000
+
+
+def _failed_authentication_delay(key, text):
+    value = _int(key, text, 0)
+    if value >= _CONNECTIONS_MAX_IDLE_MS:
+        raise ServerConfigError(f"config {key}: must be less than connections.max.idle.ms "
+                                f"({_CONNECTIONS_MAX_IDLE_MS}), as Kafka requires, got {value}")
+    return value
+
+
 # key -> (attribute, parser, Kafka's default)
 _BROKER_KEYS = {
     "num.partitions": ("num_partitions", lambda k, v: _int(k, v, 1), 1),
@@ -51,6 +64,9 @@ _BROKER_KEYS = {
     "cluster.id": ("cluster_id", lambda k, v: str(v), "kgroup-cluster"),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes",
                                     lambda k, v: _int(k, v, 14), 104857600),
+    # a failed SASL authentication is answered and closed this much later (Kafka's SocketServer)
+    "connection.failed.authentication.delay.ms": ("failed_authentication_delay_ms",
+                                                  _failed_authentication_delay, 100),
 }
 
 # Listener security settings, read by kgroup.server.security when the broker is built.
@@ -109,6 +125,7 @@ class ServerConfig:
     node_id: int = 0
     cluster_id: str = "kgroup-cluster"
     offsets_topic_segment_bytes: int = 104857600
+    failed_authentication_delay_ms: int = 100
     coordinator: dict = field(default_factory=dict)
     security: dict = field(default_factory=dict)  # sasl.enabled.mechanisms, ssl.*: see listeners
 

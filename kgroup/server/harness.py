@@ -75,13 +75,15 @@ class ThreadedBroker:
 
 class SubprocessBroker:
     """`kgroup serve` in a child process (for SIGKILL and signal tests, and the frame fuzzer's
-    target): one `--listen` per entry of `listens`, `--user` per entry of `users`, its stderr
-    piped unless a file is given (a long run's warnings would fill an unread pipe)."""
+    target): one `--listen` per entry of `listens`, `--user` per entry of `users`, `--acl` per
+    entry of `acls`, then `args` (e.g. `-vv`); its stderr piped unless a file is given (a long
+    run's warnings would fill an unread pipe)."""
 
     def __init__(self, log_dir, topics=(), config=None, listens=("127.0.0.1:0",), users=None,
-                 stderr=subprocess.PIPE):
+                 stderr=subprocess.PIPE, acls=(), args=()):
         pairs = dict(FAST_GROUPS)
         pairs.update(config or {})
+        extra = args
         args = [PYTHON, "-m", "kgroup.commands.cli", "serve", "--log-dir", str(log_dir)]
         for listen in listens:
             args += ["--listen", listen]
@@ -91,6 +93,9 @@ class SubprocessBroker:
             args += ["--topic", f"{name}:{count}"]
         for key, value in pairs.items():
             args += ["--config", f"{key}={value}"]
+        for rule in acls:
+            args += ["--acl", rule]
+        args += list(extra)
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,
                                      text=True, cwd=str(ROOT))
         self.bootstraps = []  # per listener

@@ -5,12 +5,16 @@ Before authentication a connection may send only ApiVersions, SaslHandshake (v0�
 SaslAuthenticate (v0–2); anything else closes it. SaslHandshake v0 switches to raw tokens (each a
 4-byte size and the bytes, no Kafka header); v1 expects SaslAuthenticate requests. Mechanisms are
 PLAIN and SCRAM-SHA-256/512 (`sasl.enabled.mechanisms`), checked against `scram.CredentialStore`.
-A failed authentication is answered with SASL_AUTHENTICATION_FAILED (raw tokens: no answer) and
-the connection is closed.
+A failed authentication (wrong credentials, a mechanism not enabled) is answered with
+SASL_AUTHENTICATION_FAILED or UNSUPPORTED_SASL_MECHANISM (raw tokens: no answer) and the connection
+closed — both only after `connection.failed.authentication.delay.ms`, as Kafka's Selector holds a
+failed channel (`DelayedAuthenticationFailureClose`): the client hears nothing until then, so one
+with a wrong password cannot retry in a tight loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import struct
 
@@ -29,6 +33,15 @@ _MAX_TOKEN = 1 << 16
 
 class AuthenticationFailed(Exception):
     """Wrong credentials or a broken exchange; the message is what the client is told."""
+
+
+class AuthenticationRefused(FrameError):
+    """A failed authentication, to be answered (`answer`: the response frame, None with raw tokens)
+    after the failed-authentication delay, then the connection closed."""
+
+    def __init__(self, message: str, answer: bytes | None = None):
+        super().__init__(message)
+        self.answer = answer
 
 
 def parse_mechanisms(text: str) -> tuple[str, ...]:
@@ -93,10 +106,23 @@ class _Exchange:
         return self.principal is not None
 
 
-async def authenticate(reader, writer, api_table, mechanisms, store, peer_text) -> str:
+async def authenticate(reader, writer, api_table, mechanisms, store, peer_text,
+                       failure_delay_ms: int = 0) -> str:
     """Run the pre-authentication requests of one connection; return the principal `User:NAME`.
 
-    Raises FrameError (the connection is closed) for anything Kafka would close it for."""
+    Raises FrameError (the connection is closed) for anything Kafka would close it for; a failed
+    authentication is answered `failure_delay_ms` later (Kafka's
+    connection.failed.authentication.delay.ms), then raised."""
+    try:
+        return await _authenticate(reader, writer, api_table, mechanisms, store, peer_text)
+    except AuthenticationRefused as refused:
+        await asyncio.sleep(failure_delay_ms / 1000)
+        if refused.answer is not None:
+            await _send(writer, refused.answer)
+        raise
+
+
+async def _authenticate(reader, writer, api_table, mechanisms, store, peer_text) -> str:
     from kgroup.server.handlers_meta import api_versions_response
 
     exchange = None
@@ -145,10 +171,11 @@ async def _handshake(writer, api_table, frame, mechanisms, store):
     error = NONE if mechanism in mechanisms else UNSUPPORTED_SASL_MECHANISM
     response = SaslHandshakeResponse(version=frame.api_version, error_code=error,
                                      mechanisms=list(mechanisms))
-    await _send(writer, encode_response(response, frame.api_version, frame.correlation_id))
+    answer = encode_response(response, frame.api_version, frame.correlation_id)
     if error != NONE:
-        raise FrameError(f"SASL mechanism {request.mechanism!r} is not enabled "
-                         f"(sasl.enabled.mechanisms: {', '.join(mechanisms)})")
+        raise AuthenticationRefused(f"SASL mechanism {request.mechanism!r} is not enabled "
+                                    f"(sasl.enabled.mechanisms: {', '.join(mechanisms)})", answer)
+    await _send(writer, answer)
     return _Exchange(mechanism, store)
 
 
@@ -166,8 +193,8 @@ async def _authenticate_step(writer, api_table, frame, exchange):
                                             error_code=SASL_AUTHENTICATION_FAILED,
                                             error_message=str(exc), auth_bytes=b"",
                                             session_lifetime_ms=0)
-        await _send(writer, encode_response(response, frame.api_version, frame.correlation_id))
-        raise FrameError(f"authentication failed ({exchange.mechanism}): {exc}") from None
+        raise AuthenticationRefused(f"authentication failed ({exchange.mechanism}): {exc}",
+                                    encode_response(response, frame.api_version, frame.correlation_id)) from None
     response = SaslAuthenticateResponse(version=frame.api_version, error_code=NONE,
                                         error_message=None, auth_bytes=reply,
                                         session_lifetime_ms=0)
@@ -183,6 +210,6 @@ async def _raw_tokens(reader, writer, exchange) -> str:
         try:
             reply = exchange.step(await reader.readexactly(size))
         except AuthenticationFailed as exc:
-            raise FrameError(f"authentication failed ({exchange.mechanism}): {exc}") from None
+            raise AuthenticationRefused(f"authentication failed ({exchange.mechanism}): {exc}") from None
         await _send(writer, _SIZE.pack(len(reply)) + reply)
     return f"User:{exchange.principal}"

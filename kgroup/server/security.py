@@ -20,7 +20,9 @@ ANONYMOUS = "User:ANONYMOUS"  # Kafka's principal of a connection without authen
 
 
 class SecuredListeners:
-    def __init__(self, security: dict, users: dict[str, str], listeners):
+    def __init__(self, security: dict, users: dict[str, str], listeners,
+                 failed_authentication_delay_ms: int = 0):
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self.mechanisms = parse_mechanisms(security.get("sasl.enabled.mechanisms",
                                                         ",".join(MECHANISMS)))
         self.store = CredentialStore(users)  # only salted credentials are kept
@@ -47,7 +49,7 @@ class SecuredListeners:
         if table is None:
             table = self._sasl_tables[id(api_table)] = {**api_table, **sasl_api_entries()}
         principal = await authenticate(reader, writer, table, self.mechanisms, self.store,
-                                       peer_text)
+                                       peer_text, self.failed_authentication_delay_ms)
         return table, principal
 
 

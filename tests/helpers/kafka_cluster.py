@@ -147,7 +147,9 @@ class KafkaNode:
         config = self.dir / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
         (self.dir / "log4j2.properties").write_text(
-            LOG4J2.format(log=self.log, level=self.cluster.log_level))
+            LOG4J2.format(log=self.log, level=self.cluster.log_level) + "".join(
+                f"logger.l{i}.name = {name}\nlogger.l{i}.level = {level}\n"
+                for i, (name, level) in enumerate(self.cluster.loggers.items())))
         return config
 
     def format(self) -> None:
@@ -197,7 +199,7 @@ class KafkaCluster:
 
     def __init__(self, lib: pathlib.Path, root: pathlib.Path, brokers: int = 1, settings: dict | None = None,
                  listeners: dict | None = None, security_protocols: dict | None = None,
-                 log_level: str = "INFO", format_args: list | tuple = ()):
+                 log_level: str = "INFO", format_args: list | tuple = (), loggers: dict | None = None):
         self.lib, self.root = lib, root
         self.classpath = classpath(lib)
         self.cluster_id = _cluster_id()
@@ -209,6 +211,8 @@ class KafkaCluster:
         # ("--add-scram", "SCRAM-SHA-512=[name=ops,password=s3cret]"): users before the first start
         self.format_args = list(format_args)
         self.log_level = log_level
+        # logger name -> level, besides the root's: e.g. {"kafka.authorizer.logger": "DEBUG"}
+        self.loggers = dict(loggers or {})
         self.nodes = [KafkaNode(self, 1, controller=True)]
         self.nodes += [KafkaNode(self, n, controller=False) for n in range(2, brokers + 1)]
 

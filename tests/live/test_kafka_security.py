@@ -19,9 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from helpers.certificates import certificates_fixture
-from helpers.kafka_cluster import GROUP_SETTINGS, KafkaCluster, free_port
+from helpers.kafka_cluster import GROUP_SETTINGS, KafkaCluster
 from helpers.kafka_groups import wait_for
 from helpers.secure_clients import client_settings
+from helpers.secured_kafka import Secured, client_configs, start_secured_kafka
 from kgroup.client.fleet import FleetConsumer
 from kgroup.commands.cli import cli
 
@@ -56,53 +57,12 @@ def certs(tmp_path_factory):
     return certificates_fixture(tmp_path_factory)
 
 
-class Secured:
-    """One secured broker: `sasl` (the SASL_SSL bootstrap), `plain` (PLAINTEXT, a super user),
-    `name` (kafka or serve) and the properties file of each user."""
-
-    def __init__(self, name, sasl, plain, configs):
-        self.name, self.sasl, self.plain, self.configs = name, sasl, plain, configs
-
-
 def _configs(where: pathlib.Path, ca: str) -> dict:
-    configs = {}
-    for user, password in {**USERS, "mallory": "guess"}.items():
-        path = where / f"{user}.properties"
-        path.write_text(client_settings("SASL_SSL", MECHANISM, ca, user, password)[0])
-        configs[user] = str(path)
-    wrong = where / "ops-wrong-password.properties"
-    wrong.write_text(client_settings("SASL_SSL", MECHANISM, ca, "ops", "not-it")[0])
-    configs["ops-wrong"] = str(wrong)
-    return configs
+    return client_configs(where, ca, USERS, MECHANISM, strangers={"mallory": "guess"}, wrong_password_for="ops")
 
 
 def _start_kafka(where: pathlib.Path, certs) -> KafkaCluster:
-    from helpers.kafka_jars import fetch, require_java
-
-    require_java()
-    port = free_port()
-    settings = {
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin;User:ANONYMOUS",
-        "sasl.enabled.mechanisms": MECHANISM,
-        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config":
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-        "ssl.keystore.type": "PEM",
-        "ssl.keystore.location": certs.server,
-    }
-    scram = [arg for user, password in USERS.items()
-             for arg in ("--add-scram", f"{MECHANISM}=[name={user},password={password}]")]
-    cluster = KafkaCluster(fetch(), where, brokers=1, settings=settings,
-                           listeners={"SASL_SSL": lambda node: f"127.0.0.1:{port}"},
-                           security_protocols={"SASL_SSL": "SASL_SSL"}, format_args=scram)
-    try:
-        cluster.start()
-    except Exception as exc:  # noqa: BLE001 - said in the failure
-        cluster.stop()
-        pytest.fail(f"the secured Kafka did not start ({str(exc)[-800:]}); its logs are in {where}",
-                    pytrace=False)
-    cluster.sasl = f"127.0.0.1:{port}"
-    return cluster
+    return start_secured_kafka(where, certs, USERS, MECHANISM)
 
 
 def _setup_groups(plain: str) -> None:
