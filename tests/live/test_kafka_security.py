@@ -179,6 +179,28 @@ def test_refusals_name_the_operation_and_the_resource(brokers, name, user, args,
     assert outcome(kgroup(brokers[name], user, *args)) == (status, line + "\n")
 
 
+DRY_RUNS = [  # (user, arguments, exit status, the last stderr line): each ends as its real run above
+    ("alice", ["delete", "orders-a", "--dry-run"], 1,
+     "kgroup delete: would be refused: not authorized to Delete group orders-a"),
+    ("alice", ["delete-offsets", "orders-a", "--topic", "events", "--dry-run"], 1,
+     "kgroup delete-offsets: would be refused: not authorized to Delete group orders-a"),
+    ("bob", ["delete-offsets", "orders-c", "--topic", "events", "--topic", "secret", "--dry-run"], 3,
+     "kgroup delete-offsets: would be refused: not authorized to Read topic secret"),
+    ("alice", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest", "-o", "json"], 1,
+     "kgroup reset-offsets: would be refused: not authorized to Read group orders-a"),
+]
+
+
+@pytest.mark.parametrize("name", BROKERS)
+@pytest.mark.parametrize("user, args, status, line", DRY_RUNS, ids=[" ".join(d[1][:2]) + f" as {d[0]}"
+                                                                    for d in DRY_RUNS])
+def test_dry_runs_read_the_rights_the_broker_reports(brokers, name, user, args, status, line):
+    """The dry run asks the broker for the principal's AuthorizedOperations (DescribeGroups v3+,
+    Metadata v8+) and ends as the real run would, which Kafka's answer above is."""
+    result = kgroup(brokers[name], user, *args)
+    assert (result.exit_code, result.stderr.splitlines()[-1:]) == (status, [line]), result.stderr
+
+
 @pytest.mark.parametrize("name", BROKERS)
 def test_allowed_describe_and_reset_offsets(brokers, name):
     broker = brokers[name]
@@ -209,6 +231,12 @@ def test_remove_members_needs_read_on_the_group(brokers, certs, name):
         member.stop()
     assert outcome(kgroup(broker, "alice", "remove-members", group, "--all")) == (
         1, f"kgroup remove-members: not authorized to Read group {group}\n")
+    planned = kgroup(broker, "alice", "remove-members", group, "--all", "--dry-run", "-o", "json")
+    assert (planned.exit_code, planned.stderr.splitlines()[-1:]) == (
+        1, [f"kgroup remove-members: would be refused: not authorized to Read group {group}"])
+    assert json.loads(planned.stdout)["results"][0]["status"] == "static"     # the plan, all the same
+    allowed = kgroup(broker, "ops", "remove-members", group, "--all", "--dry-run", "-o", "json")
+    assert allowed.exit_code == 0 and json.loads(allowed.stdout)["refused"] is None, allowed.stderr
     removed = kgroup(broker, "ops", "remove-members", group, "--instance-id", f"static-{name}", "-o", "json")
     assert removed.exit_code == 0, removed.stderr
     assert json.loads(removed.stdout)["removed"] == 1
