@@ -73,11 +73,14 @@ class ClusterOptions:
 
     def settings(self) -> dict:
         """--command-config read once (a command that reconnects does not warn again): each key kgroup
-        does not use is one warning line on stderr, as Kafka's tools log a config they do not know."""
+        does not use is one warning line on stderr, as Kafka's tools log a config they do not know,
+        with the known key it is a near miss of."""
         from kgroup.client.properties import load_properties
 
-        def ignoring(key):
-            click.echo(f"kgroup {self.command}: ignoring client property {key!r} (not used by kgroup)", err=True)
+        def ignoring(key, suggestion):
+            hint = f"; did you mean {suggestion}?" if suggestion else ""
+            click.echo(f"kgroup {self.command}: ignoring client property {key!r} (not used by kgroup{hint})",
+                       err=True)
 
         if self._settings is None:
             self._settings = load_properties(self.command_config, ignoring) if self.command_config else {}
