@@ -101,7 +101,9 @@ def cluster_options(fn):
                   help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
     @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
                   help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id); "
-                       "a property kgroup does not use is a warning, and skipped.")
+                       "a property kgroup does not use is a warning (with 'did you mean' for a near miss), and "
+                       "skipped; a file that must be fixed (a value kgroup cannot honour, a missing mechanism, "
+                       "user name or password, a certificate file that is not there) is exit 2 before connecting.")
     @click.option("--timeout", "timeout", type=Seconds(min=0.1), default=30.0, show_default=True,
                   metavar="SECONDS", help="Timeout for connecting and for each request.")
     @functools.wraps(fn)
