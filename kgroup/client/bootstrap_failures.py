@@ -257,12 +257,14 @@ class BootstrapWatch(logging.Handler):
         in its SASL exchange (Kafka closes after answering; kafka-python may see only the close)."""
         if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
             # The close may follow an UNSUPPORTED_SASL_MECHANISM answer that kafka-python did not read.
-            address, tls = self.addresses[0], self.protocol == "SASL_SSL"
+            # No answer to the handshake (a TLS listener, say): no SASL exchange to try either.
+            first, tls = self.addresses[0], self.protocol == "SASL_SSL"
             mechanism = self.settings.get("sasl_mechanism")
-            enabled = sasl_mechanisms(address, tls, mechanism, self.timeout_s) if mechanism else None
+            enabled = sasl_mechanisms(first, tls, mechanism, self.timeout_s) if mechanism else None
             if enabled and mechanism not in enabled:
-                return self._mechanism_not_enabled(address, enabled)
-            if all(sasl_refused(address, tls, self.settings, self.timeout_s) for address in self.addresses):
+                return self._mechanism_not_enabled(first, enabled)
+            if enabled and all(sasl_refused(address, tls, self.settings, self.timeout_s)
+                               for address in self.addresses):
                 return self._authentication_failed()
         if self.protocol in ("SSL", "SASL_SSL"):
             if self.settings.get("ssl_certfile") or not all(
