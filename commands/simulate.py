@@ -223,7 +223,6 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     from dataclasses import replace
 
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
-    from kgroup.sim.scenarios import run_scenario
 
     ctx = click.get_current_context()
     _reject_inapplicable(ctx, scenario)
@@ -252,7 +251,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         with plot_errors("simulate"):
             check_target(plot_path)
     try:
-        results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
+        results = _run_variants(scenario, variants(scenario, params, compare), compare)
     except ParameterError as exc:
         raise click.UsageError(str(exc)) from exc
     except ScenarioError as exc:
@@ -267,6 +266,21 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     else:
         _print_table(scenario, results, compare, show_events)
     _exit_if_members_lost(results, compare)
+
+
+def _run_variants(scenario, param_sets, compare) -> list:
+    """Each variant's run, with a status line on a terminal once a run takes more than 2 s (waves
+    done and the time left: a large dynamic bounce runs for minutes)."""
+    from kgroup.sim.model import params_label
+    from kgroup.sim.scenarios import run_scenario
+    from kgroup.writers import StepProgress
+
+    results = []
+    for params in param_sets:
+        label = f"simulate {scenario}" + (f" ({params_label(params, compare)})" if compare else "")
+        with StepProgress(label) as progress:
+            results.append(run_scenario(scenario, params, on_progress=progress.update))
+    return results
 
 
 def _exit_if_members_lost(results, compare) -> None:
@@ -332,17 +346,10 @@ def _reject_inapplicable(ctx, scenario) -> None:
 
 
 def _label(result, compare) -> str:
-    if compare == "membership":
-        return result.membership
-    if compare == "assignor":
-        return result.assignor
-    if compare == "removal":
-        return "remove-members" if result.remove_members else "session timeout"
-    if compare == "protocol":
-        return result.protocol
-    if compare is not None and compare.startswith("concurrency"):
-        return f"concurrency {result.concurrency}"
-    return "value"
+    from kgroup.sim.model import variant_label
+
+    return variant_label(compare, result.membership, result.assignor, result.protocol, result.remove_members,
+                         result.concurrency)
 
 
 def _epochs_label(results) -> str:

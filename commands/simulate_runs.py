@@ -66,17 +66,9 @@ def simulate_runs(scenario: str, param_sets: list, compare, runs: int, output: s
 
 
 def _variant(params, compare) -> str:
-    """The name of a --compare variant, from its parameters (one run's table names it from its result,
-    with the same words)."""
-    if compare == "membership":
-        return params.membership
-    if compare == "assignor":
-        return params.server_assignor if params.protocol == "consumer" else params.assignor
-    if compare == "removal":
-        return "remove-members" if params.remove_members else "session timeout"
-    if compare == "protocol":
-        return params.protocol
-    return "value"
+    from kgroup.sim.model import params_label
+
+    return params_label(params, compare)
 
 
 def _figure_label(name: str) -> str:

@@ -188,6 +188,21 @@ COMPARE = ("membership", "assignor", "removal", "protocol", "concurrency")
 DEFAULT_CONCURRENCIES = (1, 5, 10, 50)
 
 
+def variant_label(compare: str | None, membership: str, assignor: str, protocol: str, remove_members: bool,
+                  concurrency: int) -> str:
+    """The name a --compare variant goes by in tables, notes and status lines."""
+    kind = (compare or "").partition("=")[0]
+    return {"membership": membership, "assignor": assignor, "protocol": protocol,
+            "removal": "remove-members" if remove_members else "session timeout",
+            "concurrency": f"concurrency {concurrency}"}.get(kind, "value")
+
+
+def params_label(params: SimParams, compare: str | None) -> str:
+    assignor = params.server_assignor if params.protocol == "consumer" else params.assignor
+    return variant_label(compare, params.membership, assignor, params.protocol, params.remove_members,
+                         params.concurrency)
+
+
 def comparison(text: str) -> tuple[str, tuple[int, ...]]:
     """``--compare``'s value: a kind, and for ``concurrency[=1,5,10]`` the settings to compare."""
     kind, sep, values = text.partition("=")
