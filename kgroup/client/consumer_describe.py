@@ -8,7 +8,7 @@ it does not know as consumer groups — as Kafka's AdminClient (DescribeConsumer
 from __future__ import annotations
 
 from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, member_order
-from kgroup.client.wire import ClusterClient, Coordinator, error_name
+from kgroup.wire.cluster import ClusterClient, Coordinator, error_name
 
 # Member types of ConsumerGroupDescribe v1 (-1 in v0: a v0 broker only lists consumer members).
 MEMBER_TYPES = {0: "classic", 1: "consumer"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kgroup.client.model import GroupView
 from kgroup.client.removal_targets import target_member_ids
-from kgroup.client.wire import ClusterClient
+from kgroup.wire.cluster import ClusterClient
 
 
 def predict_target(client: ClusterClient, view: GroupView, removed_ids) -> dict[tuple[str, int], str]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
-from kgroup.client.authorization import check, failure
 from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.consumer_removal import predict_consumer_group_moves
 from kgroup.client.groups import describe_groups, group_exists, no_such_group
 from kgroup.client.model import GroupView
 from kgroup.client.removal_targets import members_named, target_member_ids
-from kgroup.client.wire import ClusterClient, error_name
 from kgroup.errors import EXIT_USAGE, KgroupError
+from kgroup.wire.authorization import check, failure
+from kgroup.wire.cluster import ClusterClient, error_name
 
 BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
 REASON_VERSION = 5     # Members[].Reason (KIP-800)
@@ -245,7 +245,7 @@ def _ask_again_after_a_move(client, group, targets, names, version, reason):
 
     from kafka.protocol.consumer import LeaveGroupRequest
 
-    from kgroup.client.wire import RETRY_BACKOFF_S
+    from kgroup.wire.cluster import RETRY_BACKOFF_S
 
     deadline = time.monotonic() + client.timeout_s
     while "UNKNOWN_MEMBER_ID" in names and time.monotonic() < deadline:
