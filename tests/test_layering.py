@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,42 +24,42 @@ ROOT = Path(__file__).resolve().parent.parent
 # installs as `kgroup.commands` (pyproject.toml's package-dir).
 SOURCES = {"kgroup": ROOT / "kgroup", "kgroup.commands": ROOT / "commands"}
 
-# The layers, lowest first. A module may import from its own layer and from any layer below it,
-# never from one above. Each entry is a layer name and the module prefixes it holds; the longest
-# prefix that names a module decides its layer.
+# The layers, lowest first: each rank holds one or more layers, and a layer's name and the module
+# prefixes it holds (the longest prefix that names a module decides its layer; `kgroup` stands for
+# the package's own __init__ only, so a new top-level module must be given its layer). A module may import
+# from its own layer and from any layer of a lower rank; never from a higher rank, nor from another
+# layer of its own rank (layers side by side know nothing of each other).
 #
-# * leaves: the error codes, exit codes, stream writers and small helpers every package shares;
-#   they import nothing of kgroup's above them.
-# * records, protocol: the wire and record formats (the `__consumer_offsets` schemas, the
-#   KIP-848 / Connect request schemas) — data, no group logic.
-# * assignors: the partition assignors, pure functions over member and topic data: the
-#   coordinator runs the server-side ones, the clients and the simulator the client-side ones.
-# * coordinator: the embedded group coordinator, standing on records, protocol and assignors.
-# * wire: how kgroup talks to a cluster (the transport the client, `decode --bootstrap-server`
-#   and serve's tests share).
-# * decode: `decode-offsets` as a library; its state replay uses the coordinator's offset store,
-#   its live reader the wire transport.
-# * client: the operations verbs' library, which also rebuilds views from a dump (decode).
-# * server, sim: `kgroup serve` and `kgroup simulate`, each a host of the coordinator; the
-#   simulated consumers share nothing with serve (they sit side by side).
+# * leaves: the error codes, exit codes, stream writers and small helpers every package shares.
+# * records, protocol, wire: the `__consumer_offsets` record format, the request schemas kafka-python
+#   lacks, and the transport to a real cluster — data and bytes, no group logic; none needs another.
+# * assignors: the partition assignors, pure functions over members and topics (and Connect's items):
+#   the coordinator runs the server-side ones, clients and the simulator the client-side ones.
+# * coordinator: the embedded group coordinator, on records, protocol and assignors.
+# * views: what kgroup shows of a group, asked of a cluster or replayed from a dump into the
+#   coordinator (`dump_replay`). Still modules of kgroup/client/, named one by one here: the decode
+#   wing's `--view state` tables show the same views, so they sit below decode.
+# * decode: `decode-offsets` as a library: dumps (or a cluster's topic, over wire) to rows and state.
+# * client, server: the operations verbs' library (which reads dumps with decode) and `kgroup serve`,
+#   side by side.
+# * sim: `kgroup simulate`; above server because the simulated broker takes `kgroup serve --config`'s
+#   group.* settings through serve's own parser (server.config), so both refuse the same entries.
 # * commands: the click front end, on top of everything.
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("leaves", ("kgroup", "kgroup.errors", "kgroup.kafka_errors", "kgroup.sizes",
-                "kgroup.topic_names", "kgroup.writers")),
-    ("records", ("kgroup.records",)),
-    ("protocol", ("kgroup.protocol",)),
-    ("assignors", ("kgroup.assignors",)),
-    ("coordinator", ("kgroup.coordinator",)),
-    ("wire", ("kgroup.wire",)),
-    ("decode", ("kgroup.decode",)),
-    ("client", ("kgroup.client",)),
-    ("server", ("kgroup.server",)),
-    ("sim", ("kgroup.sim",)),
-    ("commands", ("kgroup.commands",)),
+VIEWS = ("kgroup.client.model", "kgroup.client.connect_view", "kgroup.client.dump_members",
+         "kgroup.client.dump_replay")
+LAYERS: list[dict[str, tuple[str, ...]]] = [
+    {"leaves": ("kgroup", "kgroup.errors", "kgroup.kafka_errors", "kgroup.sizes", "kgroup.topic_names",
+                "kgroup.writers")},
+    {"records": ("kgroup.records",), "protocol": ("kgroup.protocol",), "wire": ("kgroup.wire",)},
+    {"assignors": ("kgroup.assignors",)},
+    {"coordinator": ("kgroup.coordinator",)},
+    {"views": VIEWS},
+    {"decode": ("kgroup.decode",)},
+    {"client": ("kgroup.client",), "server": ("kgroup.server",)},
+    {"sim": ("kgroup.sim",)},
+    {"commands": ("kgroup.commands",)},
 ]
-
-# Layers that sit side by side: neither may import the other (same rank, different packages).
-SIDE_BY_SIDE = {frozenset({"server", "sim"})}
+RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
 
 
 def modules() -> dict[str, Path]:
@@ -119,27 +120,24 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
+@cache
 def graph() -> dict[str, set[str]]:
+    """Every module -> the kgroup modules it imports (read once per run)."""
     known = modules()
     return {name: imports_of(name, path, known) for name, path in known.items()}
 
 
 def layer_of(module: str) -> str:
     best, best_len = None, -1
-    for layer, prefixes in LAYERS:
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
-                best, best_len = layer, len(prefix)
+    for layers in LAYERS:
+        for layer, prefixes in layers.items():
+            for prefix in prefixes:
+                inside = module == prefix or (module.startswith(prefix + ".") and prefix != "kgroup")
+                if inside and len(prefix) > best_len:
+                    best, best_len = layer, len(prefix)
     if best is None:
         raise KeyError(f"{module} is in no layer: add its package to LAYERS in {__file__}")
     return best
-
-
-RANK = {layer: rank for rank, (layer, _) in enumerate(LAYERS)}
-for _pair in SIDE_BY_SIDE:
-    _low = min(RANK[layer] for layer in _pair)
-    for _layer in _pair:
-        RANK[_layer] = _low
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -188,8 +186,8 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def upward_imports(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
-    """(importer, imported) where the imported module's layer is above the importer's, or beside
-    it in another package."""
+    """(importer, imported) where the imported module's layer is of a higher rank than the
+    importer's, or another layer of the same rank."""
     found = []
     for importer, targets in edges.items():
         for target in targets:

@@ -273,3 +273,13 @@ def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
     return GroupView(group=raw.group_id, state=getattr(raw, "group_state", "") or "",
                      protocol_type=protocol_type, protocol=getattr(raw, "protocol_data", "") or "",
                      coordinator=coordinator, members=members, error=error)
+
+
+def topic_rows(pairs, names: dict) -> list[dict]:
+    """(topic id or name, partitions) pairs as [{"topic", "partitions"}] by name; an id `names`
+    does not know is shown as the id."""
+    by_topic: dict[str, set[int]] = {}
+    for topic, partitions in pairs:
+        name = topic if isinstance(topic, str) else names.get(topic) or str(topic)
+        by_topic.setdefault(name, set()).update(partitions)
+    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items()) if ps]
