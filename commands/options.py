@@ -88,7 +88,7 @@ class ClusterOptions:
 
     def connect(self, refused_at_once: bool = True):
         """`refused_at_once=False` for commands that wait out a restarting broker (`wait`)."""
-        from kgroup.client.wire import ClusterClient
+        from kgroup.wire.cluster import ClusterClient
 
         return ClusterClient(self.bootstrap, self.settings(), timeout_s=self.timeout, refused_at_once=refused_at_once)
 

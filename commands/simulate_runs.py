@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import fail
+from kgroup.commands.simulate_report import RESTORE_ROWS, ROWS, warn_never_rejoined
 
 
 class RestartMs(click.ParamType):
@@ -72,8 +73,6 @@ def _variant(params, compare) -> str:
 
 
 def _figure_label(name: str) -> str:
-    from kgroup.commands.simulate import RESTORE_ROWS, ROWS
-
     labels = {key: label for label, key in ROWS if key}
     labels.update({f"restore_{key}": label for label, key, _ in RESTORE_ROWS})
     labels["least_session_left_ms"] = "least session left (ms)"
@@ -118,7 +117,5 @@ def _print_tables(sets, labels, compare) -> None:
 
 def _exit_if_members_lost(sets, labels, compare) -> None:
     """A run whose member never came back makes the whole set partial (its seed named)."""
-    from kgroup.commands.simulate import warn_never_rejoined
-
     warn_never_rejoined([((f"{label}: " if compare else "") + f"seed {seed}: ", m)
                          for runs, label in zip(sets, labels) for seed, m in runs.lost()])

@@ -10,12 +10,10 @@ from kgroup.coordinator.config import INT_MAX
 
 from .restart_spread import Restart, given_values
 from .run_log import EventLog, Intervals
+from .scenario_options import PROTOCOL_ROLLS, inapplicable  # noqa: F401  (PROTOCOL_ROLLS: re-exported)
 
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
              "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol")
-# the online migrations: every process restarted on the other protocol (from, to)
-PROTOCOL_ROLLS = {"upgrade-protocol": ("classic", "consumer"),
-                  "downgrade-protocol": ("consumer", "classic")}
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
@@ -230,8 +228,6 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
     """The parameter sets `--compare` runs side by side (the comparisons a scenario takes are
     ``scenario_options``' table: membership not where the scenario switches it, protocol not in the
     protocol rolls, removal only in scale-down)."""
-    from .scenario_options import inapplicable
-
     if compare is None:
         return [params]
     compare, settings = comparison(compare)
