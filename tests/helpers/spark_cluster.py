@@ -21,7 +21,7 @@ import subprocess
 import time
 import urllib.request
 
-from helpers.kafka_cluster import free_port
+from helpers.kafka_cluster import LOG4J2, free_port
 from kgroup.decode.spark.session import find_java
 
 #: What each worker offers executors (an executor asks for spark.executor.memory, 1g by default:
@@ -30,16 +30,9 @@ WORKER_MEMORY = "512m"
 EXECUTOR_MEMORY = "512m"
 DAEMON_JVM = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
 
-LOG4J2 = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = info
-rootLogger.appenderRef.file.ref = file
-"""
+def log4j2(log) -> str:
+    """A daemon's log4j2 file: Kafka's test node's, at INFO, into ``log``."""
+    return LOG4J2.format(log=log, level="info")
 
 
 def spark_home() -> pathlib.Path:
@@ -75,7 +68,7 @@ class SparkStandalone:
     def _java(self, name: str, main: str, args: list[str]) -> subprocess.Popen:
         log = self.root / f"{name}.log"
         config = self.root / f"{name}-log4j2.properties"
-        config.write_text(LOG4J2.format(log=log))
+        config.write_text(log4j2(log))
         home = spark_home()
         env = {**os.environ, "SPARK_HOME": str(home), "SPARK_SCALA_VERSION": scala_version(home),
                "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": str(self.root / "local")}
