@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
-from kgroup.commands.simulate_report import RESTORE_ROWS, ROWS, warn_never_rejoined
-from kgroup.commands.simulate_runs import RestartMs
+from kgroup.commands._simulate.report import RESTORE_ROWS, ROWS, warn_never_rejoined
+from kgroup.commands._simulate.runs import RestartMs
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
 
@@ -225,7 +225,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         state_bytes_per_partition=state_bytes_per_partition, restore_rate=restore_rate)
     params = replace(params, broker_config=_broker_config(ctx, scenario, params))
     if runs is not None:
-        from kgroup.commands.simulate_runs import simulate_runs
+        from kgroup.commands._simulate.runs import simulate_runs
         try:
             param_sets = variants(scenario, params, compare)
         except ParameterError as exc:

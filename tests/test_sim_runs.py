@@ -1,5 +1,5 @@
 """`kgroup simulate --restart-ms` spreads and `--runs N`: how likely a roll is to rebalance
-(kgroup/sim/restart_spread.py, kgroup/sim/runs.py, commands/simulate_runs.py)."""
+(kgroup/sim/restart_spread.py, kgroup/sim/runs.py, commands/_simulate/runs.py)."""
 
 import json
 import re

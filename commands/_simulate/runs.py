@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import fail
-from kgroup.commands.simulate_report import RESTORE_ROWS, ROWS, warn_never_rejoined
+from kgroup.commands._simulate.report import RESTORE_ROWS, ROWS, warn_never_rejoined
 
 
 class RestartMs(click.ParamType):
