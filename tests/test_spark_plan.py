@@ -20,7 +20,7 @@ from kgroup.decode.render import COLUMNS, ParquetRows
 from kgroup.decode.spark.plan import plan_tasks, split_file
 from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
-from kgroup.decode.spark.replay import reduced_rows, replay
+from kgroup.decode.spark.replay import pack, pack_state, reduced_rows, replay, unpack_state
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -187,9 +187,8 @@ def spark_like_state(inputs, split, until_offset=None, until_time=None):
     grouped: dict = {}
     for task in tasks:
         reader = RangeReader(task, until_offset, until_time)
-        for i, row in enumerate(reduced_rows(reader)):
-            grouped.setdefault(task.log_partition, []).append((task.seq, i, row))
-    return {k: replay(v) for k, v in grouped.items()}
+        grouped.setdefault(task.log_partition, []).append((task.seq, pack(reduced_rows(reader))))
+    return {k: unpack_state(pack_state(replay(v))) for k, v in grouped.items()}  # as it travels to the driver
 
 
 def _row_key(row):

@@ -17,7 +17,7 @@ from pyspark.accumulators import AccumulatorParam
 from ..render import SCHEMA_DDL
 from ..run import fewer_collections
 from .reader import RangeReader, RangeSummary
-from .replay import reduced_rows, replay
+from .replay import pack, pack_state, reduced_rows, replay, unpack_state
 from .rows import batch_payloads, parquet_tuples, text_blocks, write_parquet
 
 
@@ -211,8 +211,9 @@ def _write_parts(sc, tasks, until, row_filter, out: str, fmt: str) -> dict:
 
 
 def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
-    """([(log partition index, PartitionState)] in reading order, summaries by seq): the replay runs on
-    the executors, one log partition per group, over the rows each range could not drop."""
+    """([(log partition index, replay.ReplayedPartition)] in reading order, summaries by seq): the
+    replay runs on the executors, one log partition per group, over the rows each range could not
+    drop; rows and states travel packed (`replay.pack`)."""
     sc = spark.sparkContext
     summaries = sc.accumulator({}, SummariesParam())
     until = (options.until_offset, options.until_time)
@@ -225,19 +226,18 @@ def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
         for log_index, task in pairs:
             reader = RangeReader(task, *until)
             with fewer_collections():
-                kept = reduced_rows(reader)
-            for position, row in enumerate(kept):
-                yield log_index, (task.seq, position, row)
+                kept = pack(reduced_rows(reader))
+            yield log_index, (task.seq, kept)
             summaries.add({task.seq: reader.summary})
 
     partitions = max(1, min(len(index_of), sc.defaultParallelism * 2))
     states = (sc.parallelize(keyed, max(1, len(keyed)))
               .mapPartitions(run)
               .groupByKey(partitions, partitionFunc=lambda key: key)
-              .mapValues(replay)
+              .mapValues(lambda parts: pack_state(replay(parts)))
               .collect())
     states.sort(key=lambda pair: pair[0])
-    return states, dict(summaries.value)
+    return [(index, unpack_state(packed)) for index, packed in states], dict(summaries.value)
 
 
 def log_partitions(tasks) -> list:
