@@ -6,6 +6,7 @@ mixed codecs, damaged batches)."""
 import os
 import random
 import struct
+from operator import itemgetter
 
 import pytest
 
@@ -20,7 +21,7 @@ from kgroup.decode.render import COLUMNS, ParquetRows
 from kgroup.decode.spark.plan import plan_tasks, split_file
 from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
-from kgroup.decode.spark.replay import pack, pack_state, reduced_rows, replay, unpack_state
+from kgroup.decode.spark.replay import kept_records, pack_range, pack_state, replay, unpack_state
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -187,7 +188,7 @@ def spark_like_state(inputs, split, until_offset=None, until_time=None):
     grouped: dict = {}
     for task in tasks:
         reader = RangeReader(task, until_offset, until_time)
-        grouped.setdefault(task.log_partition, []).append((task.seq, pack(reduced_rows(reader))))
+        grouped.setdefault(task.log_partition, []).append((task.seq, pack_range(task, kept_records(reader))))
     return {k: unpack_state(pack_state(replay(v))) for k, v in grouped.items()}  # as it travels to the driver
 
 
@@ -352,17 +353,28 @@ def test_reduced_ranges_replay_to_the_local_state(tmp_path, seed, split):
 
 
 def test_reduction_drops_only_superseded_rows(tmp_path):
+    """A range keeps its markers, its transactional commits and the latest plain write per key bytes,
+    undecoded (offset, control marker, key and value bytes as read); the rest it drops."""
     d = tmp_path / "__consumer_offsets-0"
     d.mkdir()
     write_mixed_dump(d / "00000000000000000000.log", seed=5, rounds=300)
     inputs = resolve_inputs([str(d)], None, ProblemLog())
     task = plan_tasks(inputs, 1 << 30)[0]
     all_rows = [r for _b, rows in RangeReader(task) for r in rows]
-    kept = reduced_rows(RangeReader(task))
+    kept = kept_records(RangeReader(task))
+    offset, control, key, value = (itemgetter(i) for i in (7, 5, 9, 10))  # replay._OFFSET, ...
     controls = [r for r in all_rows if r.kind == "control"]
-    assert [r.offset for r in kept if r.kind == "control"] == [r.offset for r in controls]
+    assert [(offset(r), control(r)) for r in kept if control(r)] == [(r.offset, r.marker) for r in controls]
     txn = [r.offset for r in all_rows if r.kind == "data" and r.transactional and r.record_type in (0, 1)]
-    assert set(txn) <= {r.offset for r in kept}
+    assert set(txn) <= {offset(r) for r in kept}
+    by_offset = {r.offset: r for r in all_rows}
+    assert all((key(r), value(r)) == (by_offset[offset(r)].key_bytes, by_offset[offset(r)].value_bytes)
+               for r in kept if not control(r))
+    latest = {}
+    for r in all_rows:
+        if r.kind == "data" and r.producer_id == -1:
+            latest[r.key_bytes] = r.offset
+    assert set(latest.values()) <= {offset(r) for r in kept}
     assert len(kept) < len(all_rows) / 2
 
 
@@ -489,3 +501,13 @@ def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatc
     assert (spark.exit_code, spark.stdout, spark.stderr) == (local.exit_code, local.stdout, local.stderr)
     assert local.exit_code == 1
     assert local.stderr.startswith(f"kgroup decode-offsets: {missing}: no such file or directory\n")
+
+
+def test_a_local_masters_jvm_is_light_and_the_users_options_come_last():
+    from kgroup.decode.spark.session import LOCAL_JVM_OPTIONS, quiet_conf
+
+    local = quiet_conf("local[2]", {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4"})
+    options = local["spark.driver.extraJavaOptions"]
+    assert options.startswith("-Dlog4j2.configurationFile=file:") and LOCAL_JVM_OPTIONS in options
+    assert options.endswith(" -XX:TieredStopAtLevel=4")  # the JVM takes the last of a repeated option
+    assert LOCAL_JVM_OPTIONS not in quiet_conf("spark://h:7077", {})["spark.driver.extraJavaOptions"]

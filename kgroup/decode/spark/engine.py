@@ -17,7 +17,7 @@ from pyspark.accumulators import AccumulatorParam
 from ..render import SCHEMA_DDL
 from ..run import fewer_collections
 from .reader import RangeReader, RangeSummary
-from .replay import pack, pack_state, reduced_rows, replay, unpack_state
+from .replay import kept_records, pack_range, pack_state, replay, unpack_state
 from .rows import batch_payloads, parquet_tuples, text_blocks, write_parquet
 
 
@@ -212,8 +212,8 @@ def _write_parts(sc, tasks, until, row_filter, out: str, fmt: str) -> dict:
 
 def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
     """([(log partition index, replay.ReplayedPartition)] in reading order, summaries by seq): the
-    replay runs on the executors, one log partition per group, over the rows each range could not
-    drop; rows and states travel packed (`replay.pack`)."""
+    replay runs on the executors, one log partition per group, over the records each range could not
+    drop; records and states travel packed (`replay.pack_range`, `pack_state`)."""
     sc = spark.sparkContext
     summaries = sc.accumulator({}, SummariesParam())
     until = (options.until_offset, options.until_time)
@@ -226,7 +226,7 @@ def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
         for log_index, task in pairs:
             reader = RangeReader(task, *until)
             with fewer_collections():
-                kept = pack(reduced_rows(reader))
+                kept = pack_range(task, kept_records(reader))
             yield log_index, (task.seq, kept)
             summaries.add({task.seq: reader.summary})
 

@@ -1,45 +1,49 @@
-"""`--view state` in Spark: each range keeps only the rows that can still change the state, then each
-log partition's rows are replayed in log order by the very `PartitionState` the local engine uses.
+"""`--view state` in Spark: each range keeps only the records that can still change the state, then
+each log partition's records are replayed in log order by the very `PartitionState` the local engine uses.
 
-A range is read as the local engine's state sink reads a file (`kgroup.decode.state_replay`): the
-records of plain batches (no producer id, not control) are collapsed by their raw key bytes while
-still undecoded, and only the survivors are decoded; every other batch is decoded whole, and all its
-rows but errors are kept. A record of a plain batch followed later in the range, in a plain batch, by
-a record with the same key bytes that is not a tombstone can go whatever came before the range: for
-types 2-15 `PartitionState` keeps, per decoded identity, whatever the *last* row said; a plain offset
-commit (see `pending_until_marker`) only sets the committed value until that later plain write
-replaces it, and never touches the pending transactions (a COMMIT marker in between may install or
-skip a pending entry, but the later write overwrites that too). Tombstones are kept: one also clears
-pending offsets when a transaction is open, which a range cannot know.
+A range is read as the local engine's state sink reads a file (`kgroup.decode.state_replay`), and what
+it keeps stays undecoded: the records of plain batches (no producer id, not control) are collapsed by
+their raw key bytes, the latest per key bytes surviving; the records of transactional data batches are
+all kept; control batches are decoded (their markers kept). A record of a plain batch followed later in
+the range, in a plain batch, by a record with the same key bytes that is not a tombstone can go
+whatever came before the range: for types 2-15 `PartitionState` keeps, per decoded identity, whatever
+the *last* row said; a plain offset commit (see `pending_until_marker`) only sets the committed value
+until that later plain write replaces it, and never touches the pending transactions (a COMMIT marker
+in between may install or skip a pending entry, but the later write overwrites that too). Tombstones
+are kept: one also clears pending offsets when a transaction is open, which a range cannot know.
 
-The replay then drops, across the partition's ranges, what `_still_relevant` proves superseded in the
-whole log order: a type 2-15 row followed by another with its decoded identity, and a plain offset
-commit followed by a plain commit or a tombstone for the same decoded (group, topic, partition);
-tombstones, commits with a producer id and markers all stay. Error rows and rows of a batch with a bad
-CRC never reach the replay, as in the local engine.
-
-As in the local engine, a value that a later record with the same key bytes overwrites (in the same
+Every key kept was decoded once (`KeyCheck`: a batch with a key that does not decode is decoded whole,
+its problems reported, its error rows dropped). A kept offset commit's value that `fast_rows` reads
+(laid out as Kafka writes it) decodes without a problem, so it is not decoded here; every other kept
+value is, in file order, its problems reported and its error rows dropped, as the local engine decodes
+its survivors. As there, a value that a later record with the same key bytes overwrites (in the same
 range, here) is never decoded, so a problem only that value has is not reported.
 
-What travels between the stages (a range's kept rows to its log partition's replay, the replayed state
-to the driver) is `pack`ed: the rows' fields as plain tuples pickled at C speed, a twentieth of the
-cost of pickling the row objects (whose slots a Python method copies one by one) as Spark would.
+The replay walks the partition's ranges backwards and drops what a later record supersedes in the whole
+log: a type 2-15 record followed by one with the same key bytes, a plain offset commit followed by a
+plain commit or a tombstone with the same key bytes; then it decodes the rest (only the partition's
+last writes) and replays them. Ranges travel as plain tuples of ints and bytes (`pack_range`), the
+replayed state as its rows' fields (`pack_state`), pickled at C speed: Spark's cloudpickle of row
+objects costs twenty times more.
 """
 
 from __future__ import annotations
 
 import pickle
 from dataclasses import fields
-from itertools import count, repeat
-from operator import attrgetter
+from itertools import count, groupby, repeat
+from operator import attrgetter, itemgetter
 
 from kgroup.coordinator.offsets_store import pending_until_marker
-from kgroup.decode.decoder import DecodedRow
-from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, identity, record_identity
+from kgroup.decode.decoder import DecodedRow, ProblemLog, RowDecoder
+from kgroup.decode.fast_rows import OffsetCommitValues
+from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
 from kgroup.decode.state_replay import (BatchFacts, KeyCheck, _record_in, decode_survivors, plain_batch,
                                         record_keys)
+from kgroup.records.batch_model import Record
 from kgroup.records.lazy_records import LazyRecords
 from kgroup.records.schema_records import DecodedKey, DecodedValue
+from kgroup.records.segment import SegmentFile
 
 from .reader import RangeReader
 
@@ -55,6 +59,10 @@ def _key_check(decoder) -> KeyCheck:
     return check
 
 
+#: Checks that a value is laid out as Kafka writes it (then it decodes without a problem).
+_VALUES = OffsetCommitValues("{data}", str)
+
+
 def _has_tombstones(records) -> bool:
     """Whether any record's value is null (a run of tombstones has a negative value size)."""
     if type(records) is LazyRecords:
@@ -63,51 +71,86 @@ def _has_tombstones(records) -> bool:
     return any(r.value is None for r in records)
 
 
-def reduced_rows(reader: RangeReader) -> list:
-    """The state-relevant rows of one range, in log order.
+#: A kept record as it travels: where it is (its batch's byte position, its index there), the
+#: batch's magic, producer id and transactional flag, the control marker and coordinator epoch (a
+#: control record; else None), offset, timestamp, key and value bytes.
+(_POSITION, _INDEX, _MAGIC, _PRODUCER, _TRANSACTIONAL, _CONTROL, _EPOCH, _OFFSET, _TIMESTAMP, _KEY,
+ _VALUE) = range(11)
+
+
+def _raw(facts, index: int, record) -> tuple:
+    return (facts.position, index, facts.magic, facts.producer_id, facts.is_transactional, record.control,
+            record.coordinator_epoch, record.offset, record.timestamp, record.key, record.value)
+
+
+def kept_records(reader: RangeReader) -> list:
+    """The range's records that may still change the state, undecoded, in log order (`_raw` tuples).
 
     One forward pass holding only what may still be relevant (memory grows with the distinct keys of
     the range and the records of its transactional batches, not with all its records)."""
     survivors: dict = {}  # key bytes -> (records, index, BatchFacts): plain batches, latest per key bytes
-    tombstones: list = []  # (records, index, BatchFacts): plain batches' tombstones, all kept
-    decoded: list = []  # (place, row): the rows of batches decoded whole
+    refs: list = []  # (records, index, BatchFacts): plain batches' tombstones, transactional batches' records
+    raws: list = []  # records of batches decoded whole (control, a key that does not decode)
     check = None
+    decoder = None
     for batch, records in reader.records():
         decoder = reader.decoder
         if not batch.crc_valid:  # reported already; decoded for its problems, never replayed
             decoder.rows(batch, list(records))
             continue
-        if plain_batch(batch):
-            if check is None:
-                check = _key_check(decoder)
-            facts = BatchFacts(batch)
-            keys = record_keys(records)
-            if check.all_decode(keys, facts):
-                if not _has_tombstones(records):  # C-level: the latest record per key bytes wins
-                    survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
+        facts = BatchFacts(batch)
+        if batch.is_control:
+            records = list(records)
+            raws += [_raw(facts, index, record) for index, record in enumerate(records)
+                     if decoder.rows(batch, [record])]  # an unknown control type: reported, dropped
+            continue
+        if check is None:
+            check = _key_check(decoder)
+        keys = record_keys(records)
+        if not check.all_decode(keys, facts):
+            records = list(records)
+            raws += [_raw(facts, index, record) for index, (record, row)
+                     in enumerate(zip(records, decoder.rows(batch, records))) if row.kind != "error"]
+            continue
+        if not plain_batch(batch):
+            refs += zip(repeat(records), range(len(keys)), repeat(facts))
+        elif not _has_tombstones(records):  # C-level: the latest record per key bytes wins
+            survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
+        else:
+            for index, (key, record) in enumerate(zip(keys, records)):
+                if record.value is None:
+                    refs.append((records, index, facts))
                 else:
-                    for index, (key, record) in enumerate(zip(keys, records)):
-                        if record.value is None:
-                            tombstones.append((records, index, facts))
-                        else:
-                            survivors[key] = (records, index, facts)
-                decoder.problems.records_ok += len(keys)
-                continue
-        position = batch.position
-        decoded += [((position, index), row) for index, row in enumerate(decoder.rows(batch, list(records)))]
-    refs = sorted(list(survivors.values()) + tombstones, key=_place_of_ref)
-    if refs:
-        rows = decode_survivors([(_record_in(records, i), facts) for records, i, facts in refs], reader.decoder)
-        decoded += [((facts.position, index), row) for (_records, index, facts), row in zip(refs, rows)]
+                    survivors[key] = (records, index, facts)
+        decoder.problems.records_ok += len(keys)
+    refs += survivors.values()
+    refs.sort(key=_place_of_ref)
+    kept = [(_record_in(records, index), index, facts) for records, index, facts in refs]
+    if decoder is not None:
+        raws += _checked(kept, decoder)
     reader.count_records()
-    decoded.sort(key=_place)
-    kept = []
-    for _place_, row in decoded:
-        if row.kind != "error":
-            if row.kind == "data" and row.record_type in OFFSET_COMMIT_TYPES:
-                row.key_bytes = row.value_bytes = None  # the state never shows an offset commit's raw bytes
-            kept.append(row)
-    return kept
+    raws.sort(key=_place_of_raw)
+    return raws
+
+
+def _checked(kept: list, decoder) -> list:
+    """`_raw` tuples of the (record, index, BatchFacts) whose values decode: those `fast_rows` reads
+    (plain offset commits) and tombstones as they are, the others decoded now, in file order."""
+    fast = decoder.family in (None, "consumer")
+    one = _VALUES.one
+    out, doubtful = [], []
+    for item in kept:
+        record = item[0]
+        value, key = record.value, record.key
+        if value is None or (fast and key[0] == 0 and key[1] in OFFSET_COMMIT_TYPES and one(value) is not None):
+            out.append(_raw(item[2], item[1], record))
+        else:
+            doubtful.append(item)
+    if doubtful:
+        rows = decode_survivors([(record, facts) for record, _index, facts in doubtful], decoder)
+        out += [_raw(facts, index, record) for (record, index, facts), row in zip(doubtful, rows)
+                if row.kind != "error"]
+    return out
 
 
 def _place_of_ref(ref) -> tuple:
@@ -115,54 +158,73 @@ def _place_of_ref(ref) -> tuple:
     return facts.position, index
 
 
-def _place(pair) -> tuple:
-    return pair[0]
+def _place_of_raw(raw) -> tuple:
+    return raw[_POSITION], raw[_INDEX]
+
+
+def pack_range(task, raws: list) -> bytes:
+    """A range's kept records with what decodes them again (its segment and family)."""
+    segment = (task.path, task.topic, task.partition, task.base_offset)
+    return pickle.dumps((segment, task.family, raws), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def replay(parts) -> PartitionState:
-    """Replay one log partition's (seq, packed rows) pairs, one per range, in log order (by seq).
+    """Replay one log partition's (seq, `pack_range` bytes) pairs, one per range, in log order (by seq).
 
-    The ranges' rows are reduced across ranges (`_still_relevant`) while still packed (each range
-    kept the latest write of its keys; the next range's overwrite most of them), so only the
-    partition's last writes become row objects."""
-    flats: list = []
-    for _seq, packed in sorted(parts, key=lambda part: part[0]):
-        flats += pickle.loads(packed)
+    Walked backwards, each range unpacked alone keeps only what no later record supersedes (module
+    docstring), so memory holds the packed ranges and the partition's last writes, not every range's
+    records; those are then decoded (their problems were reported by the ranges) and replayed."""
+    later_plain: set = set()  # key bytes of a later plain offset commit or tombstone
+    later: set = set()  # key bytes of a later record of types 2-15
+    kept_ranges = []
+    for _seq, packed in sorted(parts, key=lambda part: part[0], reverse=True):
+        segment, family, raws = pickle.loads(packed)
+        kept = []
+        for raw in reversed(raws):
+            key = raw[_KEY]
+            if raw[_CONTROL] is not None:
+                kept.append(raw)
+            elif key[0] == 0 and key[1] in OFFSET_COMMIT_TYPES:
+                if raw[_VALUE] is None:
+                    later_plain.add(key)
+                    kept.append(raw)
+                elif pending_until_marker(raw[_PRODUCER] if raw[_MAGIC] >= 2 else -1):
+                    kept.append(raw)
+                elif key not in later_plain:
+                    later_plain.add(key)
+                    kept.append(raw)
+            elif key not in later:
+                later.add(key)
+                kept.append(raw)
+        kept.reverse()
+        kept_ranges.append((segment, family, kept))
     state = PartitionState()
-    state.apply_all(_rows(flats[i] for i in _still_relevant(flats)))
+    for segment, family, kept in reversed(kept_ranges):
+        state.apply_all(_decoded(segment, family, kept))
     return state
 
 
-def _still_relevant(flats: list) -> list:
-    """Indexes of the packed rows (in log order) that may still change the state (module docstring)."""
-    latest_identity: dict = {}
-    latest_plain: dict = {}
-    always: list = []
-    kind_at, type_at, producer_at = _ROW_FIELDS.index("kind"), _ROW_FIELDS.index("record_type"), \
-        _ROW_FIELDS.index("producer_id")
-    data_at = _KEY_FIELDS.index("data")
-    for index, flat in enumerate(flats):
-        kind = flat[kind_at]
-        if kind != "data":
-            if kind != "error":
-                always.append(index)
-            continue
-        data = flat[_KEY_AT][data_at]
-        record_type = flat[type_at]
-        if record_type not in OFFSET_COMMIT_TYPES:
-            latest_identity[identity(record_type, data)] = index
-            continue
-        key = (data["group"], data["topic"], data["partition"])
-        if flat[_VALUE_AT] is None:
-            latest_plain.pop(key, None)
-            always.append(index)
-        elif pending_until_marker(flat[producer_at]):
-            always.append(index)
-        else:
-            latest_plain[key] = index
-    kept = always + list(latest_plain.values()) + list(latest_identity.values())
-    kept.sort()
-    return kept
+class _Facts:
+    """What RowDecoder reads of a batch (see `state_replay.BatchFacts`), from a `_raw` tuple."""
+
+    __slots__ = ("position", "magic", "producer_id", "is_transactional", "is_control")
+
+    def __init__(self, raw):
+        self.position, _index, self.magic, self.producer_id, self.is_transactional = raw[:5]
+        self.is_control = raw[_CONTROL] is not None
+
+
+def _decoded(segment: tuple, family, raws: list) -> list:
+    """The rows of one range's `_raw` tuples, one decoder call per batch (silent: the range reported
+    every problem they have)."""
+    decoder = RowDecoder(SegmentFile(*segment), family, ProblemLog())
+    rows: list = []
+    for _position, same_batch in groupby(raws, key=itemgetter(_POSITION)):
+        same_batch = list(same_batch)
+        records = [Record(raw[_OFFSET], raw[_TIMESTAMP], -1, raw[_KEY], raw[_VALUE], [], -1, -1,
+                          control=raw[_CONTROL], coordinator_epoch=raw[_EPOCH]) for raw in same_batch]
+        rows += decoder.rows(_Facts(same_batch[0]), records)
+    return rows
 
 
 # ---------------------------------------------------------------------------------------- transport
