@@ -15,7 +15,7 @@ from kgroup.decode.spark import rows as task_rows
 from kgroup.decode.spark.plan import plan_tasks
 from kgroup.decode.spark.reader import RangeReader
 from kgroup.records import encode_key, encode_value
-from kgroup.records.writer import LogWriter
+from kgroup.records.writer import LogWriter, OutRecord, encode_batch
 
 from test_fast_rows import KAFKA44_VECTORS, SEGMENT_VECTORS, dumps
 
@@ -112,6 +112,16 @@ def test_a_dump_of_runs_goes_the_fast_way_and_keeps_its_topic_ids(tmp_path):
                     rows.append((key, encode_value(1, version, data) if round_no != 4 else None,
                                  1_700_000_000_000 + round_no))
                 w.append(rows, base_sequence=0)
+        # a batch the log cleaner left with gaps between its offsets, and a run past delta 63
+        f.write(encode_batch([OutRecord(encode_key(1, {"group": "g1", "topic": "t", "partition": p}),
+                                          encode_value(1, 3, {"offset": p, "leaderEpoch": 1, "metadata": "",
+                                                              "commitTimestamp": 5}), 1_700_000_000_000 + p % 2,
+                                          offset=10_000 + 3 * p) for p in range(20)], base_offset=10_000))
+        for base in (20_000, 30_000):  # (the second time with its keys known)
+            f.write(encode_batch([(encode_key(1, {"group": "g2", "topic": "t", "partition": p}),
+                                   encode_value(1, 3, {"offset": p, "leaderEpoch": 1, "metadata": "",
+                                                       "commitTimestamp": 5}), 1_700_000_000_000)
+                                  for p in range(100)], base_offset=base))
     inputs = resolve_inputs([str(path)], None, ProblemLog())
     tasks = plan_tasks(inputs, 1 << 20)
     fast = _fast(tasks, RowFilter(), arrow=True)

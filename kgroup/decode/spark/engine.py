@@ -18,7 +18,7 @@ from ..render import SCHEMA_DDL
 from ..run import fewer_collections
 from .reader import RangeReader, RangeSummary
 from .replay import kept_records, pack_range, pack_state, replay, unpack_state
-from .rows import batch_payloads, parquet_tuples, text_blocks, write_parquet
+from .rows import batch_payloads, parquet_tuples, text_blocks, write_parquet, write_text
 
 
 @dataclass(frozen=True)
@@ -198,9 +198,7 @@ def _write_parts(sc, tasks, until, row_filter, out: str, fmt: str) -> dict:
                     write_parquet(reader, row_filter, partial)
                 else:
                     with open(partial, "w", encoding="utf-8") as f:
-                        for block in text_blocks(reader, row_filter, fmt):
-                            f.write(block)
-                            f.write("\n")
+                        write_text(reader, row_filter, fmt, f)
             os.replace(partial, os.path.join(directory, name))
             yield task.seq, reader.summary
 

@@ -14,7 +14,7 @@ No pyspark import: tests run this without Spark.
 
 from __future__ import annotations
 
-from kgroup.decode.fast_parquet import FastParquet, ParquetBlock
+from kgroup.decode.fast_parquet import FastParquet
 from kgroup.decode.fast_rows import FastJsonl
 from kgroup.decode.render import ARROW_BLOCK_ROWS, PAYLOADS, JsonlLines, arrow_schema
 from kgroup.decode.run import fast_text_output
@@ -96,25 +96,36 @@ def text_blocks(reader, row_filter, output: str = "jsonl"):
         yield "\n".join(block)
 
 
+def write_text(reader, row_filter, output: str, stream) -> None:
+    """The range's rows as text lines to `stream`, a batch's lines with one write (as the local
+    engine's `RowWriter` writes them)."""
+    for kind, item in batch_payloads(reader, row_filter, output):
+        if kind == "t":
+            stream.write(item[0] + "\n")
+        else:
+            item.append("")
+            stream.write("\n".join(item))
+
+
 def parquet_blocks(reader, row_filter):
     """The range's rows as `fast_parquet.ParquetBlock`s of at least ARROW_BLOCK_ROWS rows each but
     the last, the offset commits of whole batches straight from their undecoded records."""
     fast = _cached("parquet", reader, row_filter, FastParquet)
     fast.keep = _keep(row_filter)
-    block = ParquetBlock()
+    block = fast.block()
     if reader.whole_batches:
         add = fast.add_batch
         for batch, records in reader.records():
             add(block, batch, records, reader.decoder)
             if block.count >= ARROW_BLOCK_ROWS:
                 yield block
-                block = ParquetBlock()
+                block = fast.block()
     else:
         for _batch, rows in reader:
             fast.add_rows(block, rows)
             if block.count >= ARROW_BLOCK_ROWS:
                 yield block
-                block = ParquetBlock()
+                block = fast.block()
     if block.count:
         yield block
 
