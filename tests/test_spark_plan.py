@@ -9,6 +9,7 @@ import struct
 from operator import itemgetter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from kgroup.records import encode_key, encode_value
 from kgroup.records.batch import LOG_OVERHEAD
@@ -22,6 +23,7 @@ from kgroup.decode.spark.plan import plan_tasks, split_file
 from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
 from kgroup.decode.spark.replay import kept_records, pack_range, pack_state, replay, unpack_state
+from test_fast_rows import dumps as random_dumps
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -511,3 +513,18 @@ def test_a_local_masters_jvm_is_light_and_the_users_options_come_last():
     assert options.startswith("-Dlog4j2.configurationFile=file:") and LOCAL_JVM_OPTIONS in options
     assert options.endswith(" -XX:TieredStopAtLevel=4")  # the JVM takes the last of a repeated option
     assert LOCAL_JVM_OPTIONS not in quiet_conf("spark://h:7077", {})["spark.driver.extraJavaOptions"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=random_dumps())
+def test_random_dumps_replay_to_the_local_state(tmp_path, data):
+    """Batches of commits of every layout (runs, odd metadata, values and keys that do not decode,
+    tombstones, transactions and markers), read in ranges of every size: the state is the local one."""
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    inputs, _, _, local_states = local_run([str(path.parent)])
+    for split in (1, 300, 1 << 30):
+        states = spark_like_state(inputs, split)
+        assert {k: _state_view(v) for k, v in states.items()} == {k: _state_view(v) for k, v in local_states.items()}

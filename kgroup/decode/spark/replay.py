@@ -30,6 +30,7 @@ objects costs twenty times more.
 from __future__ import annotations
 
 import pickle
+from bisect import bisect_right
 from dataclasses import fields
 from itertools import count, groupby, repeat
 from operator import attrgetter, itemgetter
@@ -38,10 +39,9 @@ from kgroup.coordinator.offsets_store import pending_until_marker
 from kgroup.decode.decoder import DecodedRow, ProblemLog, RowDecoder
 from kgroup.decode.fast_rows import OffsetCommitValues
 from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
-from kgroup.decode.state_replay import (BatchFacts, KeyCheck, _record_in, decode_survivors, plain_batch,
-                                        record_keys)
+from kgroup.decode.state_replay import BatchFacts, KeyCheck, decode_survivors, plain_batch, record_keys
 from kgroup.records.batch_model import Record
-from kgroup.records.lazy_records import LazyRecords
+from kgroup.records.lazy_records import ZIGZAG, LazyRecords
 from kgroup.records.schema_records import DecodedKey, DecodedValue
 from kgroup.records.segment import SegmentFile
 
@@ -78,9 +78,14 @@ def _has_tombstones(records) -> bool:
  _VALUE) = range(11)
 
 
-def _raw(facts, index: int, record) -> tuple:
-    return (facts.position, index, facts.magic, facts.producer_id, facts.is_transactional, record.control,
-            record.coordinator_epoch, record.offset, record.timestamp, record.key, record.value)
+def _raw(facts, index: int, control, coordinator_epoch, offset: int, timestamp: int, key, value) -> tuple:
+    return (facts.position, index, facts.magic, facts.producer_id, facts.is_transactional, control,
+            coordinator_epoch, offset, timestamp, key, value)
+
+
+def _raw_of(facts, index: int, record) -> tuple:
+    return _raw(facts, index, record.control, record.coordinator_epoch, record.offset, record.timestamp,
+                record.key, record.value)
 
 
 def kept_records(reader: RangeReader) -> list:
@@ -101,7 +106,7 @@ def kept_records(reader: RangeReader) -> list:
         facts = BatchFacts(batch)
         if batch.is_control:
             records = list(records)
-            raws += [_raw(facts, index, record) for index, record in enumerate(records)
+            raws += [_raw_of(facts, index, record) for index, record in enumerate(records)
                      if decoder.rows(batch, [record])]  # an unknown control type: reported, dropped
             continue
         if check is None:
@@ -109,7 +114,7 @@ def kept_records(reader: RangeReader) -> list:
         keys = record_keys(records)
         if not check.all_decode(keys, facts):
             records = list(records)
-            raws += [_raw(facts, index, record) for index, (record, row)
+            raws += [_raw_of(facts, index, record) for index, (record, row)
                      in enumerate(zip(records, decoder.rows(batch, records))) if row.kind != "error"]
             continue
         if not plain_batch(batch):
@@ -125,31 +130,46 @@ def kept_records(reader: RangeReader) -> list:
         decoder.problems.records_ok += len(keys)
     refs += survivors.values()
     refs.sort(key=_place_of_ref)
-    kept = [(_record_in(records, index), index, facts) for records, index, facts in refs]
     if decoder is not None:
-        raws += _checked(kept, decoder)
+        raws += _checked([_raw(facts, index, *_fields_in(records, index)) for records, index, facts in refs],
+                         decoder)
     reader.count_records()
     raws.sort(key=_place_of_raw)
     return raws
 
 
-def _checked(kept: list, decoder) -> list:
-    """`_raw` tuples of the (record, index, BatchFacts) whose values decode: those `fast_rows` reads
-    (plain offset commits) and tombstones as they are, the others decoded now, in file order."""
+def _fields_in(records, index: int) -> tuple:
+    """control, coordinator epoch, offset, timestamp, key and value of the record at index of a
+    batch's records (a LazyRecords' run row read as `lazy_records.build_run` reads it, without a Record)."""
+    if type(records) is LazyRecords:
+        starts = records.starts
+        i = bisect_right(starts, index) - 1
+        part = records.parts[i]
+        if type(part) is tuple:
+            ts, od, key, value = part[0][index - starts[i]]
+            return (None, None, records.base_offset + ZIGZAG[od], records.base_ts + ZIGZAG[ts], key,
+                    None if part[2] < 0 else value)
+        record = part[index - starts[i]]
+    else:
+        record = records[index]
+    return record.control, record.coordinator_epoch, record.offset, record.timestamp, record.key, record.value
+
+
+def _checked(raws: list, decoder) -> list:
+    """The `_raw` tuples (in file order) whose values decode: those `fast_rows` reads (plain offset
+    commits) and tombstones as they are, the others decoded now, their problems reported."""
     fast = decoder.family in (None, "consumer")
     one = _VALUES.one
     out, doubtful = [], []
-    for item in kept:
-        record = item[0]
-        value, key = record.value, record.key
+    for raw in raws:
+        value, key = raw[_VALUE], raw[_KEY]
         if value is None or (fast and key[0] == 0 and key[1] in OFFSET_COMMIT_TYPES and one(value) is not None):
-            out.append(_raw(item[2], item[1], record))
+            out.append(raw)
         else:
-            doubtful.append(item)
+            doubtful.append(raw)
     if doubtful:
-        rows = decode_survivors([(record, facts) for record, _index, facts in doubtful], decoder)
-        out += [_raw(facts, index, record) for (record, index, facts), row in zip(doubtful, rows)
-                if row.kind != "error"]
+        rows = decode_survivors([(_record_of(raw), _Facts(raw)) for raw in doubtful], decoder)
+        out += [raw for raw, row in zip(doubtful, rows) if row.kind != "error"]
     return out
 
 
@@ -204,6 +224,12 @@ def replay(parts) -> PartitionState:
     return state
 
 
+def _record_of(raw) -> Record:
+    """What RowDecoder reads of a record, from a `_raw` tuple."""
+    return Record(raw[_OFFSET], raw[_TIMESTAMP], -1, raw[_KEY], raw[_VALUE], [], -1, -1,
+                  control=raw[_CONTROL], coordinator_epoch=raw[_EPOCH])
+
+
 class _Facts:
     """What RowDecoder reads of a batch (see `state_replay.BatchFacts`), from a `_raw` tuple."""
 
@@ -221,8 +247,7 @@ def _decoded(segment: tuple, family, raws: list) -> list:
     rows: list = []
     for _position, same_batch in groupby(raws, key=itemgetter(_POSITION)):
         same_batch = list(same_batch)
-        records = [Record(raw[_OFFSET], raw[_TIMESTAMP], -1, raw[_KEY], raw[_VALUE], [], -1, -1,
-                          control=raw[_CONTROL], coordinator_epoch=raw[_EPOCH]) for raw in same_batch]
+        records = [_record_of(raw) for raw in same_batch]
         rows += decoder.rows(_Facts(same_batch[0]), records)
     return rows
 
