@@ -8,8 +8,11 @@ Each run is a child process. Printed per run: wall time and records/s, CPU secon
 per million records — the local engine: the process (getrusage); Spark: the driver, the JVM and the
 Python workers (its process tree, read from /proc before and after the job, reaped children
 included) — and the ratio of the two engines: wall (Spark's job alone, and with its session start,
-the JVM's launch, which is printed apart with its CPU seconds) and per-record CPU. Those per-record
-figures are the constants of `--engine auto`'s cost model (kgroup/decode/engine_choice.py).
+the JVM's launch, which is printed apart with its CPU seconds) and per-record CPU. A job's fixed
+CPU seconds (its Python workers' start and first keys, the JVM's first job of its kind, the driver's
+share) are measured on a tiny dump (20,000 records) run the same way, and the per-record figures are
+also given net of them: the per-record CPU of Spark's tasks against the local engine's. The last line
+gives the constants of `--engine auto`'s cost model (kgroup/decode/engine_choice.py) from this run.
 A sampler walks each process tree every 0.2 s for the peak RSS of the driver, the Spark JVM and the
 Python workers; a second, smaller dump shows Spark's memory does not grow with the input. --repeat N
 runs each engine N times, alternately, and keeps each one's fastest run (other load on a shared
@@ -189,6 +192,16 @@ def dir_text(path: str) -> str:
                    if not n.startswith(("_", ".")))
 
 
+TINY_RECORDS = 20_000
+
+
+def make_tiny_dump(directory: str) -> str:
+    part = os.path.join(directory, "__consumer_offsets-0")
+    os.makedirs(part)
+    _gen.write_dump(os.path.join(part, "00000000000000000000.log"), TINY_RECORDS)
+    return part
+
+
 def make_dump(directory: str, size: int) -> tuple[str, int]:
     """A partition dir holding one segment of about `size` bytes: 1M generated records, doubled."""
     part = os.path.join(directory, "__consumer_offsets-0")
@@ -212,6 +225,12 @@ def fastest(runs: list, wall) -> tuple:
     return (*best[:-1], {k: max(p[k] for p in peaks) for k in peaks[0]})
 
 
+def _cores(master: str) -> int:
+    from kgroup.decode.engine_choice import available_cpus, spark_cores
+
+    return spark_cores(master, {}, available_cpus()) or 2
+
+
 def per_m(seconds: float, records: int) -> float:
     return seconds / records * 1e6
 
@@ -220,20 +239,28 @@ def _cpu_text(cpu: dict) -> str:
     return ", ".join(f"{role} {sec:.1f}" for role, sec in sorted(cpu.items()) if sec >= 0.05)
 
 
-def compare(name: str, records: int, local: dict, times: dict, peak: dict, master: str) -> dict:
-    """Print one output's Spark run against the local engine's; returns the figures."""
+def compare(name: str, records: int, local: dict, times: dict, peak: dict, master: str, fixed: dict) -> dict:
+    """Print one output's Spark run against the local engine's; returns the figures. fixed: the
+    same job's run on the tiny dump (its CPU seconds are the job's fixed cost)."""
     rate = records / times["job"]
     cpu = sum(times["job_cpu"].values())
     start_cpu = sum(times["startup_cpu"].values())
+    fixed_cpu = sum(fixed["job_cpu"].values())
+    net = per_m(cpu - fixed_cpu, records - TINY_RECORDS)
     figures = {"wall": times["job"], "startup": times["startup"], "cpu": cpu, "startup_cpu": start_cpu,
                "cpu_per_m": per_m(cpu, records), "speedup": local["wall"] / times["job"],
                "speedup_with_start": local["wall"] / (times["job"] + times["startup"]),
-               "cpu_ratio": cpu / local["cpu"], "roles": times["job_cpu"]}
+               "cpu_ratio": cpu / local["cpu"], "roles": times["job_cpu"], "fixed_cpu": fixed_cpu,
+               "net_cpu_per_m": net, "net_ratio": net / local["cpu_per_m"],
+               "efficiency": cpu / (_cores(master) * times["job"])}
     print(f"spark {master:9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
           f"{start_cpu:.1f} CPU-s session start)   {cpu:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records")
     print(f"    vs local {local['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
           f"the start); CPU per record {figures['cpu_ratio']:.2f}x the local engine's; "
           f"CPU-s by role: {_cpu_text(times['job_cpu'])}")
+    print(f"    the job's fixed cost {fixed_cpu:.1f} CPU-s ({_cpu_text(fixed['job_cpu'])}; {fixed['job']:.1f} s on "
+          f"{TINY_RECORDS:,} records); net of it {net:.2f} CPU-s/M records = {figures['net_ratio']:.2f}x the local "
+          f"engine's per record")
     print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
           f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
     return figures
@@ -288,30 +315,40 @@ def main() -> None:
               f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
 
         local_jsonl = large_peak = None
-        results = {}
+        results: dict = {}
+        local_cpu: dict = {}  # output -> the local engine's CPU seconds per million records
 
-        def local_run(name, args, keep=None):
+        def local_run(name, cli_args, keep=None):
             out = os.path.join(tmp, f"local-{name}")
-            figures = bench_local(kgroup, big, records, out, name, args)
+            figures = bench_local(kgroup, big, records, out, name, cli_args)
             figures["output"] = keep(out) if keep else None
             shutil.rmtree(out)
             return figures
 
-        def spark_run(name, view, fmt, keep):
+        def spark_run(name, view, fmt, keep, dump=big):
             out = os.path.join(tmp, f"spark-{name}")
-            times, peak = bench_spark(big, out, view, fmt, args.master)
+            times, peak = bench_spark(dump, out, view, fmt, args.master)
             times["output"] = keep(out)
             shutil.rmtree(out)
             return times, peak
+
+        tiny = make_tiny_dump(os.path.join(tmp, "tiny"))
+
+        def fixed(name, view, fmt):
+            """The job's run on the tiny dump, the fastest of --repeat."""
+            return min((spark_run(f"{name}-tiny", view, fmt, dir_bytes, tiny)[0] for _ in range(args.repeat)),
+                       key=lambda t: t["job"])
 
         if "jsonl" in outputs:
             local_jsonl, (times, peak) = alternate(
                 args.repeat, lambda: local_run("jsonl", ["-o", "jsonl"], dir_bytes),
                 lambda: spark_run("jsonl", "records", "jsonl", dir_bytes))
             print_local(local_jsonl, records)
+            local_cpu["jsonl"] = local_jsonl["cpu_per_m"]
             if times["output"] != local_jsonl["output"]:
                 raise SystemExit(f"outputs differ in size: local {local_jsonl['output']}, spark {times['output']}")
-            results["jsonl"] = compare("jsonl", records, local_jsonl, times, peak, args.master)
+            results["jsonl"] = compare("jsonl", records, local_jsonl, times, peak, args.master,
+                                       fixed("jsonl", "records", "jsonl"))
             print(f"    same {times['output'] / 1e9:.2f} GB of JSON lines")
             large_peak = peak
         if "state" in outputs:
@@ -319,9 +356,11 @@ def main() -> None:
                 args.repeat, lambda: local_run("state", ["--view", "state", "-o", "json"], dir_text),
                 lambda: spark_run("state", "state", "json", dir_text))
             print_local(local_state, records)
+            local_cpu["state"] = local_state["cpu_per_m"]
             if times["output"] != local_state["output"]:
                 raise SystemExit("the state differs between the engines")
-            results["state"] = compare("state", records, local_state, times, peak, args.master)
+            results["state"] = compare("state", records, local_state, times, peak, args.master,
+                                       fixed("state", "state", "json"))
             print(f"    the same state ({len(local_state['output']) / 1e6:.1f} MB of JSON)")
         if "parquet" in outputs:
             if local_jsonl is None:
@@ -329,14 +368,23 @@ def main() -> None:
                 print_local(local_jsonl, records)
             _none, (times, peak) = alternate(args.repeat, None,
                                              lambda: spark_run("parquet", "records", "parquet", dir_bytes))
-            results["parquet"] = compare("parquet", records, local_jsonl, times, peak, args.master)
+            results["parquet"] = compare("parquet", records, local_jsonl, times, peak, args.master,
+                                         fixed("parquet", "records", "parquet"))
             print(f"    {times['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: its jsonl run "
                   f"is the measure)")
 
         print(f"summary ({records / 1e6:.1f} M records, best of {args.repeat}, load average "
               f"{os.getloadavg()[0]:.1f} at the end): "
-              + "; ".join(f"{name} {r['speedup']:.2f}x wall, CPU/record {r['cpu_ratio']:.2f}x"
-                          for name, r in results.items()))
+              + "; ".join(f"{name} {r['speedup']:.2f}x wall, CPU/record {r['cpu_ratio']:.2f}x "
+                          f"({r['net_ratio']:.2f}x net of the job's fixed cost)" for name, r in results.items()))
+        model = [(view, results[name], local_cpu[name]) for name, view in (("jsonl", "records"), ("state", "state"))
+                 if name in results]
+        if model:
+            start = sum(r["startup"] for r in results.values()) / len(results)
+            print(f"cost model (kgroup/decode/engine_choice.py): SPARK_START_S = {start:.1f}, BYTES_PER_RECORD = "
+                  f"{size / records:.1f}; " + "; ".join(
+                      f"{view}: Costs(local_cpu={local:.2f}, spark_cpu={r['cpu_per_m']:.2f}, "
+                      f"efficiency={r['efficiency']:.2f})" for view, r, local in model))
 
         if large_peak is not None and args.small:
             small, _small_records = make_dump(os.path.join(tmp, "small"), parse_size(args.small))
