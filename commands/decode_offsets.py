@@ -51,7 +51,9 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
               help="Spark configuration (repeatable), e.g. spark.executor.memory=4g.")
 @click.option("--out", "out", default=None, metavar="DIR",
               help="Write the output under DIR instead of stdout (a new directory). With Spark the "
-                   "default format is parquet (part files); jsonl writes text part files.")
+                   "default format is parquet (part files); jsonl writes text part files. On a cluster "
+                   "the executors write DIR: a path each of them can write (shared file system) or a "
+                   "Hadoop URL.")
 @click.option("--split-size", default="64m", show_default=True, metavar="SIZE",
               help="Spark: bytes per task; files are cut at batch boundaries.")
 @click.option("--spark-threshold", default=None, metavar="SIZE",

@@ -20,7 +20,7 @@ def delete(groups, dry_run, cluster, output):
 
     Exit status: 0 all deleted (dry run: all deletable), 3 some failed, 1 none, 2 usage error.
     """
-    from kgroup.client.authorization import denial
+    from kgroup.wire.authorization import denial
     from kgroup.client.offsets_admin import delete_groups
     from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows

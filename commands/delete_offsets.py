@@ -25,7 +25,7 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     Exit status: 0 all deleted (dry run: all would be), 3 some partitions failed, 1 nothing
     deleted, 2 usage error.
     """
-    from kgroup.client.authorization import partition_failure_lines
+    from kgroup.wire.authorization import partition_failure_lines
     from kgroup.client.offset_delete_plan import plan_offset_delete
     from kgroup.client.offsets_admin import delete_offsets as delete
     from kgroup.client.rights import predicted

@@ -96,7 +96,7 @@ def _check_no_dump_paths_as_groups(groups):
 
 
 def _live(cluster, groups, all_groups, with_offsets):
-    from kgroup.client.authorization import NotAuthorized, is_denial
+    from kgroup.wire.authorization import NotAuthorized, is_denial
     from kgroup.client.groups import attach_offsets, describe_groups, group_exists, list_groups, no_such_group
 
     with cluster.connect() as client:

@@ -73,11 +73,14 @@ class ClusterOptions:
 
     def settings(self) -> dict:
         """--command-config read once (a command that reconnects does not warn again): each key kgroup
-        does not use is one warning line on stderr, as Kafka's tools log a config they do not know."""
+        does not use is one warning line on stderr, as Kafka's tools log a config they do not know,
+        with the known key it is a near miss of."""
         from kgroup.client.properties import load_properties
 
-        def ignoring(key):
-            click.echo(f"kgroup {self.command}: ignoring client property {key!r} (not used by kgroup)", err=True)
+        def ignoring(key, suggestion):
+            hint = f"; did you mean {suggestion}?" if suggestion else ""
+            click.echo(f"kgroup {self.command}: ignoring client property {key!r} (not used by kgroup{hint})",
+                       err=True)
 
         if self._settings is None:
             self._settings = load_properties(self.command_config, ignoring) if self.command_config else {}
@@ -85,7 +88,7 @@ class ClusterOptions:
 
     def connect(self, refused_at_once: bool = True):
         """`refused_at_once=False` for commands that wait out a restarting broker (`wait`)."""
-        from kgroup.client.wire import ClusterClient
+        from kgroup.wire.cluster import ClusterClient
 
         return ClusterClient(self.bootstrap, self.settings(), timeout_s=self.timeout, refused_at_once=refused_at_once)
 
@@ -98,7 +101,9 @@ def cluster_options(fn):
                   help="Broker(s) to bootstrap from (env KGROUP_BOOTSTRAP_SERVER).")
     @click.option("--command-config", "command_config", type=click.Path(dir_okay=False), metavar="FILE",
                   help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files, client.id); "
-                       "a property kgroup does not use is a warning, and skipped.")
+                       "a property kgroup does not use is a warning (with 'did you mean' for a near miss), and "
+                       "skipped; a file that must be fixed (a value kgroup cannot honour, a missing mechanism, "
+                       "user name or password, a certificate file that is not there) is exit 2 before connecting.")
     @click.option("--timeout", "timeout", type=Seconds(min=0.1), default=30.0, show_default=True,
                   metavar="SECONDS", help="Timeout for connecting and for each request.")
     @functools.wraps(fn)

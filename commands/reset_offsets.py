@@ -54,7 +54,7 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
     every partition failed), 2 usage error.
     """
-    from kgroup.client.authorization import partition_failure_lines
+    from kgroup.wire.authorization import partition_failure_lines
     from kgroup.client.rights import predicted
     from kgroup.client.removal import split_ids
     from kgroup.errors import KgroupError

@@ -5,23 +5,10 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
+from kgroup.commands.simulate_report import RESTORE_ROWS, ROWS, warn_never_rejoined
 from kgroup.commands.simulate_runs import RestartMs
 
 from kgroup.sim.model import ASSIGNORS, MIGRATION_POLICIES, ORDERS, SCENARIOS, SERVER_ASSIGNORS
-
-ROWS = [("membership", "membership"), ("assignor", "assignor"), ("members", "members"),
-        ("partitions", "partitions"), ("rebalances", "rebalances"),
-        ("generation", None), ("hand-offs", "handoffs"), ("partitions ever moved", "partitions_moved"),
-        ("unowned partition-s", "unowned_partition_seconds"),
-        ("peak unowned", "peak_unowned_partitions"),
-        ("longest partition wait (ms)", "longest_partition_wait_ms"),
-        ("longest stop (ms)", "longest_stop_ms"), ("time to Stable (ms)", "time_to_stable_ms"),
-        ("safe restart (ms)", None), ("errors", None)]
-# with a state size (restore.Restores.figures): label, key, how to show it
-RESTORE_ROWS = [("bytes restored", "bytes", "size"), ("restoring partition-s", "restoring_partition_seconds", None),
-                ("peak restoring", "peak_restoring_partitions", None),
-                ("longest restore (ms)", "longest_member_restore_ms", None),
-                ("all restored at (ms)", "all_restored_at_ms", None)]
 
 
 def _name_and_partitions(value: str) -> tuple[str, int]:
@@ -223,7 +210,6 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     from dataclasses import replace
 
     from kgroup.sim.model import ParameterError, ScenarioError, SimParams, variants
-    from kgroup.sim.scenarios import run_scenario
 
     ctx = click.get_current_context()
     _reject_inapplicable(ctx, scenario)
@@ -252,7 +238,7 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
         with plot_errors("simulate"):
             check_target(plot_path)
     try:
-        results = [run_scenario(scenario, p) for p in variants(scenario, params, compare)]
+        results = _run_variants(scenario, variants(scenario, params, compare), compare)
     except ParameterError as exc:
         raise click.UsageError(str(exc)) from exc
     except ScenarioError as exc:
@@ -269,23 +255,24 @@ def simulate(scenario, output, members, topics, membership, protocol, assignor, 
     _exit_if_members_lost(results, compare)
 
 
+def _run_variants(scenario, param_sets, compare) -> list:
+    """Each variant's run, with a status line on a terminal once a run takes more than 2 s (waves
+    done and the time left: a large dynamic bounce runs for minutes)."""
+    from kgroup.sim.model import params_label
+    from kgroup.sim.scenarios import run_scenario
+    from kgroup.writers import StepProgress
+
+    results = []
+    for params in param_sets:
+        label = f"simulate {scenario}" + (f" ({params_label(params, compare)})" if compare else "")
+        with StepProgress(label) as progress:
+            results.append(run_scenario(scenario, params, on_progress=progress.update))
+    return results
+
+
 def _exit_if_members_lost(results, compare) -> None:
     warn_never_rejoined([(f"{_label(r, compare)}: " if compare else "", m)
                          for r in results for m in r.never_rejoined])
-
-
-def warn_never_rejoined(lost: list) -> None:
-    """A member that never came back (a fatal error Kafka's clients do not recover from) makes the
-    run partial: a warning line each (``lost``: (prefix, never_rejoined entry) pairs), on stderr
-    whatever the output, and exit 3."""
-    from kgroup.errors import EXIT_PARTIAL
-
-    for prefix, m in lost:
-        advice = f"; {m['advice']}" if m["advice"] else ""
-        click.echo(f"kgroup simulate: warning: {prefix}never rejoined: {m['member']}, fatal {m['error']}"
-                   f"{advice}", err=True)
-    if lost:
-        raise SystemExit(EXIT_PARTIAL)
 
 
 def _given(ctx) -> tuple[dict, dict]:
@@ -332,17 +319,10 @@ def _reject_inapplicable(ctx, scenario) -> None:
 
 
 def _label(result, compare) -> str:
-    if compare == "membership":
-        return result.membership
-    if compare == "assignor":
-        return result.assignor
-    if compare == "removal":
-        return "remove-members" if result.remove_members else "session timeout"
-    if compare == "protocol":
-        return result.protocol
-    if compare is not None and compare.startswith("concurrency"):
-        return f"concurrency {result.concurrency}"
-    return "value"
+    from kgroup.sim.model import variant_label
+
+    return variant_label(compare, result.membership, result.assignor, result.protocol, result.remove_members,
+                         result.concurrency)
 
 
 def _epochs_label(results) -> str:

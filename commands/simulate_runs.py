@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from kgroup.commands.options import fail
+from kgroup.commands.simulate_report import RESTORE_ROWS, ROWS, warn_never_rejoined
 
 
 class RestartMs(click.ParamType):
@@ -66,22 +67,12 @@ def simulate_runs(scenario: str, param_sets: list, compare, runs: int, output: s
 
 
 def _variant(params, compare) -> str:
-    """The name of a --compare variant, from its parameters (one run's table names it from its result,
-    with the same words)."""
-    if compare == "membership":
-        return params.membership
-    if compare == "assignor":
-        return params.server_assignor if params.protocol == "consumer" else params.assignor
-    if compare == "removal":
-        return "remove-members" if params.remove_members else "session timeout"
-    if compare == "protocol":
-        return params.protocol
-    return "value"
+    from kgroup.sim.model import params_label
+
+    return params_label(params, compare)
 
 
 def _figure_label(name: str) -> str:
-    from kgroup.commands.simulate import RESTORE_ROWS, ROWS
-
     labels = {key: label for label, key in ROWS if key}
     labels.update({f"restore_{key}": label for label, key, _ in RESTORE_ROWS})
     labels["least_session_left_ms"] = "least session left (ms)"
@@ -126,7 +117,5 @@ def _print_tables(sets, labels, compare) -> None:
 
 def _exit_if_members_lost(sets, labels, compare) -> None:
     """A run whose member never came back makes the whole set partial (its seed named)."""
-    from kgroup.commands.simulate import warn_never_rejoined
-
     warn_never_rejoined([((f"{label}: " if compare else "") + f"seed {seed}: ", m)
                          for runs, label in zip(sets, labels) for seed, m in runs.lost()])

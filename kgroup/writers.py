@@ -265,6 +265,35 @@ class StatusLine:
         self.clear()
 
 
+class StepProgress(StatusLine):
+    """Steps of a known count (a simulation's waves) with an estimate of the time left, drawn only
+    once the work has run ``after_s`` seconds (a quick run draws nothing)."""
+
+    def __init__(self, label: str, after_s: float = 2.0, enabled: bool | None = None, clock=time.monotonic):
+        super().__init__(enabled)
+        self.label = label
+        self.after_s = after_s
+        self.clock = clock
+        self.start = clock()
+        self.last = 0.0
+
+    def update(self, what: str, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = self.clock()
+        elapsed = now - self.start
+        if elapsed < self.after_s or now - self.last < 0.2:
+            return
+        self.last = now
+        left = f", about {_duration(elapsed / done * (total - done))} left" if done else ""
+        self.show(f"{self.label}: {what} {done + 1} of {total}, {_duration(elapsed)} so far{left}")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
 class Progress(StatusLine):
     """A progress meter for reading inputs of a known total size.
 

@@ -46,7 +46,14 @@ def test_librdkafka_style_keys():
     ("request.timeout.ms=-5\n", "client.properties:1: request.timeout.ms=-5: must be at least 0"),
     ("\nsecurity.protocol=TLS\n", "client.properties:2: security.protocol=TLS: not one of PLAINTEXT, SSL"),
     ("sasl.mechanism=KERBEROS\n", "client.properties:1: sasl.mechanism=KERBEROS: not one of"),
-    ("sasl.jaas.config=Module required;\n", "client.properties:1: sasl.jaas.config 'Module' needs username="),
+    ("sasl.jaas.config=Module required;\n", "client.properties:1: sasl.jaas.config 'Module' has no username=\"...\" "
+                                            "and no password=\"...\""),
+    ('sasl.jaas.config=Module required username="ops";\n',
+     "client.properties:1: sasl.jaas.config 'Module' has no password=\"...\" (only PLAIN and SCRAM"),
+    ("sasl.mechanism=GSSAPI\n", "client.properties:1: sasl.mechanism=GSSAPI: not supported by kgroup; set PLAIN, "
+                                "SCRAM-SHA-256 or SCRAM-SHA-512"),
+    ("sasl.mechanisms=OAUTHBEARER\n", "client.properties:1: sasl.mechanisms=OAUTHBEARER: not supported by kgroup"),
+    ("ssl.ca.pem=-----BEGIN\n", "client.properties:1: ssl.ca.pem: PEM text inline"),
     ("ssl.truststore.type=JKS\n", "client.properties:1: ssl.truststore.type=JKS: kgroup reads PEM files only"),
     ("ssl.endpoint.identification.algorithm=ldap\n",
      "client.properties:1: ssl.endpoint.identification.algorithm=ldap: kgroup checks the host name"),
@@ -70,7 +77,8 @@ def test_keys_kgroup_does_not_use_are_skipped_and_reported_once_each():
             "key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n"
             "ssl.truststore.password=changeit\nretries=5\nclient.id=ops\n")
     unknown = []
-    assert properties_to_settings(parse_properties(text, "c"), "c", unknown.append) == {"client_id": "ops"}
+    assert properties_to_settings(parse_properties(text, "c"), "c",
+                                  lambda key, suggestion: unknown.append(key)) == {"client_id": "ops"}
     assert unknown == ["retries", "acks", "auto.offset.reset", "key.deserializer", "ssl.truststore.password"]
     assert settings(text) == {"client_id": "ops"}          # without a listener: skipped all the same
 
@@ -149,3 +157,97 @@ def test_empty_bootstrap_entries_are_skipped_as_kafka_does():
             ClusterClient(listed)
     with pytest.raises(KgroupError, match="bad bootstrap server ',': no HOST:PORT in it"):
         ClusterClient(",")
+
+
+def test_librdkafka_spellings_kgroup_reads():
+    """librdkafka's sasl.mechanisms (one mechanism, as Java's sasl.mechanism) and its `none` for no
+    host name check, beside its sasl.username/sasl.password and ssl.ca.location."""
+    assert settings("security.protocol=SASL_SSL\nsasl.mechanisms=scram-sha-512\nsasl.username=u\n"
+                    "sasl.password=p\nssl.endpoint.identification.algorithm=none\n") == {
+        "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "u",
+        "sasl_plain_password": "p", "ssl_check_hostname": False}
+
+
+@pytest.mark.parametrize("key, suggestion", [
+    ("sasl.mechansim", "sasl.mechanism"),            # a typo: two letters swapped
+    ("sasl.pasword", "sasl.password"),
+    ("ssl.truststore.locaton", "ssl.truststore.location"),
+    ("SASL.MECHANISM", "sasl.mechanism"),            # Java's keys are case-sensitive
+    ("security_protocol", "security.protocol"),
+    ("sasl_plain_password", "sasl.password"),        # kafka-python's name
+    ("ssl.truststore.password", None),               # Kafka's, not a near miss of ssl.keystore.password
+    ("retries", None),
+    ("retry.backoff.max.ms", None),
+    ("client.rack", None),
+])
+def test_an_unknown_key_is_reported_with_the_known_key_it_is_a_near_miss_of(key, suggestion):
+    reported = []
+    assert properties_to_settings(parse_properties(f"{key}=plaintext\n", "c"), "c",
+                                  lambda *unknown: reported.append(unknown)) == {}
+    assert reported == [(key, suggestion)]
+
+
+SASL_SSL = "security.protocol=SASL_SSL\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    # issue 28 point 1: a mechanism without its password or user name (it waited for --timeout, then
+    # said the broker could not be reached)
+    (SASL_SSL + "sasl.mechanism=SCRAM-SHA-512\nsasl.username=ops\n",
+     'c.properties:2: sasl.mechanism=SCRAM-SHA-512 but sasl.password is not set (nor password="..." in '
+     'sasl.jaas.config)'),
+    (SASL_SSL + "sasl.mechanism=PLAIN\nsasl.password=s3cret\n",
+     'c.properties:2: sasl.mechanism=PLAIN but sasl.username is not set (nor username="..." in sasl.jaas.config)'),
+    (SASL_SSL + "sasl.mechanism=PLAIN\nsasl.username=ops\nsasl.password=\n",
+     "c.properties:4: sasl.mechanism=PLAIN but sasl.password is empty"),
+    (SASL_SSL + 'sasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=x.ScramLoginModule required username="" '
+                'password="p";\n',
+     'c.properties:3: sasl.mechanism=SCRAM-SHA-256 but username="" in sasl.jaas.config is empty'),
+    # no mechanism: Kafka's clients default to GSSAPI, which kgroup cannot run (kafka-python sent none)
+    (SASL_SSL + "sasl.username=ops\nsasl.password=s3cret\n",
+     "c.properties:1: security.protocol=SASL_SSL but sasl.mechanism is not set (Kafka's default GSSAPI is not "
+     "supported by kgroup; set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)"),
+    # a near miss of a key the connection needs: the error, naming it, rather than a warning
+    (SASL_SSL + "sasl.mechansim=PLAIN\nsasl.username=ops\nsasl.password=s3cret\n",
+     "c.properties:1: security.protocol=SASL_SSL but sasl.mechanism is not set (line 2 has 'sasl.mechansim': "
+     "did you mean sasl.mechanism?)"),
+    (SASL_SSL + "sasl.mechanism=PLAIN\nsasl.username=ops\nsasl.pasword=s3cret\n",
+     "c.properties:2: sasl.mechanism=PLAIN but sasl.password is not set (nor password=\"...\" in "
+     "sasl.jaas.config) (line 4 has 'sasl.pasword': did you mean sasl.password?)"),
+    ("security.protocl=SSL\n",
+     "c.properties:1: security.protocl=SSL: not a client property, did you mean security.protocol? "
+     "(security.protocol is not set: the connection would be PLAINTEXT)"),
+])
+def test_a_file_without_what_its_connection_needs_is_a_usage_error_naming_the_key(text, message):
+    reported = []
+    with pytest.raises(KgroupUsageError) as info:
+        properties_to_settings(parse_properties(text, "c.properties"), "c.properties",
+                               lambda *unknown: reported.append(unknown))
+    assert str(info.value) == message
+    assert info.value.exit_code == 2
+    assert reported == []           # the one line is the error: no warnings before it
+
+
+@pytest.mark.parametrize("text", [
+    "sasl.mechanism=SCRAM-SHA-512\n",                             # PLAINTEXT: Kafka ignores sasl.*
+    "security.protocol=SSL\nsasl.mechanism=PLAIN\n",
+    "security.protocl=plaintext\n",                               # the misspelt line changes nothing
+    SASL_SSL + "sasl.mechanism=PLAIN\nsasl.username=ops\nsasl.password=s3cret\nsasl.pasword=x\n",
+])
+def test_credentials_are_needed_only_by_a_sasl_protocol_and_a_stray_near_miss_is_a_warning(text):
+    reported = []
+    properties_to_settings(parse_properties(text, "c"), "c", lambda *unknown: reported.append(unknown))
+    assert all(suggestion for _key, suggestion in reported)
+
+
+def test_warnings_wait_until_the_file_is_known_to_be_usable(tmp_path):
+    """A file that must be fixed says one line, the error; a usable one its warnings."""
+    path = tmp_path / "c.properties"
+    path.write_text("retries=3\nsecurity.protocol=SSL\nssl.ca.location=/nonexistent/ca.pem\n")
+    reported = []
+    with pytest.raises(KgroupUsageError, match="c.properties:3: ssl.ca.location=/nonexistent/ca.pem: no such file"):
+        load_properties(str(path), lambda *unknown: reported.append(unknown))
+    assert reported == []
+    path.write_text("retries=3\nsecurity.protocol=SSL\n")
+    assert load_properties(str(path), lambda *unknown: reported.append(unknown)) == {"security_protocol": "SSL"}
+    assert reported == [("retries", None)]

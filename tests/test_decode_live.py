@@ -75,7 +75,7 @@ class FakeClient:
 
 def decode_both(data, tmp_path, monkeypatch, **options):
     """(exit, output) of the live path on `data` served as partition 7, and of the file path."""
-    monkeypatch.setattr("kgroup.client.topic_log.TopicLog", lambda client, topic: SegmentTopicLog(data))
+    monkeypatch.setattr("kgroup.decode.live.TopicLog", lambda client, topic: SegmentTopicLog(data))
     opts = dict(COMMON, **options)
     live_out = io.StringIO()
     live_code = live.decode_cluster(FakeClient, stream=live_out, **opts)
@@ -131,7 +131,7 @@ class MovingTopicLog(SegmentTopicLog):
 
 def test_a_moved_leader_is_found_again_and_deleted_offsets_are_skipped(monkeypatch, capsys):
     log = MovingTopicLog(SEGMENT_A.read_bytes())
-    monkeypatch.setattr("kgroup.client.topic_log.TopicLog", lambda client, topic: log)
+    monkeypatch.setattr("kgroup.decode.live.TopicLog", lambda client, topic: log)
     out = io.StringIO()
     code = live.decode_cluster(FakeClient, stream=out, view="records", output="jsonl", **COMMON)
     assert code == 0 and log.refreshed

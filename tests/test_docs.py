@@ -143,7 +143,8 @@ def test_the_verb_table_of_architecture_md_names_files_and_modules_that_exist():
             assert importlib.util.find_spec(f"kgroup.{name}") is not None, f"{verb}: {name}"
 
 
-@pytest.mark.parametrize("package", ["records", "decode", "coordinator", "assignors", "server", "client", "sim"])
+@pytest.mark.parametrize("package", ["records", "decode", "coordinator", "assignors", "server", "wire", "client",
+                                     "sim"])
 def test_the_modules_architecture_md_names_in_each_room_exist(package):
     """Every `name` in a room's paragraph is a module (or subpackage) of that package, or, if it is
     not module-shaped in the package, at least a name its code defines (a function, a parameter)."""

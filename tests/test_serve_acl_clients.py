@@ -126,13 +126,18 @@ def test_kgroup_writes_name_the_operation_refused(broker, tmp_path):
               "kgroup delete-offsets: not authorized to Read topic secret")
 
 
-def test_kgroup_remove_members_needs_read_on_the_group(broker, tmp_path):
+def _static_member_of_orders_a(broker, instance_id):
+    """A static member joined by ops (its session 30 s): it stays until removed."""
     with client_of(broker, "ops") as ops:
         joined = ops.send(JoinGroupRequest(version=5, group_id="orders-a", session_timeout_ms=30000,
                                            rebalance_timeout_ms=10000, member_id="",
-                                           group_instance_id="i-1", protocol_type="consumer",
+                                           group_instance_id=instance_id, protocol_type="consumer",
                                            protocols=[("range", b"")]))
         assert joined.error_code == NONE
+
+
+def test_kgroup_remove_members_needs_read_on_the_group(broker, tmp_path):
+    _static_member_of_orders_a(broker, "i-1")
     _one_line(_kgroup(broker, tmp_path, "alice", "remove-members", "orders-a", "--all"), 1,
               "kgroup remove-members: not authorized to Read group orders-a")
     removed = _kgroup(broker, tmp_path, "ops", "remove-members", "orders-a", "--instance-id", "i-1")
@@ -142,12 +147,7 @@ def test_kgroup_remove_members_needs_read_on_the_group(broker, tmp_path):
 def test_dry_runs_know_the_rights_the_real_runs_need(broker, tmp_path):
     """Each dry run ends as its real run would for want of a right: the same exit status and the same
     line, said as a prediction; a user with the rights gets a clean plan."""
-    with client_of(broker, "ops") as ops:
-        joined = ops.send(JoinGroupRequest(version=5, group_id="orders-a", session_timeout_ms=30000,
-                                           rebalance_timeout_ms=10000, member_id="",
-                                           group_instance_id="i-2", protocol_type="consumer",
-                                           protocols=[("range", b"")]))
-        assert joined.error_code == NONE
+    _static_member_of_orders_a(broker, "i-2")
     cases = [
         ("alice", ["delete", "orders-a"], 1, "kgroup delete: {}not authorized to Delete group orders-a"),
         ("alice", ["reset-offsets", "orders-a", "--topic", "events", "--to-earliest"], 1,

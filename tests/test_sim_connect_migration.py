@@ -34,8 +34,8 @@ STEPS = [
     (60000, 'assign', 'W3', 'classic', 3),
     (90000, 'revoke', 'W3', 'classic', 3),
     (90000, 'leave', 'W3', 'classic', 4),
-    (90000, 'join', 'W3', 'classic', 4),
-    (90000, 'converted', 'W3', 'connect', 4),
+    (90000, 'converted', 'W3', 'connect', 4),   # its first heartbeat's SetConnectors converts the group
+    (90000, 'join', 'W3', 'connect', 5),        # recorded once the coordinator handled the heartbeat
     (90000, 'epoch', 'W3', 'connect', 5),
     (90000, 'compute-assignment', 'W3', 'connect', 5),
     (90000, 'install', 'W3', 'connect', 5),

@@ -179,3 +179,28 @@ def test_the_safe_window_is_printed_with_a_static_scenario():
     assert document["safe_restart_ms"] == 42000 and document["least_session_left_ms"] >= 42000
     dynamic = invoke("rolling-bounce", "--members", "3", "--membership", "dynamic")
     assert "safe restart" not in dynamic.output
+
+
+# ---- progress -------------------------------------------------------------------------------------
+def test_a_run_reports_its_waves_and_a_long_one_shows_the_time_left(capsys):
+    from kgroup.writers import StepProgress
+
+    seen = []
+    run_scenario("rolling-bounce", SimParams(members=6, concurrency=2), on_progress=lambda *a: seen.append(a))
+    assert seen == [("wave", 0, 3), ("wave", 1, 3), ("wave", 2, 3)]
+    rolled = []
+    run_scenario("upgrade-protocol", SimParams(members=4), on_progress=lambda *a: rolled.append(a))
+    assert rolled == [("step", i, 4) for i in range(4)]
+
+    now = [0.0]
+    progress = StepProgress("simulate rolling-bounce", enabled=True, clock=lambda: now[0])
+    progress.update("wave", 0, 200)
+    now[0] = 1.5
+    progress.update("wave", 10, 200)            # under 2 s: a quick run draws nothing
+    assert capsys.readouterr().err == ""
+    now[0] = 30.0
+    progress.update("wave", 50, 200)
+    progress.clear()
+    err = capsys.readouterr().err
+    assert "simulate rolling-bounce: wave 51 of 200, 30s so far, about 1m30s left" in err
+    assert err.endswith("\r\033[K")                # erased before the table is printed

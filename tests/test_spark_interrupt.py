@@ -72,3 +72,34 @@ def test_an_interrupted_spark_run_leaves_no_log_or_spool(tmp_path, sig, when, co
     assert all(line.startswith("kgroup decode-offsets: ") for line in err.decode().splitlines()), err.decode()
     if sig == signal.SIGINT:
         assert err.decode().endswith("kgroup decode-offsets: interrupted\n")
+
+
+def test_an_interrupted_run_removes_its_out_directory(tmp_path):
+    """SIGINT once the tasks have written part files under --out (local master: each task writes its
+    own): the directory, new when the run started, goes with them, as the local engine's does."""
+    segment_dir = tmp_path / "__consumer_offsets-3"
+    segment_dir.mkdir()
+    write_mixed_dump(segment_dir / "00000000000000000000.log", rounds=3000)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kgroup.commands.cli import main; main()", "decode-offsets",
+         "--engine", "spark", "--master", "local[1]", "--split-size", "2000", "-o", "jsonl", "--out", str(out),
+         str(segment_dir)],
+        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not (out.is_dir() and any(name.startswith("part-") for name in os.listdir(out))):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "no part file in 180 s"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err.decode()
+    assert err.decode() == "kgroup decode-offsets: interrupted\n"
+    assert not out.exists(), sorted(os.listdir(out))
+    assert ours(tmp) == []

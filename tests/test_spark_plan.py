@@ -318,6 +318,24 @@ def test_missing_file_is_reported_as_the_local_reader_does(tmp_path):
     assert reader.summary.stops_file
 
 
+def test_a_relative_path_is_read_where_the_driver_found_it(tmp_path, monkeypatch):
+    """An executor's working directory is not the driver's: a task opens the file by the absolute path
+    the driver planned, and its rows and problems show the path as given, as the local engine does."""
+    d = tmp_path / "logs" / "__consumer_offsets-3"
+    d.mkdir(parents=True)
+    write_mixed_dump(d / "00000000000000000000.log", rounds=40)
+    monkeypatch.chdir(tmp_path)
+    inputs, local_problems, local_rows, _ = local_run(["logs"])
+    tasks = plan_tasks(inputs, 700)
+    assert {t.open_path for t in tasks} == {str(d / "00000000000000000000.log")}
+    monkeypatch.chdir(d)  # where an executor runs
+    readers = [RangeReader(task) for task in tasks]
+    rows = [row for reader in readers for _batch, batch_rows in reader for row in batch_rows]
+    assert [p for reader in readers for p in reader.summary.problems] == local_problems == []
+    assert [_row_key(r) for r in rows] == [_row_key(r) for r in local_rows]
+    assert {r.file for r in rows} == {os.path.join("logs", "__consumer_offsets-3", "00000000000000000000.log")}
+
+
 # ------------------------------------------------------------------------------------------------ state
 
 def _markers_in_other_ranges(inputs, split) -> int:
@@ -435,6 +453,59 @@ def test_missing_java_or_pyspark_names_the_fix(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pyspark)
     assert session.unavailable_reason().startswith(
         "the Spark engine needs pyspark, which is not installed: pip install 'kgroup[spark]'")
+
+
+@pytest.mark.parametrize("master, loopback", [
+    ("local[2]", True), ("spark://127.0.0.1:7077", True), ("spark://localhost:7077", True),
+    ("spark://127.0.0.1:7077,127.0.0.2:7078", True), ("spark://[::1]:7077", True),
+    ("spark://10.0.0.5:7077", False), ("spark://127.0.0.1:7077,spark-2:7077", False), ("yarn", False),
+    ("k8s://https://127.0.0.1:6443", False)])
+def test_the_driver_listens_on_loopback_for_a_master_on_loopback(master, loopback):
+    """Executors of a master on loopback run on this machine: the driver listens on 127.0.0.1 there
+    (Spark would take the first interface's address when the hostname resolves to loopback)."""
+    from kgroup.decode.spark.session import driver_on_loopback, quiet_conf
+
+    conf = quiet_conf(master, {})
+    assert driver_on_loopback(master) is loopback
+    assert (conf.get("spark.driver.host"), conf.get("spark.driver.bindAddress")) == (
+        ("127.0.0.1", "127.0.0.1") if loopback else (None, None))
+    assert conf.get("spark.ui.enabled") == ("false" if master.startswith("local") else None)
+    assert quiet_conf(master, {"spark.driver.host": "10.1.1.1"})["spark.driver.host"] == "10.1.1.1"
+
+
+def test_executors_without_kgroup_are_named_with_the_fix(monkeypatch):
+    from kgroup.decode.spark.driver import executor_python_hint
+
+    monkeypatch.setenv("PYSPARK_PYTHON", "/usr/bin/python3")
+    assert executor_python_hint(Exception("Traceback ...\nModuleNotFoundError: No module named 'kgroup'")) == (
+        "; the executors' Python (PYSPARK_PYTHON=/usr/bin/python3) has no kgroup: install kgroup in it on "
+        "every node, or ship an environment with spark.archives and point PYSPARK_PYTHON into it")
+    assert executor_python_hint(Exception("PermissionError: [Errno 13]")) == ""
+
+
+@pytest.mark.parametrize("master, executors, noted", [
+    ("spark://10.0.0.5:7077", 0, True), ("spark://10.0.0.5:7077", 2, False), ("local[2]", 0, False)])
+def test_a_cluster_that_places_no_executor_is_noted_once(capsys, master, executors, noted):
+    """Spark's own "Initial job has not accepted any resources" goes to its log: kgroup says it."""
+    import threading
+    from types import SimpleNamespace
+
+    from kgroup.decode.spark.driver import _ExecutorWait
+
+    infos = ["driver"] + ["executor"] * executors
+    tracker = SimpleNamespace(getExecutorInfos=lambda: infos)
+    jsc = SimpleNamespace(sc=lambda: SimpleNamespace(statusTracker=lambda: tracker))
+    context = SimpleNamespace(master=master, _jsc=jsc, getConf=lambda: {"spark.executor.memory": "2g"})
+    before = set(threading.enumerate())
+    waiting = _ExecutorWait(SimpleNamespace(sparkContext=context), seconds=0.05)
+    for thread in set(threading.enumerate()) - before:
+        thread.join(5)
+    waiting.stop()
+    err = capsys.readouterr().err
+    assert err == ("kgroup decode-offsets: note: no Spark executor has started in 0.05 s: the cluster "
+                   f"({master}) may have no free core, or no worker with spark.executor.memory=2g free (give "
+                   "less with --spark-conf spark.executor.memory=...); its master's web UI says why the "
+                   "application waits\n" if noted else "")
 
 
 def test_engine_spark_without_spark_is_a_clear_error(tmp_path, monkeypatch):

@@ -11,8 +11,10 @@ the server-side assignors of KIP-848 consumer groups (uniform, range) belong her
 
 Modules: ``common`` (MemberInfo, Kafka's member order, the Assignor base), one module per assignor
 family (``range``, ``roundrobin``, ``sticky``), ``registry`` (by protocol name) and ``prediction``.
-Server-side: ``server_api`` (the contract and ``get_server_assignor``), ``server_order``, ``uniform``
-with ``uniform_heterogeneous``, and ``server_range``.
+Server-side: ``server_api`` (the contract and ``get_server_assignor``), ``server_order`` and
+``java_order`` (with ``topic_ids``), ``uniform`` with ``uniform_heterogeneous``, and ``server_range``.
+Connect's worker assignors: ``connect_cooperative``, ``connect_classic``, and ``connect_items`` (what
+they assign).
 """
 
 from .common import Assignor, MemberInfo, TopicPartition, sort_key

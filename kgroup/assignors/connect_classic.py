@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgroup.coordinator.connect import connector_items, item_order
-
 from .connect_cooperative import IncrementalCooperativeAssignor
+from .connect_items import connector_items, item_order
 
 EAGER = "eager"
 COOPERATIVE = "incremental-cooperative"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.coordinator.connect import TaskId, connector_items, item_order, items_of
+from .connect_items import TaskId, connector_items, item_order, items_of
 
 NAME = "incremental-cooperative"
 

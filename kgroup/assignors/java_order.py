@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable, Iterable
 
-from .server_order import _uuid_bytes
+from .topic_ids import uuid_bytes
 
 _MASK32 = 0xFFFFFFFF
 DEFAULT_CAPACITY = 16
@@ -46,7 +46,7 @@ def string_hash(text: str) -> int:
 def uuid_hash(topic_id: object) -> int:
     """Kafka's ``Uuid.hashCode``: the two 64-bit halves xor-ed, then the two 32-bit halves of that.
     A topic id that is not a Uuid (kgroup's tests name topics) hashes as its text."""
-    raw = _uuid_bytes(topic_id)
+    raw = uuid_bytes(topic_id)
     if raw is None:
         return string_hash(str(topic_id))
     hilo = int.from_bytes(raw[:8], "big") ^ int.from_bytes(raw[8:], "big")

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Mapping, Protocol
 
+from .java_order import hash_order, member_order, string_hash
+
 HOMOGENEOUS = "HOMOGENEOUS"      # every member subscribes to the same topics (Kafka's SubscriptionType)
 HETEROGENEOUS = "HETEROGENEOUS"
 
@@ -76,8 +78,6 @@ class GroupSpec:
     order: tuple | None = None      # member_order(), when the caller computed it already
 
     def member_order(self) -> list:
-        from .java_order import hash_order, member_order, string_hash
-
         if self.order is not None:
             return list(self.order)
         if self.in_table_order:

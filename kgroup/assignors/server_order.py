@@ -9,11 +9,10 @@ same assignment, whatever order the coordinator's dicts were filled in.
 
 from __future__ import annotations
 
-import base64
-import uuid
 from typing import Mapping
 
 from .server_api import PartitionAssignorError, TopicMetadata
+from .topic_ids import uuid_bytes
 
 
 def java_string_key(text: str) -> bytes:
@@ -32,24 +31,10 @@ def sorted_member_ids(member_ids) -> list:
 def topic_order_key(topic_id: object) -> tuple:
     """Sort key equal to Kafka's ``Uuid.compareTo`` for ids given as 16 bytes, base64 text or
     ``uuid.UUID``; any other id sorts after those, by its text."""
-    raw = _uuid_bytes(topic_id)
+    raw = uuid_bytes(topic_id)
     if raw is None:
         return (1, 0, 0, str(topic_id))
     return (0, int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True), "")
-
-
-def _uuid_bytes(topic_id: object) -> bytes | None:
-    if isinstance(topic_id, uuid.UUID):
-        return topic_id.bytes
-    if isinstance(topic_id, (bytes, bytearray)) and len(topic_id) == 16:
-        return bytes(topic_id)
-    if isinstance(topic_id, str) and len(topic_id) == 22:       # Uuid.toString(): url-safe base64, no padding
-        try:
-            raw = base64.urlsafe_b64decode(topic_id + "==")
-        except ValueError:
-            return None
-        return raw if len(raw) == 16 else None
-    return None
 
 
 def partition_count(topics: Mapping[object, TopicMetadata], topic_id: object) -> int:

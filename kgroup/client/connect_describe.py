@@ -9,7 +9,7 @@ never sent it.
 from __future__ import annotations
 
 from kgroup.client.connect_view import ConnectGroupView, ConnectMemberView
-from kgroup.client.wire import ClusterClient, Coordinator
+from kgroup.wire.cluster import ClusterClient, Coordinator
 
 
 def describe_connect_groups(client: ClusterClient, coordinator: Coordinator,
@@ -29,7 +29,7 @@ def describe_connect_groups(client: ClusterClient, coordinator: Coordinator,
 
 def _view(raw, coordinator: Coordinator) -> ConnectGroupView:
     from kgroup.client.model import member_order
-    from kgroup.client.wire import error_name
+    from kgroup.wire.cluster import error_name
 
     members = [ConnectMemberView(m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,
                                  _items(m.assignment), _items(m.target_assignment)) for m in raw.members]

@@ -7,8 +7,8 @@ it does not know as consumer groups — as Kafka's AdminClient (DescribeConsumer
 
 from __future__ import annotations
 
-from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, member_order
-from kgroup.client.wire import ClusterClient, Coordinator, error_name
+from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, member_order, topic_rows
+from kgroup.wire.cluster import ClusterClient, Coordinator, error_name
 
 # Member types of ConsumerGroupDescribe v1 (-1 in v0: a v0 broker only lists consumer members).
 MEMBER_TYPES = {0: "classic", 1: "consumer"}
@@ -73,16 +73,6 @@ def group_from_consumer_described(raw, coordinator: Coordinator | None, names: d
 def _assignment(assignment, names: dict) -> list[dict]:
     rows = assignment.topic_partitions if assignment is not None else ()
     return topic_rows(((tp.topic_name or tp.topic_id, tp.partitions) for tp in rows), names)
-
-
-def topic_rows(pairs, names: dict) -> list[dict]:
-    """(topic id or name, partitions) pairs as [{"topic", "partitions"}] by name; an id `names`
-    does not know is shown as the id."""
-    by_topic: dict[str, set[int]] = {}
-    for topic, partitions in pairs:
-        name = topic if isinstance(topic, str) else names.get(topic) or str(topic)
-        by_topic.setdefault(name, set()).update(partitions)
-    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items()) if ps]
 
 
 def _unnamed_topic_ids(groups) -> set:

@@ -11,7 +11,8 @@ way Kafka's hash maps break them.
 from __future__ import annotations
 
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient
+from kgroup.client.removal_targets import target_member_ids
+from kgroup.wire.cluster import ClusterClient
 
 
 def predict_target(client: ClusterClient, view: GroupView, removed_ids) -> dict[tuple[str, int], str]:
@@ -84,8 +85,6 @@ def predict_consumer_group_moves(client: ClusterClient, view: GroupView, report)
     """A consumer group's prediction: its server-side assignor on the members that stay, from
     their target rows — valid while members reconcile (a stopped static member at epoch -2 keeps a
     group Reconciling), not while a new target is being computed (Assigning)."""
-    from kgroup.client.removal import target_member_ids
-
     if view.group_epoch != view.assignment_epoch:
         return f"no prediction: the group is {view.state}, its target assignment is being computed"
     known = [r for r in report.results if r.status in ("static", "dynamic")]

@@ -6,9 +6,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from kgroup.client.model import GroupView, OffsetRow, group_from_described
-from kgroup.client.wire import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
-                                retriable_coordinator_error, retriable_coordinator_name)
 from kgroup.errors import KgroupError
+from kgroup.wire.cluster import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
+                                retriable_coordinator_error, retriable_coordinator_name)
 
 GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead",
                 "Assigning", "Reconciling")
@@ -134,7 +134,7 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
     """
     import time
 
-    from kgroup.client.authorization import PREFIX, NotAuthorized, denial
+    from kgroup.wire.authorization import PREFIX, NotAuthorized, denial
 
     if deadline is None:
         deadline = time.monotonic() + client.timeout_s
@@ -255,7 +255,7 @@ def committed_offsets(client: ClusterClient, group: str, coordinator: Coordinato
                                         code_of=_offset_fetch_code, coordinator=coordinator)
     code, answered_topics = _offset_fetch_answer(response)
     if code:
-        from kgroup.client.authorization import check
+        from kgroup.wire.authorization import check
 
         check(error_name(code), "Describe", group)
         raise KgroupError(f"group {group!r}: OffsetFetch failed: {error_name(code)}")

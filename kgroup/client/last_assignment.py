@@ -3,7 +3,7 @@
 `reset-offsets --instance-id` may only `--execute` once the group is Empty, and an Empty group has
 no members to describe: what the stopped members owned is then in the group's `__consumer_offsets`
 partition (`records.partitioning`), the coordinator's own log. This module reads that partition
-with Fetch (`client.topic_log`, the batches through `decode.live`'s reader) and keeps, per
+with Fetch (`wire.topic_log`, the batches through `decode.live`'s reader) and keeps, per
 group.instance.id, the latest record that gave it an assignment:
 
 - a classic group: the last GroupMetadata value listing a member with that instance id, its
@@ -144,7 +144,7 @@ def read_last_assignments(client, group: str, instance_ids) -> dict[str, Instanc
     """The group's `__consumer_offsets` partition read from its start to its end, replayed through
     `LastAssignments`; topic ids named by Metadata, else by the group's partition-metadata record."""
     from kgroup.client.consumer_describe import resolve_topic_ids
-    from kgroup.client.topic_log import EARLIEST, LATEST, TopicLog
+    from kgroup.wire.topic_log import EARLIEST, LATEST, TopicLog
     from kgroup.decode.decoder import ProblemLog
     from kgroup.decode.live import PartitionReader
     from kgroup.records.partitioning import partition_for

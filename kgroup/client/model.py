@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.wire import Coordinator
+from kgroup.wire.cluster import Coordinator
 
 CONSUMER_PROTOCOL = "consumer"
 STATIC_LEAVE_EPOCH = -2   # ConsumerGroupDescribe's member epoch of a static member that left for a while
@@ -256,7 +256,7 @@ def member_order(member: MemberView):
 
 def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
     """A DescribeGroups response entry (any version) as a GroupView; missing fields get defaults."""
-    from kgroup.client.wire import error_name
+    from kgroup.wire.cluster import error_name
 
     protocol_type = getattr(raw, "protocol_type", "") or ""
     members = [member_from_bytes(getattr(m, "member_id", ""), getattr(m, "group_instance_id", None),
@@ -273,3 +273,13 @@ def group_from_described(raw, coordinator: Coordinator | None) -> GroupView:
     return GroupView(group=raw.group_id, state=getattr(raw, "group_state", "") or "",
                      protocol_type=protocol_type, protocol=getattr(raw, "protocol_data", "") or "",
                      coordinator=coordinator, members=members, error=error)
+
+
+def topic_rows(pairs, names: dict) -> list[dict]:
+    """(topic id or name, partitions) pairs as [{"topic", "partitions"}] by name; an id `names`
+    does not know is shown as the id."""
+    by_topic: dict[str, set[int]] = {}
+    for topic, partitions in pairs:
+        name = topic if isinstance(topic, str) else names.get(topic) or str(topic)
+        by_topic.setdefault(name, set()).update(partitions)
+    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items()) if ps]

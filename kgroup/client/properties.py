@@ -2,10 +2,12 @@
 
 Operators keep one `client.properties` for kafka-consumer-groups.sh; kgroup reads the same file, in
 Java's properties syntax. As Kafka's tools do with a setting they do not use, a key kgroup does not
-know (`retries`, `acks`, `key.deserializer`, ...) is reported and skipped; a key it knows with a value
-it cannot honour (a Java keystore, a security protocol Kafka does not have) is a usage error naming
-file, line, key and value. Java keystores (JKS/PKCS12) cannot be read by Python's ssl module: only
-PEM files are accepted.
+know (`retries`, `acks`, `key.deserializer`, ...) is reported and skipped — with a "did you mean" when
+it is a near miss of one it knows; a key it knows with a value it cannot honour (a Java keystore, a
+security protocol Kafka does not have) is a usage error naming file, line, key and value, and so is a
+file that leaves out what its connection needs (a SASL protocol without a mechanism, a mechanism
+without its user name or password): the user must fix the file, and no connection can tell them more.
+Java keystores (JKS/PKCS12) cannot be read by Python's ssl module: only PEM files are accepted.
 """
 
 from __future__ import annotations
@@ -47,7 +49,13 @@ _WITHOUT_EFFECT = frozenset({
     "bootstrap.servers",
 })
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-_SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+# The mechanisms kgroup's client runs: each takes a user name and a password.
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_MECHANISMS_TEXT = "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"
+# Kafka's other mechanisms: they need a Kerberos ticket or a token provider, which a properties file
+# cannot give kafka-python.
+_OTHER_KAFKA_MECHANISMS = ("GSSAPI", "OAUTHBEARER")
 _KEYSTORE_SUFFIXES = (".jks", ".p12", ".pfx", ".keystore", ".truststore")
 _PEM_FILE_KEYS = "ssl.ca.location / ssl.certificate.location / ssl.key.location"
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -78,6 +86,16 @@ def _integer(setting: str):
     return apply
 
 
+def _mechanism(settings, key, value, where):
+    """sasl.mechanism (and librdkafka's sasl.mechanisms, one mechanism too): one kgroup can run."""
+    mechanism = value.upper()
+    if mechanism in _OTHER_KAFKA_MECHANISMS:
+        raise _refuse(where, key, value, f"not supported by kgroup; set {_MECHANISMS_TEXT}")
+    if mechanism not in SASL_MECHANISMS:
+        raise _refuse(where, key, value, f"not one of {', '.join(SASL_MECHANISMS)}")
+    settings["sasl_mechanism"] = mechanism
+
+
 def _direct(setting: str):
     def apply(settings, key, value, where):
         settings[setting] = value
@@ -87,16 +105,18 @@ def _direct(setting: str):
 def _jaas(settings, key, value, where):
     """`sasl.jaas.config` for PLAIN/SCRAM: the username and password options of the login module."""
     options = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _JAAS_OPTION.findall(value)}
-    if "username" not in options or "password" not in options:
+    missing = [f'{option}="..."' for option in ("username", "password") if option not in options]
+    if missing:
         module = value.split()[0] if value.split() else ""
-        raise KgroupUsageError(f"{where}: sasl.jaas.config {module!r} needs username=\"...\" and "
-                               f"password=\"...\" (only PLAIN and SCRAM login modules are supported)")
+        raise KgroupUsageError(f"{where}: sasl.jaas.config {module!r} has no {' and no '.join(missing)} "
+                               f"(only PLAIN and SCRAM login modules are supported)")
     settings.update(sasl_plain_username=options["username"], sasl_plain_password=options["password"])
 
 
 def _endpoint_identification(settings, key, value, where):
-    if value.lower() not in ("", "https"):
-        raise _refuse(where, key, value, "kgroup checks the host name (https) or not (empty)")
+    """`https` checks the host name; Java's empty value and librdkafka's `none` do not."""
+    if value.lower() not in ("", "none", "https"):
+        raise _refuse(where, key, value, "kgroup checks the host name (https) or not (empty, or none)")
     settings["ssl_check_hostname"] = value.lower() == "https"
 
 
@@ -129,7 +149,9 @@ KNOWN_PROPERTIES = {
     **{key: _integer(setting) for key, setting in _INTEGER.items()},
     **{key: _without_effect for key in _WITHOUT_EFFECT},
     "security.protocol": _choice("security_protocol", _SECURITY_PROTOCOLS),
-    "sasl.mechanism": _choice("sasl_mechanism", _SASL_MECHANISMS),
+    "sasl.mechanism": _mechanism,
+    "sasl.mechanisms": _mechanism,              # librdkafka's name: one mechanism, as sasl.mechanism
+
     "sasl.jaas.config": _jaas,
     "ssl.endpoint.identification.algorithm": _endpoint_identification,
     "ssl.truststore.location": _store_location,
@@ -139,6 +161,9 @@ KNOWN_PROPERTIES = {
     "ssl.truststore.certificates": _inline_pem,
     "ssl.keystore.certificate.chain": _inline_pem,
     "ssl.keystore.key": _inline_pem,
+    "ssl.ca.pem": _inline_pem,                  # librdkafka's inline PEM keys
+    "ssl.certificate.pem": _inline_pem,
+    "ssl.key.pem": _inline_pem,
 }
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
@@ -211,21 +236,118 @@ def parse_properties(text: str, source: str = "<properties>") -> list[tuple[int,
     return entries
 
 
+def _edits(a: str, b: str) -> int:
+    """Edits from `a` to `b`: insertions, deletions, substitutions and swaps of neighbours (a typo's)."""
+    previous2, previous = None, list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        row = [i]
+        for j, other in enumerate(b, 1):
+            row.append(min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (char != other)))
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        previous2, previous = previous, row
+    return previous[-1]
+
+
+# kafka-python's names for the settings, as a Python user may write them: the key kgroup reads instead.
+_BY_SETTING = {setting: key for key, setting in reversed([*_DIRECT.items(), *_INTEGER.items()])}
+
+
+def did_you_mean(key: str) -> str | None:
+    """The known key an unknown one is a near miss of — another case or `_` for `.`
+    (`SASL.MECHANISM`, `sasl_mechanism`), kafka-python's name (`sasl_plain_password`), or a typo of
+    at most two edits (one for short keys) — or None. Far enough from the keys of Kafka's clients
+    that kgroup does not use (`ssl.truststore.password` is not `ssl.keystore.password`)."""
+    lowered = key.lower()
+    if lowered in _BY_SETTING:
+        return _BY_SETTING[lowered]
+    normalised = lowered.replace("_", ".").replace("-", ".")
+    if normalised in KNOWN_PROPERTIES:
+        return normalised
+    allowed = 2 if len(normalised) >= 10 else 1
+    distance, nearest = min((_edits(normalised, known), known) for known in KNOWN_PROPERTIES)
+    return nearest if distance <= allowed else None
+
+
 def properties_to_settings(entries, source: str = "<properties>", on_unknown=None) -> dict:
-    """Mapped kafka-python keyword arguments. A key kgroup does not know is skipped, and given once
-    to `on_unknown(key)` (the command warns); a known key with a value kgroup cannot honour is a
-    KgroupUsageError naming file, line, key and value."""
+    """Mapped kafka-python keyword arguments.
+
+    A known key with a value kgroup cannot honour, and a file without a key its connection needs
+    (see _check_needed_keys), are KgroupUsageErrors naming file, line and key. A key kgroup does not
+    know is skipped, and given once to `on_unknown(key, suggestion)` (the command warns; `suggestion`
+    is the known key it is a near miss of, or None) — after those checks, so a file that must be
+    fixed says one line."""
     settings: dict = {}
-    unknown: set[str] = set()
+    unknown: dict[str, tuple[int, str, str | None]] = {}
     for number, key, value in entries:
         apply = KNOWN_PROPERTIES.get(key)
         if apply is not None:
             apply(settings, key, value, f"{source}:{number}")
         elif key not in unknown:
-            unknown.add(key)
-            if on_unknown is not None:
-                on_unknown(key)
+            unknown[key] = (number, value, did_you_mean(key))
+    _check_needed_keys(settings, entries, unknown, source)
+    if on_unknown is not None:
+        for key, (_number, _value, suggestion) in unknown.items():
+            on_unknown(key, suggestion)
     return settings
+
+
+def _last(entries, keys) -> tuple[int, str, str] | None:
+    """The entry (line, key, value) that set one of `keys` last: the one whose value holds."""
+    found = [entry for entry in entries if entry[1] in keys]
+    return found[-1] if found else None
+
+
+def _near_miss(unknown, wanted: str) -> str:
+    """` (line N has 'KEY': did you mean WANTED?)` for an unknown key that is a near miss of
+    `wanted`, else empty."""
+    for key, (number, _value, suggestion) in unknown.items():
+        if suggestion == wanted:
+            return f" (line {number} has {key!r}: did you mean {wanted}?)"
+    return ""
+
+
+def _check_needed_keys(settings: dict, entries, unknown, source: str) -> None:
+    """What the connection cannot do without, said before any connection (kafka-python would retry a
+    SCRAM exchange without a password until --timeout, and a SASL_* listener without a mechanism
+    sees kafka-python's `None`):
+
+    - a near miss of security.protocol, with security.protocol unset: the connection would silently
+      be PLAINTEXT (unless the misspelt line says PLAINTEXT);
+    - security.protocol=SASL_*: sasl.mechanism. Kafka's clients (Java's and librdkafka) default to
+      GSSAPI, which kgroup cannot run, so none set is an error rather than a default;
+    - a mechanism under SASL_*: its user name and password (sasl.username / sasl.password, or
+      sasl.jaas.config), not empty — Kafka's PLAIN server refuses an empty one.
+    A near miss of the missing key is named in the line."""
+    if "security_protocol" not in settings:
+        for key, (number, value, suggestion) in unknown.items():
+            if suggestion == "security.protocol" and value.upper() != "PLAINTEXT":
+                raise KgroupUsageError(f"{source}:{number}: {key}={value}: not a client property, did you mean "
+                                       f"security.protocol? (security.protocol is not set: the connection would "
+                                       f"be PLAINTEXT)")
+    protocol = settings.get("security_protocol", "PLAINTEXT")
+    if protocol not in _SASL_PROTOCOLS:
+        return
+    protocol_line = _last(entries, ("security.protocol",))[0]
+    mechanism = settings.get("sasl_mechanism")
+    if mechanism is None:
+        near = _near_miss(unknown, "sasl.mechanism")
+        raise KgroupUsageError(f"{source}:{protocol_line}: security.protocol={protocol} but sasl.mechanism is not set"
+                               + (near or f" (Kafka's default GSSAPI is not supported by kgroup; set "
+                                          f"{_MECHANISMS_TEXT})"))
+    mechanism_line = _last(entries, ("sasl.mechanism", "sasl.mechanisms"))[0]
+    for what, key, setting in (("username", "sasl.username", "sasl_plain_username"),
+                               ("password", "sasl.password", "sasl_plain_password")):
+        value = settings.get(setting)
+        if value:
+            continue
+        given = _last(entries, (key, "sasl.jaas.config"))
+        if value is None or given is None:
+            raise KgroupUsageError(f"{source}:{mechanism_line}: sasl.mechanism={mechanism} but {key} is not set "
+                                   f"(nor {what}=\"...\" in sasl.jaas.config)"
+                                   + _near_miss(unknown, key))
+        empty = key if given[1] == key else f'{what}="" in sasl.jaas.config'
+        raise KgroupUsageError(f"{source}:{given[0]}: sasl.mechanism={mechanism} but {empty} is empty")
 
 
 # The keys that name a PEM file kgroup reads: those mapped to a kafka-python *file setting, and the
@@ -248,8 +370,12 @@ def load_properties(path: str, on_unknown=None) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise KgroupUsageError(f"{path}: cannot read: {exc}") from None
     entries = parse_properties(text, path)
-    settings = properties_to_settings(entries, path, on_unknown)
+    unknown: list = []
+    settings = properties_to_settings(entries, path, lambda *key: unknown.append(key))
     for number, key, value in entries:
         if key in _FILE_KEYS and value and not os.path.isfile(value):
             raise _refuse(f"{path}:{number}", key, value, "no such file")
+    if on_unknown is not None:                          # warnings only for a file that can be used
+        for key in unknown:
+            on_unknown(*key)
     return settings

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
-from kgroup.client.authorization import check, failure
 from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
+from kgroup.client.consumer_removal import predict_consumer_group_moves
 from kgroup.client.groups import describe_groups, group_exists, no_such_group
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient, error_name
+from kgroup.client.removal_targets import members_named, target_member_ids
 from kgroup.errors import EXIT_USAGE, KgroupError
+from kgroup.wire.authorization import check, failure
+from kgroup.wire.cluster import ClusterClient, error_name
 
 BATCH_VERSION = 3      # LeaveGroup with Members[] {MemberId, GroupInstanceId}
 REASON_VERSION = 5     # Members[].Reason (KIP-800)
@@ -243,7 +245,7 @@ def _ask_again_after_a_move(client, group, targets, names, version, reason):
 
     from kafka.protocol.consumer import LeaveGroupRequest
 
-    from kgroup.client.wire import RETRY_BACKOFF_S
+    from kgroup.wire.cluster import RETRY_BACKOFF_S
 
     deadline = time.monotonic() + client.timeout_s
     while "UNKNOWN_MEMBER_ID" in names and time.monotonic() < deadline:
@@ -323,20 +325,9 @@ def may_rejoin(report: RemovalReport) -> list[str]:
             if r.error is None and member is not None and not member.left]
 
 
-def members_named(view: GroupView, targets) -> list:
-    """The member of `view` each removal target names, None where none: by instance id when the
-    target has one (a static member rejoins under it with a new member id), else by member id."""
-    by_instance = view.member_by_instance()
-    by_member = {m.member_id: m for m in view.members}
-    return [by_instance.get(t.group_instance_id) if t.group_instance_id is not None else by_member.get(t.member_id)
-            for t in targets]
-
-
 def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport) -> str | None:
     """Fill each known target's `moves` with the assignor's prediction; returns why it could not, if so."""
     if view.group_type == "consumer":
-        from kgroup.client.consumer_removal import predict_consumer_group_moves
-
         return predict_consumer_group_moves(client, view, report)
     if view.protocol_type != "consumer":
         return f"no prediction: protocol type {view.protocol_type!r} is not the consumer protocol"
@@ -365,13 +356,6 @@ def predict_moves(client: ClusterClient, view: GroupView, report: RemovalReport)
     report.other_moves = [(t, p, owner_label.get(old) if old else None, owner_label.get(new) if new else None)
                           for t, p, old, new in prediction.moves if old not in gone]
     return None
-
-
-def target_member_ids(view: GroupView, results) -> list[str]:
-    """The member id of each known target (an instance id resolved through the describe)."""
-    by_instance = view.member_by_instance()
-    return [by_instance[r.target.group_instance_id].member_id if r.target.group_instance_id is not None
-            else r.target.member_id for r in results]
 
 
 def partition_counts(client: ClusterClient, topics) -> dict[str, int]:

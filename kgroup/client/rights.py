@@ -11,9 +11,9 @@ positions are Kafka's AclOperation codes. A broker that does not say (an older v
 
 from __future__ import annotations
 
-from kgroup.client.authorization import denial
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient, error_name
+from kgroup.wire.authorization import denial
+from kgroup.wire.cluster import ClusterClient, error_name
 
 # Kafka's AclOperation codes (bit positions in AuthorizedOperations)
 OPERATIONS = {"Read": 3, "Write": 4, "Create": 5, "Delete": 6, "Alter": 7, "Describe": 8}
@@ -97,6 +97,6 @@ def refused_topics(client: ClusterClient, topics, operation: str = "Read") -> se
 
 def predicted(line: str, dry_run: bool) -> str:
     """A dry run's refusal line (``not authorized to ...``) says it is a prediction."""
-    from kgroup.client.authorization import is_denial
+    from kgroup.wire.authorization import is_denial
 
     return WOULD_BE_REFUSED + line if dry_run and is_denial(line) else line

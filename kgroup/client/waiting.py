@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from kgroup.client.authorization import failure
 from kgroup.client.groups import describe_groups, group_exists
 from kgroup.client.model import GroupView
-from kgroup.client.wire import ClusterClient, TransportError, retriable_coordinator_name
 from kgroup.errors import KgroupError
+from kgroup.wire.authorization import failure
+from kgroup.wire.cluster import ClusterClient, TransportError, retriable_coordinator_name
 
 POLL_INTERVAL_S = 0.2
 

@@ -2,7 +2,8 @@
 
 The draft design moving Kafka Connect onto KIP-848's engine adds ConnectGroupHeartbeat,
 ConnectGroupPrepareAssignment and ConnectGroupInstallAssignment; the unit of assignment is an
-*item*: a connector (its name) or a task (``TaskId(connector, n)``, numbered from 1 like the draft).
+*item*: a connector (its name) or a task (``TaskId(connector, n)``, numbered from 1 like the draft),
+defined with the worker assignors that assign them (``kgroup.assignors.connect_items``).
 These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the handlers are in
 ``connect_heartbeat`` and ``connect_assignment``, the group in ``connect_group``, its
 ``__worker_offsets`` records in ``connect_records``.
@@ -16,8 +17,11 @@ Kafka number collides; the other errors are Kafka's codes. kgroup's ConnectGroup
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import ClassVar
 
+from kgroup.assignors.connect_items import (  # noqa: F401  (re-exported: the API's items)
+    ConnectorsAndTasks, TaskId, connector_items, connectors_and_tasks, item_order, item_set, items_of,
+    items_text)
 from kgroup.kafka_errors import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
                                  UNKNOWN_MEMBER_ID, UNSUPPORTED_ASSIGNOR)
 
@@ -40,21 +44,6 @@ __all__ = ["TaskId", "ConnectorsAndTasks", "Assignor", "ConnectGroupHeartbeatReq
            "NONE", "UNKNOWN_MEMBER_ID", "INVALID_REQUEST", "GROUP_ID_NOT_FOUND", "FENCED_MEMBER_EPOCH",
            "UNSUPPORTED_ASSIGNOR", "COMPUTE_ASSIGNMENT", "INVALID_ASSIGNMENT", "error_name",
            "items_of", "connectors_and_tasks", "item_order", "connector_items"]
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class TaskId:
-    connector: str
-    task: int
-
-    def __str__(self) -> str:
-        return f"{self.connector}-{self.task}"
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectorsAndTasks:
-    connectors: tuple = ()
-    tasks: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,38 +184,6 @@ def error_name(code: int) -> str:
     return ERROR_NAMES.get(code) or name_of(code)
 
 
-# ---- items: a connector is its name, a task is a TaskId ------------------------------------------
-def item_order(item) -> tuple:
-    """Sorted order of items: connectors by name, then tasks by connector and number."""
-    return (1, item.connector, item.task) if isinstance(item, TaskId) else (0, item, 0)
-
-
-def item_set(items) -> dict:
-    """Items as kgroup shows them (simulate connect's and describe's JSON): {"connectors": [names],
-    "tasks": ["A-1", ...]}, each sorted (tasks by connector, then number)."""
-    ordered = sorted(items, key=item_order)
-    return {"connectors": [i for i in ordered if isinstance(i, str)],
-            "tasks": [str(i) for i in ordered if not isinstance(i, str)]}
-
-
-def items_text(shown: dict) -> str:
-    """An ``item_set`` in a table cell: "A,B,A-1,B-1", or "-" for none."""
-    return ",".join(shown["connectors"] + shown["tasks"]) or "-"
-
-
-def items_of(assignment: ConnectorsAndTasks | None) -> frozenset:
-    if assignment is None:
-        return frozenset()
-    return frozenset(assignment.connectors) | frozenset(
-        task if isinstance(task, TaskId) else TaskId(*task) for task in assignment.tasks)
-
-
-def connectors_and_tasks(items: Iterable) -> ConnectorsAndTasks:
-    ordered = sorted(items, key=item_order)
-    return ConnectorsAndTasks(connectors=tuple(i for i in ordered if not isinstance(i, TaskId)),
-                              tasks=tuple(i for i in ordered if isinstance(i, TaskId)))
-
-
 # kgroup's limit on the tasks of one connector set: the coordinator holds every task id in memory
 # and in its records, so a set of billions (a typo, a fuzzed request) must be refused, not built.
 MAX_CONNECTOR_SET_TASKS = 100_000
@@ -239,9 +196,3 @@ def connector_set_problem(connectors: dict) -> str | None:
     if sum(connectors.values()) > MAX_CONNECTOR_SET_TASKS:
         return f"more than {MAX_CONNECTOR_SET_TASKS} tasks in the connector set"
     return None
-
-
-def connector_items(connectors: dict) -> frozenset:
-    """Every item of a connector set: each connector and its tasks 1..n."""
-    return frozenset(connectors) | frozenset(
-        TaskId(name, n) for name, count in connectors.items() for n in range(1, count + 1))

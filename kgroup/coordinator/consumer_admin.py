@@ -14,6 +14,7 @@ from kgroup.protocol import ConsumerGroupDescribeResponse
 
 from . import consumer_records as rec
 from .consumer_group import ConsumerGroup
+from .consumer_records import group_tombstones
 from .consumer_fencing import fence_members
 from .consumer_target import preferred_assignor
 
@@ -76,20 +77,6 @@ def delete_consumer_group(coord, group: ConsumerGroup) -> int:
         coord.offsets.delete_group_offsets(group.group_id)
     rec.write(coord, group_tombstones(group))
     return NONE
-
-
-def group_tombstones(group: ConsumerGroup) -> list:
-    """Kafka's ConsumerGroup.createGroupTombstoneRecords: a tombstone for every record the group
-    has, in its order — current assignments, target rows, target epoch, member metadata, regex
-    resolutions, partition metadata, group epoch (the last one removes the group on replay)."""
-    group_id, member_ids = group.group_id, list(group.members)
-    return ([rec.tombstone(rec.CURRENT_MEMBER_ASSIGNMENT, group_id, m) for m in member_ids]
-            + [rec.tombstone(rec.TARGET_ASSIGNMENT_MEMBER, group_id, m)
-               for m in dict.fromkeys(member_ids + list(group.target))]
-            + [rec.tombstone(rec.TARGET_ASSIGNMENT_METADATA, group_id)]
-            + [rec.tombstone(rec.MEMBER_METADATA, group_id, m) for m in member_ids]
-            + [rec.regular_expression_tombstone(group_id, regex) for regex in sorted(group.resolved_regexes)]
-            + [rec.tombstone(rec.PARTITION_METADATA, group_id), rec.tombstone(rec.METADATA, group_id)])
 
 
 def remove_members(coord, group: ConsumerGroup, identities: list) -> list:

@@ -17,6 +17,7 @@ from .consumer_group import (ConsumerGroup, ConsumerGroupMember, member_timer_ke
                              session_timer_key)
 from .consumer_regex import plan_regexes, subscribed_names
 from .consumer_target import subscribed_topics
+from .migration import maybe_downgrade
 from .reconciliation import UNREVOKED_PARTITIONS
 
 
@@ -28,7 +29,6 @@ def fence_members(coord, group: ConsumerGroup, member_ids: list[str]) -> None:
     """Kafka's consumerGroupFenceMember(s): the members' records go (and the resolutions of regexes no
     one else uses), the group epoch moves on once."""
     group_id = group.group_id
-    from .migration import maybe_downgrade
     if maybe_downgrade(coord, group, member_ids):     # the last consumer-protocol member left
         return
     records = []

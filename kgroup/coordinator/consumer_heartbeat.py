@@ -21,10 +21,12 @@ from kgroup.protocol import ConsumerGroupHeartbeatResponse, fast_constructor
 
 from . import consumer_records as rec
 from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
+from .consumer_errors import HeartbeatError
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
 from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
 from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, preferred_assignor,
                               subscribed_ids, subscriber_counts, subscription_metadata)
+from .migration_upgrade import upgrade
 from .persistence import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
@@ -34,15 +36,6 @@ from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, r
 _response = fast_constructor(ConsumerGroupHeartbeatResponse)
 _assignment_of = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment)
 _topic_partitions = fast_constructor(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions)
-
-
-class HeartbeatError(Exception):
-    """``message`` None: the response carries no ErrorMessage."""
-
-    def __init__(self, code: int, message: str | None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def handle_consumer_group_heartbeat(coord, request, client_id: str, client_host: str):
@@ -243,7 +236,6 @@ def _group_for(coord, group_id: str, join: bool, records: list) -> ConsumerGroup
     if join and group.is_empty():
         return ConsumerGroup(group_id)     # an empty classic group gives way once the join is planned
     if join:
-        from .migration import upgrade
         converted = upgrade(coord, group, records)
         if converted is not None:
             return converted

@@ -113,6 +113,20 @@ def member_tombstones(group_id: str, member_id: str) -> list[Record]:
             tombstone(MEMBER_METADATA, group_id, member_id)]
 
 
+def group_tombstones(group: ConsumerGroup) -> list:
+    """Kafka's ConsumerGroup.createGroupTombstoneRecords: a tombstone for every record the group
+    has, in its order — current assignments, target rows, target epoch, member metadata, regex
+    resolutions, partition metadata, group epoch (the last one removes the group on replay)."""
+    group_id, member_ids = group.group_id, list(group.members)
+    return ([tombstone(CURRENT_MEMBER_ASSIGNMENT, group_id, m) for m in member_ids]
+            + [tombstone(TARGET_ASSIGNMENT_MEMBER, group_id, m)
+               for m in dict.fromkeys(member_ids + list(group.target))]
+            + [tombstone(TARGET_ASSIGNMENT_METADATA, group_id)]
+            + [tombstone(MEMBER_METADATA, group_id, m) for m in member_ids]
+            + [regular_expression_tombstone(group_id, regex) for regex in sorted(group.resolved_regexes)]
+            + [tombstone(PARTITION_METADATA, group_id), tombstone(METADATA, group_id)])
+
+
 def _partitions_out(row: Mapping) -> list[dict]:
     if not row:
         return []

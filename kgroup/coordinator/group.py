@@ -209,7 +209,6 @@ class ClassicGroup:
         return self.group_id, self.protocol_type or "", self.state, self.group_type
 
     def timer_keys(self) -> list[str]:
-        from .rebalance import heartbeat_key, join_key, sync_key
         group_id = self.group_id
         keys = [heartbeat_key(group_id, member_id)
                 for member_id in list(self.members) + list(self.pending_members)]
@@ -420,3 +419,16 @@ _member_fields = attrgetter(*Member.__slots__)
 def _restore_slots(obj, names, values) -> None:
     for name, value in zip(names, values):
         setattr(obj, name, value)
+
+
+# ---- the classic group's timers: a member's session, the join and the sync phase --------
+def heartbeat_key(group_id: str, member_id: str) -> str:
+    return f"heartbeat-{group_id}-{member_id}"
+
+
+def join_key(group_id: str) -> str:
+    return f"join-{group_id}"
+
+
+def sync_key(group_id: str) -> str:
+    return f"sync-{group_id}"

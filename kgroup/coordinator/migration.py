@@ -24,17 +24,20 @@ Each conversion is written with the records of the operation that caused it as o
 Kafka's coordinator appends one CoordinatorResult: the classic tombstone, the conversion and the
 joining heartbeat's records for an upgrade; the tombstones and the GroupMetadata record (after a
 replacing join's own records) for a downgrade.
+
+This module holds the policy, the downgrade and what both directions share; the upgrade is in
+``migration_upgrade``. The two sit on either side of ``consumer_fencing``: fencing a member may
+downgrade its group (here, below fencing), and an upgrade starts the converted members' sessions,
+whose end fences them (``migration_upgrade``, above it).
 """
 
 from __future__ import annotations
 
-from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION
-from kgroup.records import decode_assignment, decode_subscription, encode_assignment
+from kgroup.records import encode_assignment
 
 from . import consumer_records as rec
-from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
+from .consumer_group import ConsumerGroup
 from .group import STABLE, ClassicGroup, Member
-from .reconciliation import STABLE as MEMBER_STABLE
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -47,88 +50,7 @@ def downgrade_allowed(config) -> bool:
     return config.group_consumer_migration_policy in ("bidirectional", "downgrade")
 
 
-# ---- classic -> consumer ------------------------------------------------------------------------
-def validate_online_upgrade(coord, classic: ClassicGroup) -> bool:
-    return (upgrade_allowed(coord.config) and classic.protocol_type == CONSUMER_PROTOCOL_TYPE
-            and len(classic.members) <= coord.config.group_consumer_max_size)
-
-
-def upgrade(coord, classic: ClassicGroup, records: list) -> ConsumerGroup | None:
-    """The classic group converted (not stored: ``records``, which it extends, materialize it when
-    the heartbeat applies them), or None when the upgrade is not allowed."""
-    if classic.group_type != "classic" or not validate_online_upgrade(coord, classic):
-        return None
-    _answer_parked(classic)
-    group = ConsumerGroup(classic.group_id)
-    try:
-        members = [_converted_member(coord, classic, m) for m in classic.members.values()]
-    except _Malformed:
-        from .consumer_heartbeat import HeartbeatError
-        raise HeartbeatError(GROUP_ID_NOT_FOUND, f"Cannot upgrade the classic group {classic.group_id} to "
-                                                 f"consumer group because the embedded consumer protocol "
-                                                 f"is malformed.") from None
-    except _UserData:
-        from .consumer_heartbeat import HeartbeatError
-        raise HeartbeatError(UNSUPPORTED_VERSION, "userData from a custom assignor would be lost") from None
-    names = {name for m in members for name in m.subscribed_topic_names}
-    conversion = conversion_records(classic.group_id, classic.generation_id, members, coord.metadata_hash(names))
-    rec.apply_to(coord, group, conversion)
-    records += conversion
-    from .consumer_fencing import schedule_session_timeout
-    for member in members:      # a failed conversion leaves them to find no consumer group
-        schedule_session_timeout(coord, group.group_id, member.member_id, member.classic.session_timeout_ms)
-    return group
-
-
-def conversion_records(group_id: str, epoch: int, members: list, metadata_hash: int = 0) -> list:
-    """Kafka's ConsumerGroup.createConsumerGroupRecords (the epoch record with the hash of the
-    members' topics, as fromClassicGroup computes it)."""
-    return ([rec.member_metadata_record(group_id, m) for m in members]
-            + [rec.group_epoch_record(group_id, epoch, metadata_hash)]
-            + [rec.target_member_record(group_id, m.member_id, m.assigned) for m in members]
-            + [rec.target_epoch_record(group_id, epoch)]
-            + [rec.current_assignment_record(group_id, m) for m in members])
-
-
-def _answer_parked(classic: ClassicGroup) -> None:
-    from .responses import join_error, sync_response
-    for member in classic.members.values():
-        reply = classic.take_join_reply(member)
-        if reply is not None:
-            reply.complete(join_error(member.join_version, REBALANCE_IN_PROGRESS, member.member_id))
-        if member.sync_reply is not None:
-            classic.save_member(member)
-            reply, member.sync_reply = member.sync_reply, None
-            reply.complete(sync_response(member.sync_version, REBALANCE_IN_PROGRESS))
-
-
-class _Malformed(Exception):
-    pass
-
-
-class _UserData(Exception):
-    pass
-
-
-def _converted_member(coord, classic: ClassicGroup, member: Member) -> ConsumerGroupMember:
-    protocol = classic.protocol_name or (member.protocols[0][0] if member.protocols else None)
-    try:
-        subscription = decode_subscription(member.metadata(protocol))
-        assignment = decode_assignment(member.assignment) if member.assignment else None
-    except Exception as exc:     # noqa: BLE001 - Kafka's SchemaException, whatever the field
-        raise _Malformed(str(exc)) from exc
-    if assignment is not None and assignment.get("userData"):
-        raise _UserData()
-    assigned = topic_id_map(coord, assignment["assignedPartitions"]) if assignment else {}
-    generation = classic.generation_id
-    return ConsumerGroupMember(
-        member.member_id, member_epoch=generation, previous_member_epoch=generation, state=MEMBER_STABLE,
-        instance_id=member.group_instance_id, rack_id=subscription.get("rackId") or None,   # toOptional: "" is none
-        rebalance_timeout_ms=member.rebalance_timeout_ms, client_id=member.client_id,
-        client_host=member.client_host, subscribed_topic_names=frozenset(subscription["topics"]),
-        assigned=assigned, classic=ClassicMemberMetadata(member.session_timeout_ms, tuple(member.protocols)))
-
-
+# ---- shared by both directions and by classic members inside a consumer group ------------------
 def topic_id_map(coord, topic_partitions) -> dict:
     """[{topic, partitions}] by name -> {topic id: partitions}; topics the image does not know are dropped."""
     image, out = coord.topic_image, {}
@@ -176,17 +98,15 @@ def _downgradable(coord, staying: list) -> bool:
 def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
     """A classic JoinGroup to an empty consumer group: its tombstones (offsets stay), then the
     join creates a classic group (Kafka's maybeDeleteEmptyConsumerGroup)."""
-    from .consumer_admin import group_tombstones
-    rec.write(coord, group_tombstones(group))
+    rec.write(coord, rec.group_tombstones(group))
 
 
 def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool,
                        pending: list = ()) -> ClassicGroup:
-    from .consumer_admin import group_tombstones
     from .offsets_retention import remember_subscriptions
     from .persistence import group_metadata_record
     from .rebalance import prepare_rebalance, reschedule_member
-    tombstones = group_tombstones(group)
+    tombstones = rec.group_tombstones(group)
     rec.apply_all(coord, tombstones)                 # the consumer group and its timers are gone
     classic = coord.get_or_create_classic_group(group.group_id, persist=False)
     classic.save()

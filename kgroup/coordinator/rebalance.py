@@ -8,23 +8,11 @@ from __future__ import annotations
 
 from . import codes
 from .config import NEW_MEMBER_JOIN_TIMEOUT_MS
-from .group import (COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup,
-                    Member)
+from .group import (COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup, Member,
+                    heartbeat_key, join_key, sync_key)
 from .offsets_retention import remember_subscriptions
 from .persistence import group_metadata_record
 from .responses import join_error, join_response, member_list, sync_response
-
-
-def heartbeat_key(group_id: str, member_id: str) -> str:
-    return f"heartbeat-{group_id}-{member_id}"
-
-
-def join_key(group_id: str) -> str:
-    return f"join-{group_id}"
-
-
-def sync_key(group_id: str) -> str:
-    return f"sync-{group_id}"
 
 
 # ---- session timers ----------------------------------------------------------------------

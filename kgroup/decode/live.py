@@ -26,6 +26,8 @@ from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch, CrcMismatch, TrailingBytes
 from kgroup.records.partitioning import partition_for
 from kgroup.records.segment import FAMILIES, SegmentFile
+from kgroup.wire.cluster import TransportError, error_name
+from kgroup.wire.topic_log import EARLIEST, LATEST, TopicLog
 
 from .decoder import ProblemLog, RowDecoder
 from .inputs import Input, RowFilter, apply_cutoffs, normalize_types
@@ -97,8 +99,6 @@ class PartitionReader:
 
     def _fetch(self, positions: dict[int, int], max_wait_ms: int):
         """Fetch, refreshing leaders on the errors a new leader cures, until the client's timeout."""
-        from kgroup.client.wire import error_name
-
         deadline = time.monotonic() + self.timeout_s
         while True:
             answered, retry = [], False
@@ -165,8 +165,6 @@ def decode_cluster(connect, *, output, view, family, groups, topics, types, unti
                  f"(--family {FAMILIES[t]} reads {t})")
 
     def body() -> int:
-        from kgroup.client.topic_log import EARLIEST, LATEST, TopicLog
-
         batches_read = 0
         with connect() as client:
             log = TopicLog(client, topic)
@@ -193,8 +191,6 @@ def decode_cluster(connect, *, output, view, family, groups, topics, types, unti
 def _follow(reader: PartitionReader, sink, stream, problems) -> int:
     """Long-poll every partition, writing and flushing each batch, until SIGINT. A lost connection
     (a restarting broker) is retried for up to the client's timeout before it ends the command."""
-    from kgroup.client.wire import TransportError
-
     stop = threading.Event()
     batches = 0
     lost_since = None

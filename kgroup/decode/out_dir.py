@@ -24,6 +24,18 @@ def prepare_out_dir(out: str) -> None:
         raise KgroupError(f"--out {out}: exists and is not a directory")
 
 
+def remove_out_dir(out: str) -> None:
+    """Remove what a run that did not finish wrote under a local --out: the whole directory, which
+    `prepare_out_dir` found new or empty, so it holds only this run's files (part files, Spark's
+    ``_temporary``, hidden partial files). A Hadoop URL is left to Spark's committer, which removes
+    its temporary files when a job is aborted."""
+    if "://" in out and not out.startswith("file://"):
+        return
+    import shutil
+
+    shutil.rmtree(out.removeprefix("file://"), ignore_errors=True)
+
+
 def output_file(directory: str, view: str, output: str) -> str:
     """The one file an output rendered in this process goes to under --out."""
     name = "state" if view == "state" else "part-00000"

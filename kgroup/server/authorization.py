@@ -13,7 +13,6 @@ This module holds the topic and cluster APIs; the group APIs are in `authorizati
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import uuid
 
@@ -22,6 +21,8 @@ from kgroup.kafka_errors import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATI
                                  UNKNOWN_TOPIC_ID)
 from kgroup.server import audit
 from kgroup.server.acl import CLUSTER_NAME, AllowEverything
+from kgroup.server.authorization_groups import GROUP_CHECKS
+from kgroup.server.authorization_parts import merged, split
 
 EVERYTHING = AllowEverything()
 UNCHECKED = frozenset({18})  # ApiVersions: answered before and without authentication, as Kafka
@@ -80,8 +81,6 @@ def guarded_api_table(api_table, authorizer):
     """The API table with every handler behind its authorization check; without an authorizer
     (no --acl) only the answers that report AuthorizedOperations are wrapped, and they act only
     when a client asks for the operations."""
-    from kgroup.server.authorization_groups import GROUP_CHECKS
-
     checks = {**TOPIC_CHECKS, **GROUP_CHECKS}
     if authorizer is None:
         return {key: (cls, lo, hi, handler if key not in ASKS_OPERATIONS
@@ -113,32 +112,6 @@ def _reporting(check, asks, handler, broker, request, ctx):
 
 def _checked(check, handler, authorizer, broker, request, ctx):
     return check(Access(authorizer, ctx.principal, request, ctx.client_host), handler, broker, request, ctx)
-
-
-async def answer(handler, broker, request, ctx):
-    result = handler(broker, request, ctx)
-    return (await result) if inspect.isawaitable(result) else result
-
-
-def split(items, allowed):
-    """(allowed, denied) items, each list in request order."""
-    kept, denied = [], []
-    for item in items:
-        (kept if allowed(item) else denied).append(item)
-    return kept, denied
-
-
-def merged(handler, broker, request, ctx, field, extra):
-    """The handler's response with `extra` entries added to its list `field` (awaited if need be)."""
-    if not extra:
-        return handler(broker, request, ctx)
-
-    async def with_extra():
-        response = await answer(handler, broker, request, ctx)
-        if response is not None:
-            getattr(response, field).extend(extra)
-        return response
-    return with_extra()
 
 
 # -- Produce, Fetch, ListOffsets, OffsetForLeaderEpoch -----------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kgroup.coordinator.offsets_wire import commit_response, delete_response, fetch_response
 from kgroup.kafka_errors import GROUP_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
 from kgroup.server.acl import operations_field
-from kgroup.server.authorization import answer, merged, split
+from kgroup.server.authorization_parts import answer, merged, split
 
 DENIED_OFFSET = (-1, -1, "")   # offset, leader epoch, metadata of a partition not authorized
 

@@ -4,8 +4,8 @@
     from kgroup.sim.connect_params import resolve
     document = run(resolve("worker-joins"))
 
-The workers and the clock are ``kgroup.sim.connect_cluster``; this module turns parameters into its
-scripted events, runs until the group settles (or ``until_ms``), and reports what happened.
+The workers and the clock are ``kgroup.sim.connect_cluster``; this module seeds them, plays the
+case's script on their clock until the group settles (``connect_script``), and reports what happened.
 """
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ from __future__ import annotations
 from kgroup.assignors.connect_cooperative import NAME
 from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
 from kgroup.sim.connect_cluster import Cluster
+from kgroup.sim.connect_migration import run_migration
 from kgroup.sim.connect_params import ConnectParams
-
-# scripted connector action -> step event
-CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "connector-removed",
-                    "set-tasks": "tasks-changed"}
+from kgroup.sim.connect_script import run_until_settled, schedule_events
 
 
 def run(params: ConnectParams) -> dict:
     if params.case == "migration":
-        from kgroup.sim.connect_migration import run_migration
         return run_migration(params)
     return document(params, *simulate(params))
 
@@ -46,47 +43,6 @@ def play(cluster, params: ConnectParams, start: int) -> tuple:
         start = params.initial_epoch
     last = schedule_events(cluster, params)
     return cluster, start, run_until_settled(cluster, params, last)
-
-
-def schedule_events(cluster: Cluster, params: ConnectParams) -> int:
-    """Scripted events on the cluster's clock, in command-line order at equal times; the last time."""
-    events = [(0, "join", (w,)) for w in params.workers] + list(params.events)
-    connectors = dict(params.connectors)
-    for ms, action, args in sorted(events, key=lambda e: e[0]):
-        if action in CONNECTOR_EVENTS:
-            connectors = dict(connectors)
-            if action == "remove-connector":
-                connectors.pop(args[0], None)
-            else:
-                connectors[args[0]] = int(args[1])
-            cluster.at(ms, "connectors", None, connectors, CONNECTOR_EVENTS[action])
-        else:
-            cluster.at(ms, action, args[0])
-    return max((ms for ms, _, _ in events), default=0)
-
-
-def run_until_settled(cluster, params: ConnectParams, last: int) -> int | None:
-    """Run past the last event until ``cluster.settled()`` (or to ``until_ms``); when it settled for good.
-    Any cluster with at/run/next_time/settled: the draft's workers or the classic ones."""
-    limit = params.until_ms if params.until_ms is not None else (
-        last + params.scheduled_rebalance_max_delay_ms + params.rebalance_timeout_ms
-        + 10 * params.session_timeout_ms)
-    cluster.run(min(last, limit))
-    settled_at = None
-    while True:
-        if cluster.settled():
-            settled_at = cluster.now if settled_at is None else settled_at
-            if params.until_ms is None:
-                break
-        else:
-            settled_at = None
-        t = cluster.next_time()
-        if t is None or t > limit:
-            break
-        cluster.run(t)
-    if params.until_ms is not None:
-        cluster.run(params.until_ms)
-    return settled_at
 
 
 def _members(group, running: dict) -> dict:

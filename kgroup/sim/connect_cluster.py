@@ -103,7 +103,11 @@ class Cluster:
         self.events.append((ms, len(self.events), action, name, args))
 
     # ---- one worker's requests -----------------------------------------------------------
-    def heartbeat(self, worker: Worker) -> None:
+    def heartbeat(self, worker: Worker, cause: str | None = None) -> None:
+        """One ConnectGroupHeartbeat and what the worker does with the answer. ``cause`` (join,
+        restart, resume, delay-expired) is the step that made the worker send it: recorded once
+        the coordinator has handled the heartbeat, before the steps its answer leads to (the draft's
+        §15.1: a step is recorded after the coordinator has handled what caused it)."""
         if self.migrating and worker.epoch == 0:
             classic = self.group() is None
             self.coord.handle(ConnectGroupSetConnectors(GROUP, self.connectors))
@@ -114,6 +118,8 @@ class Cluster:
             connectors_and_tasks(worker.running))
         epoch_before = self._group_epoch()
         response = self.coord.handle(request).response
+        if cause is not None:
+            self.step(cause, worker.name)
         if response.error_code in (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
             self.errors.append((self.now, worker.name, API_HEARTBEAT, response.error_code))
             self.step("error", worker.name)
@@ -208,8 +214,7 @@ class Cluster:
                 if change is not None and change <= t:
                     w.assignor.reason_change_at = None
                     w.reason += 1
-                    self.step("delay-expired", w.name)
-                    self.heartbeat(w)
+                    self.heartbeat(w, cause="delay-expired")
                 if w.next_heartbeat <= t and w.state == "up":
                     w.next_heartbeat = t + self.interval
                     self.heartbeat(w)
@@ -233,8 +238,7 @@ class Cluster:
             if action != "resume":
                 worker.epoch, worker.running = 0, frozenset()
             worker.state, worker.next_heartbeat = "up", self.now + self.interval
-            self.step(action, name)
-            self.heartbeat(worker)
+            self.heartbeat(worker, cause=action)
         elif action == "leave":
             worker = self.workers[name]
             self._stop(worker, worker.running, "revoked")

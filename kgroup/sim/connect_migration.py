@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from kgroup.assignors.connect_classic import COOPERATIVE
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import connector_items, error_name
+from kgroup.coordinator.connect import connector_items, error_name, item_set
 from kgroup.sim.connect_classic import ClassicCluster
 from kgroup.sim.connect_cluster import GROUP, Cluster, due_times
 from kgroup.sim.connect_params import ConnectParams
+from kgroup.sim.connect_script import run_until_settled, schedule_events
 from kgroup.sim.engine import counted_ids
 
 CLASSIC, CONNECT = "classic", "connect"
@@ -99,7 +100,6 @@ class MigrationRun:
         self.steps.append((self.now, event, worker, kind, epoch, assignment_epoch, self._members(group)))
 
     def _members(self, group) -> dict:
-        from kgroup.sim.connect import item_set
         out = {}
         if group is not None and group.group_type == CLASSIC:
             for w in self.classic.workers.values():
@@ -113,14 +113,12 @@ class MigrationRun:
 
 
 def run_migration(params: ConnectParams) -> dict:
-    from kgroup.sim.connect import run_until_settled, schedule_events
     run = MigrationRun(params)
     settled_at = run_until_settled(run, params, schedule_events(run, params))
     return _document(params, run, settled_at)
 
 
 def _document(params: ConnectParams, run: MigrationRun, settled_at: int | None) -> dict:
-    from kgroup.sim.connect import item_set
     steps = [{"at_ms": at, "event": event, "worker": worker, "group_type": kind, "group_epoch": epoch,
               "assignment_epoch": assignment_epoch, "members": members}
              for at, event, worker, kind, epoch, assignment_epoch, members in run.steps]

@@ -92,46 +92,58 @@ class Ledger:
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)
-        owner, last_owner, recording = self.owner, self.last_owner, self.recording
+        owner, last_owner = self.owner, self.last_owner
         taken_from = {}
-        handoffs = 0
-        for tp in partitions:
-            previous = owner.get(tp)
-            if previous is not None and previous != name:
-                taken_from[previous] = taken_from.get(previous, 0) + 1
-            owner[tp] = name
-            if recording:
-                if self.start_owner.get(tp) != name:
-                    self.moved.add(tp)
-                since = self.unowned_since.pop(tp, None)
-                if since is not None and now_ms - since > self.longest_wait_ms:
-                    self.longest_wait_ms = now_ms - since
+        if self.recording:
+            start_owner, moved, unowned_since, restores = (self.start_owner, self.moved, self.unowned_since,
+                                                           self.restores)
+            handoffs, longest = 0, self.longest_wait_ms
+            for tp in partitions:
+                previous = owner.get(tp)
+                if previous is not None and previous != name:
+                    taken_from[previous] = taken_from.get(previous, 0) + 1
+                owner[tp] = name
+                if start_owner.get(tp) != name:
+                    moved.add(tp)
+                since = unowned_since.pop(tp, None)
+                if since is not None and now_ms - since > longest:
+                    longest = now_ms - since
                 held = last_owner.get(tp)
                 if held is not None and held != name:
                     handoffs += 1
-                    if self.restores is not None:
-                        self.restores.gain(now_ms - self.start_ms, name, tp)
-            last_owner[tp] = name
-        if handoffs:
-            self.handoffs += handoffs
-            self.handoffs_to[name] = self.handoffs_to.get(name, 0) + handoffs
-        for previous, count in taken_from.items():
-            # The previous holder has not given these up yet (e.g. not yet fenced): both consume.
-            self.event(now_ms, "double-owned", name, partitions=count, still_held_by=previous)
-        self._unowned_changed(now_ms)
+                    if restores is not None:
+                        restores.gain(now_ms - self.start_ms, name, tp)
+                last_owner[tp] = name
+            self.longest_wait_ms = longest
+            if handoffs:
+                self.handoffs += handoffs
+                self.handoffs_to[name] = self.handoffs_to.get(name, 0) + handoffs
+            for previous, count in taken_from.items():
+                # The previous holder has not given these up yet (e.g. not yet fenced): both consume.
+                self.event(now_ms, "double-owned", name, partitions=count, still_held_by=previous)
+            self.unowned_steps.note(now_ms - self.start_ms, len(self.partitions) - len(owner))
+        else:
+            for tp in partitions:
+                owner[tp] = name
+                last_owner[tp] = name
         self._holding(now_ms, name, holding)
 
     def release(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)
         owner = self.owner
-        for tp in partitions:
-            if owner.get(tp) == name:
-                del owner[tp]
-                if self.recording:
-                    self.unowned_since[tp] = now_ms
-                    if self.restores is not None:
-                        self.restores.drop(now_ms - self.start_ms, name, tp)
-        self._unowned_changed(now_ms)
+        if self.recording:
+            unowned_since, restores = self.unowned_since, self.restores
+            for tp in partitions:
+                if owner.get(tp) == name:
+                    del owner[tp]
+                    unowned_since[tp] = now_ms
+                    if restores is not None:
+                        restores.drop(now_ms - self.start_ms, name, tp)
+            self.unowned_steps.note(now_ms - self.start_ms, len(self.partitions) - len(owner))
+        else:
+            for tp in partitions:
+                if owner.get(tp) == name:
+                    del owner[tp]
         self._holding(now_ms, name, holding)
 
     def _holding(self, now_ms, name, count) -> None:

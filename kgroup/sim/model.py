@@ -10,12 +10,10 @@ from kgroup.coordinator.config import INT_MAX
 
 from .restart_spread import Restart, given_values
 from .run_log import EventLog, Intervals
+from .scenario_options import PROTOCOL_ROLLS, inapplicable  # noqa: F401  (PROTOCOL_ROLLS: re-exported)
 
 SCENARIOS = ("rolling-bounce", "upgrade", "downgrade", "scale-down", "scale-up", "leader-bounce",
              "crash", "duplicate-instance", "upgrade-protocol", "downgrade-protocol")
-# the online migrations: every process restarted on the other protocol (from, to)
-PROTOCOL_ROLLS = {"upgrade-protocol": ("classic", "consumer"),
-                  "downgrade-protocol": ("consumer", "classic")}
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 ORDERS = ("name", "reverse", "random", "leader-first", "leader-last")
 MEMBERSHIPS = ("static", "dynamic")
@@ -188,6 +186,21 @@ COMPARE = ("membership", "assignor", "removal", "protocol", "concurrency")
 DEFAULT_CONCURRENCIES = (1, 5, 10, 50)
 
 
+def variant_label(compare: str | None, membership: str, assignor: str, protocol: str, remove_members: bool,
+                  concurrency: int) -> str:
+    """The name a --compare variant goes by in tables, notes and status lines."""
+    kind = (compare or "").partition("=")[0]
+    return {"membership": membership, "assignor": assignor, "protocol": protocol,
+            "removal": "remove-members" if remove_members else "session timeout",
+            "concurrency": f"concurrency {concurrency}"}.get(kind, "value")
+
+
+def params_label(params: SimParams, compare: str | None) -> str:
+    assignor = params.server_assignor if params.protocol == "consumer" else params.assignor
+    return variant_label(compare, params.membership, assignor, params.protocol, params.remove_members,
+                         params.concurrency)
+
+
 def comparison(text: str) -> tuple[str, tuple[int, ...]]:
     """``--compare``'s value: a kind, and for ``concurrency[=1,5,10]`` the settings to compare."""
     kind, sep, values = text.partition("=")
@@ -215,8 +228,6 @@ def variants(scenario: str, params: SimParams, compare: str | None) -> list[SimP
     """The parameter sets `--compare` runs side by side (the comparisons a scenario takes are
     ``scenario_options``' table: membership not where the scenario switches it, protocol not in the
     protocol rolls, removal only in scale-down)."""
-    from .scenario_options import inapplicable
-
     if compare is None:
         return [params]
     compare, settings = comparison(compare)

@@ -10,7 +10,10 @@ for an option found in neither. Names are the command's click parameter names (m
 
 from __future__ import annotations
 
-from .model import PROTOCOL_ROLLS
+# the online migrations: every process restarted on the other protocol (from, to); both protocols'
+# options apply to them
+PROTOCOL_ROLLS = {"upgrade-protocol": ("classic", "consumer"),
+                  "downgrade-protocol": ("consumer", "classic")}
 
 ANY = None  # every value of the option applies
 

@@ -38,9 +38,12 @@ from .restart_spread import draw, maximum, restart_random
 class Run:
     """One scenario run: the coordinator, the consumers, the ledger and the clock."""
 
-    def __init__(self, params: SimParams, scenario: str | None = None):
+    def __init__(self, params: SimParams, scenario: str | None = None, on_progress=None):
         params.validate()
         self.params = params
+        # on_progress(what, done, total): the waves of a bounce or a roll as they complete (the
+        # command's status line; a large dynamic bounce runs for minutes)
+        self.on_progress = on_progress or (lambda what, done, total: None)
         self.mixed = scenario in PROTOCOL_ROLLS      # both protocols in one group, in turn
         if self.mixed:
             params = self.params = replace(params, protocol=PROTOCOL_ROLLS[scenario][0])
@@ -224,7 +227,8 @@ class Run:
         """
         waves = [order[i:i + self.params.concurrency]
                  for i in range(0, len(order), self.params.concurrency)]
-        for wave in waves:
+        for done, wave in enumerate(waves):
+            self.on_progress("wave", done, len(waves))
             limit = self.engine.now + self.cap_ms()
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
@@ -340,10 +344,11 @@ def _begin(run: Run) -> tuple[int, int]:
     return start, group.group_epoch if group.group_type == "consumer" else group.generation_id
 
 
-def run_scenario(scenario: str, params: SimParams) -> SimResult:
-    """Play one scenario; raises ScenarioError when it cannot run (message says why)."""
+def run_scenario(scenario: str, params: SimParams, on_progress=None) -> SimResult:
+    """Play one scenario; raises ScenarioError when it cannot run (message says why).
+    ``on_progress(what, done, total)`` is told of each wave as it starts (``Run.on_progress``)."""
     with _rare_collections():
-        return _play(scenario, params)
+        return _play(scenario, params, on_progress)
 
 
 @contextmanager
@@ -359,11 +364,11 @@ def _rare_collections():
         gc.set_threshold(*thresholds)
 
 
-def _play(scenario: str, params: SimParams) -> SimResult:
+def _play(scenario: str, params: SimParams, on_progress=None) -> SimResult:
     if scenario not in SCENARIOS:
         raise ParameterError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     params.validate()
-    run = Run(params, scenario)
+    run = Run(params, scenario, on_progress)
     static = params.membership == "static"
     membership = params.membership
     if scenario == "upgrade":

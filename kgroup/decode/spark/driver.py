@@ -17,9 +17,9 @@ import tempfile
 from kgroup.errors import KgroupError
 
 from .. import run
-from ..decoder import ProblemLog
+from ..decoder import ProblemLog, StrictModeStop
 from ..inputs import STDIN, RowFilter, in_log_order, normalize_types, resolve_inputs
-from ..out_dir import open_output_file, prepare_out_dir
+from ..out_dir import open_output_file, prepare_out_dir, remove_out_dir
 from ..outcome import note, run_decode
 from ..render import RowWriter
 from ..render_state import render_state
@@ -90,6 +90,7 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
         tasks = plan_tasks(inputs, split_bytes, until_offset, resync)
         tally = _Tally(problems, tasks)
         spark, ours, keep_log = None, True, False  # the log is kept when an error names it
+        unfinished_out = False  # --out of a run cut short: removed once the session is stopped
         interrupts = _Interrupts()
         interrupts.install()
         try:
@@ -104,6 +105,7 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
                 # rows travel through the JVM to the driver: keep each task's share small
                 tasks = plan_tasks(inputs, min(split_bytes, STDOUT_SPLIT_BYTES), until_offset, resync)
                 tally = _Tally(problems, tasks)
+            waiting = _ExecutorWait(spark)
             try:
                 _run_jobs(spark, tasks, tally, output=output, view=view, row_filter=row_filter,
                           until_offset=until_offset, until_ms=until_time, out=out, check=interrupts.check)
@@ -112,16 +114,66 @@ def decode_spark(paths, *, output, view, family, groups, topics, types, until_of
                 if not type(exc).__module__.startswith(("py4j", "pyspark")):
                     raise
                 keep_log = True
-                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}"
+                raise KgroupError(f"the Spark job failed: {spark_error_text(exc)}{executor_python_hint(exc)}"
                                   f"{jvm_log_hint(jvm_log_file())} (Spark's log: {jvm_log_file()})") from None
+            finally:
+                waiting.stop()
             interrupts.check()
+        except StrictModeStop:  # the output is whole; the first problem is reported after it
+            raise
+        except BaseException:
+            unfinished_out = out is not None
+            raise
         finally:
             interrupts.restore()
             if ours:  # a session found running is its owner's to stop, and its log theirs
                 _clean_up(spark, tally.spool, None if keep_log else jvm_log_file())
+            if unfinished_out:  # after the stop: no executor of this run writes there any more
+                remove_out_dir(out)
         return tally.batches
 
     return run_decode(problems, body)
+
+
+#: Seconds a run on a cluster waits for its first executor before it says why it may be waiting.
+EXECUTOR_WAIT_NOTE_SECONDS = 30.0
+
+
+class _ExecutorWait:
+    """A cluster that cannot place an executor (no free core; no worker with spark.executor.memory
+    free, 1g by default) leaves the job waiting for good, and Spark's warning goes to its log, not to
+    kgroup's stderr: if no executor has registered after `seconds`, one note says so (non-local
+    masters only; a local master's executor is the driver's own JVM)."""
+
+    def __init__(self, spark, seconds: float | None = None):
+        import threading
+
+        from .session import is_local_master
+
+        self.spark = spark
+        self.done = threading.Event()
+        if not is_local_master(spark.sparkContext.master):
+            threading.Thread(target=self._watch, args=(seconds or EXECUTOR_WAIT_NOTE_SECONDS,),
+                             name="kgroup-executor-wait", daemon=True).start()
+
+    def stop(self) -> None:
+        self.done.set()
+
+    def executors(self) -> int:
+        """Executors registered with the driver (Spark lists the driver among them)."""
+        return len(self.spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()) - 1  # noqa: SLF001
+
+    def _watch(self, seconds: float) -> None:
+        if self.done.wait(seconds):
+            return
+        with contextlib.suppress(Exception):  # a session stopping meanwhile: nothing to say
+            if self.executors() > 0 or self.done.is_set():
+                return
+            context = self.spark.sparkContext
+            memory = context.getConf().get("spark.executor.memory", "1g")
+            note(f"note: no Spark executor has started in {seconds:g} s: the cluster ({context.master}) may "
+                 f"have no free core, or no worker with spark.executor.memory={memory} free (give less with "
+                 "--spark-conf spark.executor.memory=...); its master's web UI says why the application waits")
 
 
 def _clean_up(spark, spool: str | None, log: str | None) -> None:
@@ -225,6 +277,15 @@ def jvm_log_hint(log: str) -> str:
         return ("; the Spark JVM ran out of memory: give it more (--spark-conf spark.driver.memory=4g, "
                 "spark.executor.memory=4g on a cluster) or use a smaller --split-size")
     return ""
+
+
+def executor_python_hint(exc) -> str:
+    """Why executors could not import kgroup: their Python is not one kgroup is installed in."""
+    if "No module named 'kgroup" not in str(exc):
+        return ""
+    python = os.environ.get("PYSPARK_PYTHON", sys.executable)
+    return (f"; the executors' Python (PYSPARK_PYTHON={python}) has no kgroup: install kgroup in it on "
+            "every node, or ship an environment with spark.archives and point PYSPARK_PYTHON into it")
 
 
 def spark_error_text(exc) -> str:

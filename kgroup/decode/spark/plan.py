@@ -37,6 +37,9 @@ class RangeTask:
     start: int
     end: int
     resync: bool = True  # read on past damage (kgroup.decode.run.reads_past_damage)
+    #: The file the task opens: `path` made absolute on the driver, since an executor's working
+    #: directory is not the driver's. `path` stays what rows and problems show, as the local engine does.
+    open_path: str = ""
 
     @property
     def log_partition(self) -> tuple:
@@ -84,5 +87,5 @@ def plan_tasks(inputs, target_bytes: int = DEFAULT_SPLIT_BYTES, until_offset: in
             ranges = [(0, 0)]  # the task reports the error the local reader reports
         for start, end in ranges:
             tasks.append(RangeTask(len(tasks), index, seg.path, seg.topic, seg.partition, seg.base_offset,
-                                   inp.family, start, end, resync))
+                                   inp.family, start, end, resync, os.path.abspath(seg.path)))
     return tasks

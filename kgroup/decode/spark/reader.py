@@ -83,7 +83,7 @@ class RangeReader:
         foreign.active = foreign.active and task.start == 0  # the file's start is in this range
         until_offset, until_time = self.until_offset, self.until_time
         try:
-            f = open(task.path, "rb", buffering=0)
+            f = open(task.open_path or task.path, "rb", buffering=0)
         except OSError as exc:
             log.add(task.path, 0, None, f"cannot open: {exc.strerror}")
             summary.stops_file = True

@@ -1,9 +1,11 @@
 """Getting a SparkSession that is quiet and correct by default, or a clear reason why there is none.
 
 Quiet: kgroup's log4j2 file (errors only), no console progress bar, no UI for local masters,
-SPARK_LOCAL_IP pinned to loopback for local masters (no "hostname resolves to a loopback address"
-warning). Correct: PYSPARK_PYTHON is the running interpreter, so Python workers import this very kgroup.
-Light: a local master's JVM runs with the C1 compiler alone and the serial collector (`LOCAL_JVM_OPTIONS`).
+the driver pinned to loopback for local masters and for a cluster whose master is on loopback (no
+"hostname resolves to a loopback address" warning, and a driver that executors on this machine reach
+without listening on the network). Correct: PYSPARK_PYTHON is the running interpreter, so Python
+workers import this very kgroup. Light: a local master's JVM runs with the C1 compiler alone and the
+serial collector (`LOCAL_JVM_OPTIONS`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,24 @@ def is_local_master(master: str) -> bool:
 #: spends about half as many during a job.
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
+LOOPBACK_HOSTS = ("localhost", "::1", "[::1]")
+
+
+def is_loopback_master(master: str) -> bool:
+    """A standalone master on this machine's loopback (spark://127.0.0.1:7077, spark://localhost:7077;
+    every master of an HA list): its workers, and so the executors, can only be on this machine."""
+    if not master.startswith("spark://"):
+        return False
+    hosts = [address.rsplit(":", 1)[0] for address in master.removeprefix("spark://").split(",")]
+    return all(host in LOOPBACK_HOSTS or host.startswith("127.") for host in hosts)
+
+
+def driver_on_loopback(master: str) -> bool:
+    """Where the driver must listen on 127.0.0.1: by default Spark takes the hostname's address, or
+    the first interface's when the hostname resolves to loopback, which loopback executors may not
+    reach and which exposes the driver's unauthenticated port to the network."""
+    return is_local_master(master) or is_loopback_master(master)
+
 
 def quiet_conf(master: str, conf: dict) -> dict:
     """kgroup's defaults under the user's --spark-conf (the user's values win; its JVM options come
@@ -82,6 +102,7 @@ def quiet_conf(master: str, conf: dict) -> dict:
     }
     if is_local_master(master):
         out["spark.ui.enabled"] = "false"
+    if driver_on_loopback(master):
         out["spark.driver.host"] = "127.0.0.1"
         out["spark.driver.bindAddress"] = "127.0.0.1"
     for key, value in conf.items():
@@ -96,7 +117,7 @@ def prepare_environment(master: str) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    if is_local_master(master):
+    if driver_on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 

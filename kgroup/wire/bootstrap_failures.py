@@ -94,12 +94,16 @@ def tls_closes_requests(address: tuple[str, int], timeout_s: float) -> bool:
         return False
 
 
-def sasl_mechanisms(address: tuple[str, int], tls: bool, timeout_s: float) -> list[str] | None:
-    """The mechanisms a SASL listener enables, from its answer to a SaslHandshake; None when the
-    listener does not speak SASL (it closes, or answers without mechanisms)."""
+def sasl_mechanisms(address: tuple[str, int], tls: bool, mechanism: str, timeout_s: float) -> list[str] | None:
+    """The mechanisms a SASL listener enables, from its answer to a SaslHandshake for `mechanism`;
+    None when the listener does not speak SASL (it closes, or answers without mechanisms).
+
+    Kafka's handshake answer lists the enabled mechanisms whether or not it enables the one asked
+    for, so the probe asks for a real one — the user's — and the broker logs what it logs for any
+    client with that setting, not a made-up name that reads like an attack."""
     from kafka.protocol.sasl import SaslHandshakeRequest, SaslHandshakeResponse
 
-    request = SaslHandshakeRequest(version=1, mechanism="kgroup-probe")
+    request = SaslHandshakeRequest(version=1, mechanism=mechanism)
     request.with_header(correlation_id=1, client_id="kgroup")
     try:
         with socket.create_connection(address, timeout=min(timeout_s, 2.0)) as raw:
@@ -210,7 +214,7 @@ class BootstrapWatch(logging.Handler):
             return self._mechanism_not_enabled()
         verify = _VERIFY_FAILED.search(text.split(" (backoff ")[0])
         if verify is not None:
-            return f"TLS: certificate verify failed: {verify.group(1)}"
+            return f"TLS: certificate verify failed: {verify.group(1)}{self._truststore_hint(verify.group(1))}"
         if "socket disconnected" in text and not self._probed_disconnect:
             self._probed_disconnect = True  # probe once: a disconnect may also be transient
             return self._listener_mismatch()
@@ -220,24 +224,48 @@ class BootstrapWatch(logging.Handler):
         return (f"authentication failed for user {self.settings.get('sasl_plain_username')} "
                 f"({self.settings.get('sasl_mechanism', 'PLAIN')})")
 
-    def _mechanism_not_enabled(self) -> str:
-        mechanism = self.settings.get("sasl_mechanism", "PLAIN")
+    def _truststore_hint(self, reason: str) -> str:
+        """For a certificate no trusted CA vouches for (self-signed, or its issuer unknown): where
+        the CA goes. A host name mismatch or an expired certificate is not the truststore's doing."""
+        if not any(word in reason for word in ("self-signed", "self signed", "issuer certificate")):
+            return ""
+        cafile = self.settings.get("ssl_cafile")
+        if cafile:
+            return (f" (the CA file {cafile} does not vouch for the broker's certificate: set "
+                    "ssl.truststore.location, or ssl.ca.location, to the PEM file of the CA that signed it)")
+        return (" (no CA file is set, so only the system's CAs are trusted: set ssl.truststore.location, or "
+                "ssl.ca.location, to the PEM file of the CA that signed the broker's certificate)")
+
+    def _mechanism_not_enabled(self, address: tuple[str, int] | None = None,
+                               enabled: list[str] | None = None) -> str:
+        """`SASL mechanism X is not enabled on HOST:PORT (enabled: ...)`: X the user's sasl.mechanism,
+        the list from the broker's own handshake answer (asked for X again when not given)."""
+        mechanism = self.settings.get("sasl_mechanism")
+        if not mechanism:       # settings not from --command-config, which requires one
+            return f"sasl.mechanism is not set, and {self.bootstrap} refuses a handshake without one"
         tls = self.protocol == "SASL_SSL"
-        for host, port in self.addresses:
-            enabled = sasl_mechanisms((host, port), tls, self.timeout_s)
+        for host, port in [address] if address else self.addresses:
+            enabled = enabled or sasl_mechanisms((host, port), tls, mechanism, self.timeout_s)
             if enabled:
-                return (f"SASL mechanism {mechanism} is not enabled on {host}:{port} "
+                return (f"SASL mechanism {mechanism} (sasl.mechanism) is not enabled on {host}:{port} "
                         f"(enabled: {', '.join(enabled)})")
-        return f"SASL mechanism {mechanism} is not enabled on {self.bootstrap}"
+        return f"SASL mechanism {mechanism} (sasl.mechanism) is not enabled on {self.bootstrap}"
 
     def _listener_mismatch(self) -> str | None:
         """A plaintext client closed by a TLS listener, a PLAINTEXT one by a SASL listener, or a
         TLS client without a certificate by a listener that requires one — or a SASL client refused
         in its SASL exchange (Kafka closes after answering; kafka-python may see only the close)."""
-        if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL") and all(
-                sasl_refused(address, self.protocol == "SASL_SSL", self.settings, self.timeout_s)
-                for address in self.addresses):
-            return self._authentication_failed()
+        if self.protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+            # The close may follow an UNSUPPORTED_SASL_MECHANISM answer that kafka-python did not read.
+            # No answer to the handshake (a TLS listener, say): no SASL exchange to try either.
+            first, tls = self.addresses[0], self.protocol == "SASL_SSL"
+            mechanism = self.settings.get("sasl_mechanism")
+            enabled = sasl_mechanisms(first, tls, mechanism, self.timeout_s) if mechanism else None
+            if enabled and mechanism not in enabled:
+                return self._mechanism_not_enabled(first, enabled)
+            if enabled and all(sasl_refused(address, tls, self.settings, self.timeout_s)
+                               for address in self.addresses):
+                return self._authentication_failed()
         if self.protocol in ("SSL", "SASL_SSL"):
             if self.settings.get("ssl_certfile") or not all(
                     tls_closes_requests(address, self.timeout_s) for address in self.addresses):
@@ -248,7 +276,9 @@ class BootstrapWatch(logging.Handler):
             return (f"the listener speaks TLS (SSL or SASL_SSL) but security.protocol="
                     f"{self.protocol}: a protocol mismatch")
         if self.protocol == "PLAINTEXT":
-            enabled = sasl_mechanisms(self.addresses[0], False, self.timeout_s)
+            # No mechanism of the user's to ask for: PLAIN, the one every Kafka client knows.
+            enabled = sasl_mechanisms(self.addresses[0], False, self.settings.get("sasl_mechanism") or "PLAIN",
+                                      self.timeout_s)
             if enabled:
                 return (f"the listener requires SASL authentication (enabled: "
                         f"{', '.join(enabled)}) but security.protocol=PLAINTEXT")
