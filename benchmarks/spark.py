@@ -8,13 +8,15 @@ Each run is a child process. Printed per run: wall time and records/s, CPU secon
 per million records — the local engine: the process (getrusage); Spark: the driver, the JVM and the
 Python workers (its process tree, read from /proc before and after the job, reaped children
 included) — and the ratio of the two engines: wall (Spark's job alone, and with its session start,
-the JVM's launch, which is printed apart with its CPU seconds) and per-record CPU. A job's fixed
-CPU seconds (its Python workers' start and first keys, the JVM's first job of its kind, the driver's
-share) are measured on a tiny dump (20,000 records) run the same way, and the per-record figures are
-also given net of them: the per-record CPU of Spark's tasks against the local engine's. The last line
-gives the constants of `--engine auto`'s cost model (kgroup/decode/engine_choice.py) from this run.
+the JVM's launch, which is printed apart with its CPU seconds) and per-record CPU. Every run is
+repeated on a smaller dump (--small): between the two sizes, each engine's CPU seconds per million
+records at the margin (what one more record costs, the per-record CPU of Spark's tasks against the
+local engine's) and what a job costs whatever its size (Spark: its Python workers' start and first
+keys, the JVM's first job of its kind, the driver's plan and result; the local engine: the process).
+The last line gives the constants of `--engine auto`'s cost model (kgroup/decode/engine_choice.py)
+from this run.
 A sampler walks each process tree every 0.2 s for the peak RSS of the driver, the Spark JVM and the
-Python workers; a second, smaller dump shows Spark's memory does not grow with the input. --repeat N
+Python workers; the smaller dump shows Spark's memory does not grow with the input. --repeat N
 runs each engine N times, alternately, and keeps each one's fastest run (other load on a shared
 machine slows Spark, which needs every core, more than the local engine, which leaves one free).
 
@@ -192,16 +194,6 @@ def dir_text(path: str) -> str:
                    if not n.startswith(("_", ".")))
 
 
-TINY_RECORDS = 20_000
-
-
-def make_tiny_dump(directory: str) -> str:
-    part = os.path.join(directory, "__consumer_offsets-0")
-    os.makedirs(part)
-    _gen.write_dump(os.path.join(part, "00000000000000000000.log"), TINY_RECORDS)
-    return part
-
-
 def make_dump(directory: str, size: int) -> tuple[str, int]:
     """A partition dir holding one segment of about `size` bytes: 1M generated records, doubled."""
     part = os.path.join(directory, "__consumer_offsets-0")
@@ -239,35 +231,46 @@ def _cpu_text(cpu: dict) -> str:
     return ", ".join(f"{role} {sec:.1f}" for role, sec in sorted(cpu.items()) if sec >= 0.05)
 
 
-def compare(name: str, records: int, local: dict, times: dict, peak: dict, master: str, fixed: dict) -> dict:
-    """Print one output's Spark run against the local engine's; returns the figures. fixed: the
-    same job's run on the tiny dump (its CPU seconds are the job's fixed cost)."""
+def marginal(big_cpu: float, big_records: int, small_cpu: float, small_records: int) -> tuple[float, float]:
+    """(CPU seconds per million records at the margin, CPU seconds whatever the size) from two sizes."""
+    per_record = (big_cpu - small_cpu) / (big_records - small_records)
+    return per_record * 1e6, big_cpu - per_record * big_records
+
+
+def compare(name: str, sizes: dict, local: dict, spark: dict, master: str) -> dict:
+    """Print one output's Spark run against the local engine's; returns the figures. sizes: "big" and
+    "small" -> records; local, spark: "big" and "small" -> the runs' figures (spark: (times, peak))."""
+    records = sizes["big"]
+    times, peak = spark["big"]
+    small_times = spark["small"][0]
+    local_big, local_small = local["big"], local["small"]
     rate = records / times["job"]
     cpu = sum(times["job_cpu"].values())
     start_cpu = sum(times["startup_cpu"].values())
-    fixed_cpu = sum(fixed["job_cpu"].values())
-    net = per_m(cpu - fixed_cpu, records - TINY_RECORDS)
+    spark_margin, spark_fixed = marginal(cpu, records, sum(small_times["job_cpu"].values()), sizes["small"])
+    local_margin, local_fixed = marginal(local_big["cpu"], records, local_small["cpu"], sizes["small"])
     figures = {"wall": times["job"], "startup": times["startup"], "cpu": cpu, "startup_cpu": start_cpu,
-               "cpu_per_m": per_m(cpu, records), "speedup": local["wall"] / times["job"],
-               "speedup_with_start": local["wall"] / (times["job"] + times["startup"]),
-               "cpu_ratio": cpu / local["cpu"], "roles": times["job_cpu"], "fixed_cpu": fixed_cpu,
-               "net_cpu_per_m": net, "net_ratio": net / local["cpu_per_m"],
+               "cpu_per_m": per_m(cpu, records), "speedup": local_big["wall"] / times["job"],
+               "speedup_with_start": local_big["wall"] / (times["job"] + times["startup"]),
+               "cpu_ratio": cpu / local_big["cpu"], "roles": times["job_cpu"],
+               "margin": spark_margin, "fixed": spark_fixed, "local_margin": local_margin,
+               "local_fixed": local_fixed, "margin_ratio": spark_margin / local_margin,
                "efficiency": cpu / (_cores(master) * times["job"])}
     print(f"spark {master:9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
           f"{start_cpu:.1f} CPU-s session start)   {cpu:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records")
-    print(f"    vs local {local['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
+    print(f"    vs local {local_big['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
           f"the start); CPU per record {figures['cpu_ratio']:.2f}x the local engine's; "
           f"CPU-s by role: {_cpu_text(times['job_cpu'])}")
-    print(f"    the job's fixed cost {fixed_cpu:.1f} CPU-s ({_cpu_text(fixed['job_cpu'])}; {fixed['job']:.1f} s on "
-          f"{TINY_RECORDS:,} records); net of it {net:.2f} CPU-s/M records = {figures['net_ratio']:.2f}x the local "
-          f"engine's per record")
+    print(f"    at the margin (the {sizes['small'] / 1e6:.1f} M-record dump against this one): Spark "
+          f"{spark_margin:.2f} CPU-s/M records + {spark_fixed:.1f} CPU-s a job, the local engine {local_margin:.2f} + "
+          f"{local_fixed:.1f}: {figures['margin_ratio']:.2f}x per record")
     print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
           f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
     return figures
 
 
-def bench_local(kgroup: str, big: str, records: int, out: str, name: str, args: list) -> dict:
-    wall, cpu, peak, _ = run_child([kgroup, "decode-offsets", *args, "--out", out, big])
+def bench_local(kgroup: str, dump: str, records: int, out: str, name: str, args: list) -> dict:
+    wall, cpu, peak, _ = run_child([kgroup, "decode-offsets", *args, "--out", out, dump])
     return {"name": name, "wall": wall, "cpu": cpu, "cpu_per_m": per_m(cpu, records), "rss": peak["driver"]}
 
 
@@ -291,7 +294,8 @@ def alternate(repeat: int, local, spark) -> tuple:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="1g", help="the large dump (default 1g)")
-    ap.add_argument("--small", default="256m", help="the small dump, for memory against input size")
+    ap.add_argument("--small", default="256m", help="the small dump: per-record CPU at the margin, memory "
+                    "against input size")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--outputs", default=",".join(OUTPUTS), help="of jsonl,state,parquet (default: all)")
     ap.add_argument("--no-parquet", action="store_true", help="skip the Parquet run")
@@ -309,93 +313,80 @@ def main() -> None:
     kgroup = os.path.join(os.path.dirname(sys.executable), "kgroup")
     with tempfile.TemporaryDirectory(prefix="kgroup-spark-bench-") as tmp:
         t = time.perf_counter()
-        big, records = make_dump(os.path.join(tmp, "big"), parse_size(args.size))
-        size = os.path.getsize(os.path.join(big, "00000000000000000000.log"))
-        print(f"dump: {records:,} records, {size / 1e6:,.0f} MB (generated in {time.perf_counter() - t:.0f} s); "
-              f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+        dumps, sizes = {}, {}
+        for name, size_text in (("big", args.size), ("small", args.small)):
+            dumps[name], sizes[name] = make_dump(os.path.join(tmp, name), parse_size(size_text))
+        size = os.path.getsize(os.path.join(dumps["big"], "00000000000000000000.log"))
+        small_size = os.path.getsize(os.path.join(dumps["small"], "00000000000000000000.log"))
+        print(f"dumps: {sizes['big']:,} records, {size / 1e6:,.0f} MB and {sizes['small']:,} records, "
+              f"{small_size / 1e6:,.0f} MB (generated in {time.perf_counter() - t:.0f} s); {os.cpu_count()} CPUs; "
+              f"load average {os.getloadavg()[0]:.1f}")
 
-        local_jsonl = large_peak = None
-        results: dict = {}
-        local_cpu: dict = {}  # output -> the local engine's CPU seconds per million records
-
-        def local_run(name, cli_args, keep=None):
+        def local_run(dump, name, cli_args, keep=None):
             out = os.path.join(tmp, f"local-{name}")
-            figures = bench_local(kgroup, big, records, out, name, cli_args)
+            figures = bench_local(kgroup, dumps[dump], sizes[dump], out, name, cli_args)
             figures["output"] = keep(out) if keep else None
             shutil.rmtree(out)
             return figures
 
-        def spark_run(name, view, fmt, keep, dump=big):
+        def spark_run(dump, name, view, fmt, keep):
             out = os.path.join(tmp, f"spark-{name}")
-            times, peak = bench_spark(dump, out, view, fmt, args.master)
+            times, peak = bench_spark(dumps[dump], out, view, fmt, args.master)
             times["output"] = keep(out)
             shutil.rmtree(out)
             return times, peak
 
-        tiny = make_tiny_dump(os.path.join(tmp, "tiny"))
+        def both_sizes(name, cli_args, view, fmt, keep, local=True):
+            """{"big"/"small": the local engine's fastest run}, {"big"/"small": Spark's fastest (times, peak)}."""
+            local_runs, spark_runs = {}, {}
+            for dump in ("big", "small"):
+                local_runs[dump], spark_runs[dump] = alternate(
+                    args.repeat, (lambda: local_run(dump, name, cli_args, keep)) if local else None,
+                    lambda: spark_run(dump, name, view, fmt, keep))
+            return local_runs, spark_runs
 
-        def fixed(name, view, fmt):
-            """The job's run on the tiny dump, the fastest of --repeat."""
-            return min((spark_run(f"{name}-tiny", view, fmt, dir_bytes, tiny)[0] for _ in range(args.repeat)),
-                       key=lambda t: t["job"])
-
-        if "jsonl" in outputs:
-            local_jsonl, (times, peak) = alternate(
-                args.repeat, lambda: local_run("jsonl", ["-o", "jsonl"], dir_bytes),
-                lambda: spark_run("jsonl", "records", "jsonl", dir_bytes))
-            print_local(local_jsonl, records)
-            local_cpu["jsonl"] = local_jsonl["cpu_per_m"]
-            if times["output"] != local_jsonl["output"]:
-                raise SystemExit(f"outputs differ in size: local {local_jsonl['output']}, spark {times['output']}")
-            results["jsonl"] = compare("jsonl", records, local_jsonl, times, peak, args.master,
-                                       fixed("jsonl", "records", "jsonl"))
-            print(f"    same {times['output'] / 1e9:.2f} GB of JSON lines")
-            large_peak = peak
+        results: dict = {}
+        local_jsonl = None
+        if "jsonl" in outputs or "parquet" in outputs:
+            local_jsonl, spark = both_sizes("jsonl", ["-o", "jsonl"], "records", "jsonl", dir_bytes,)
+            if "jsonl" in outputs:
+                print_local(local_jsonl["big"], sizes["big"])
+                if spark["big"][0]["output"] != local_jsonl["big"]["output"]:
+                    raise SystemExit(f"outputs differ in size: local {local_jsonl['big']['output']}, "
+                                     f"spark {spark['big'][0]['output']}")
+                results["jsonl"] = compare("jsonl", sizes, local_jsonl, spark, args.master)
+                print(f"    same {spark['big'][0]['output'] / 1e9:.2f} GB of JSON lines")
+                peaks = {dump: spark[dump][1] for dump in spark}
         if "state" in outputs:
-            local_state, (times, peak) = alternate(
-                args.repeat, lambda: local_run("state", ["--view", "state", "-o", "json"], dir_text),
-                lambda: spark_run("state", "state", "json", dir_text))
-            print_local(local_state, records)
-            local_cpu["state"] = local_state["cpu_per_m"]
-            if times["output"] != local_state["output"]:
+            local_state, spark = both_sizes("state", ["--view", "state", "-o", "json"], "state", "json", dir_text)
+            print_local(local_state["big"], sizes["big"])
+            if any(spark[dump][0]["output"] != local_state[dump]["output"] for dump in spark):
                 raise SystemExit("the state differs between the engines")
-            results["state"] = compare("state", records, local_state, times, peak, args.master,
-                                       fixed("state", "state", "json"))
-            print(f"    the same state ({len(local_state['output']) / 1e6:.1f} MB of JSON)")
+            results["state"] = compare("state", sizes, local_state, spark, args.master)
+            print(f"    the same state ({len(local_state['big']['output']) / 1e6:.1f} MB of JSON)")
         if "parquet" in outputs:
-            if local_jsonl is None:
-                local_jsonl = local_run("jsonl", ["-o", "jsonl"])
-                print_local(local_jsonl, records)
-            _none, (times, peak) = alternate(args.repeat, None,
-                                             lambda: spark_run("parquet", "records", "parquet", dir_bytes))
-            results["parquet"] = compare("parquet", records, local_jsonl, times, peak, args.master,
-                                         fixed("parquet", "records", "parquet"))
-            print(f"    {times['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: its jsonl run "
-                  f"is the measure)")
+            _none, spark = both_sizes("parquet", [], "records", "parquet", dir_bytes, local=False)
+            results["parquet"] = compare("parquet", sizes, local_jsonl, spark, args.master)
+            print(f"    {spark['big'][0]['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: its "
+                  f"jsonl run is the measure)")
 
-        print(f"summary ({records / 1e6:.1f} M records, best of {args.repeat}, load average "
-              f"{os.getloadavg()[0]:.1f} at the end): "
-              + "; ".join(f"{name} {r['speedup']:.2f}x wall, CPU/record {r['cpu_ratio']:.2f}x "
-                          f"({r['net_ratio']:.2f}x net of the job's fixed cost)" for name, r in results.items()))
-        model = [(view, results[name], local_cpu[name]) for name, view in (("jsonl", "records"), ("state", "state"))
+        print(f"summary ({sizes['big'] / 1e6:.1f} M records, best of {args.repeat}, load average "
+              f"{os.getloadavg()[0]:.1f} at the end): " + "; ".join(
+                  f"{name} {r['speedup']:.2f}x wall, CPU per record {r['cpu_ratio']:.2f}x "
+                  f"({r['margin_ratio']:.2f}x at the margin)" for name, r in results.items()))
+        model = [(view, results[name]) for name, view in (("jsonl", "records"), ("state", "state"))
                  if name in results]
         if model:
             start = sum(r["startup"] for r in results.values()) / len(results)
             print(f"cost model (kgroup/decode/engine_choice.py): SPARK_START_S = {start:.1f}, BYTES_PER_RECORD = "
-                  f"{size / records:.1f}; " + "; ".join(
-                      f"{view}: Costs(local_cpu={local:.2f}, spark_cpu={r['cpu_per_m']:.2f}, "
-                      f"efficiency={r['efficiency']:.2f})" for view, r, local in model))
-
-        if large_peak is not None and args.small:
-            small, _small_records = make_dump(os.path.join(tmp, "small"), parse_size(args.small))
-            shutil.rmtree(big)
-            out = os.path.join(tmp, "spark-small")
-            _times, peak = bench_spark(small, out, "records", "jsonl", args.master)
-            small_size = os.path.getsize(os.path.join(small, "00000000000000000000.log"))
-            print(f"memory against input size (spark jsonl): {small_size / 1e6:,.0f} MB -> driver "
-                  f"{peak['driver']:.0f} / JVM {peak['jvm']:.0f} / largest worker {peak['worker_max']:.0f} MB; "
-                  f"{size / 1e6:,.0f} MB -> driver {large_peak['driver']:.0f} / JVM {large_peak['jvm']:.0f} / "
-                  f"largest worker {large_peak['worker_max']:.0f} MB")
+                  f"{size / sizes['big']:.1f}; " + "; ".join(
+                      f"{view}: Costs(local_cpu={r['local_margin']:.2f}, spark_cpu={r['margin']:.2f}, "
+                      f"spark_fixed={r['fixed']:.1f}, efficiency={r['efficiency']:.2f})" for view, r in model))
+        if "jsonl" in outputs:
+            print(f"memory against input size (spark jsonl): " + "; ".join(
+                f"{os.path.getsize(os.path.join(dumps[d], '00000000000000000000.log')) / 1e6:,.0f} MB -> driver "
+                f"{peaks[d]['driver']:.0f} / JVM {peaks[d]['jvm']:.0f} / largest worker {peaks[d]['worker_max']:.0f} MB"
+                for d in ("small", "big")))
 
 
 if __name__ == "__main__":

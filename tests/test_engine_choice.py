@@ -35,7 +35,8 @@ def _break_even(view: str, cores: int) -> float | None:
     saved_per_m = costs.local_cpu - costs.spark_cpu / (cores * costs.efficiency)
     if saved_per_m <= 0:
         return None
-    return SPARK_START_S / saved_per_m * 1e6 * engine_choice.BYTES_PER_RECORD
+    fixed = SPARK_START_S + costs.spark_fixed / (cores * costs.efficiency)
+    return fixed / saved_per_m * 1e6 * engine_choice.BYTES_PER_RECORD
 
 
 @pytest.mark.parametrize("view", ["records", "state"])

@@ -599,3 +599,26 @@ def test_random_dumps_replay_to_the_local_state(tmp_path, data):
     for split in (1, 300, 1 << 30):
         states = spark_like_state(inputs, split)
         assert {k: _state_view(v) for k, v in states.items()} == {k: _state_view(v) for k, v in local_states.items()}
+
+
+def test_a_later_value_that_does_not_decode_does_not_hide_the_commit_before_it(tmp_path):
+    """Collapsing by key bytes keeps the latest record of a key; when that record's value turns out
+    not to decode it changes nothing, so the range reads the key's earlier writes again and keeps
+    them: the state is the full replay's (the second write's problem reported once)."""
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    key = encode_key(1, {"group": "g", "topic": "t", "partition": 0})
+    other = encode_key(1, {"group": "g", "topic": "t", "partition": 1})
+    good = encode_value(1, 3, {"offset": 7, "leaderEpoch": 1, "metadata": "", "commitTimestamp": 5})
+    with open(d / "00000000000000000000.log", "wb") as f:
+        w = LogWriter(f)
+        w.append([(key, good, BASE_TS), (other, good, BASE_TS)])
+        w.append([(key, b"\x00\x63junk", BASE_TS + 1), (other, good, BASE_TS + 1)])
+    inputs, local_problems, _, local_states = local_run([str(d)])
+    for split in (1, 1 << 20):
+        tasks = plan_tasks(inputs, split)
+        readers = [RangeReader(task) for task in tasks]
+        parts = [(task.seq, pack_range(task, kept_records(reader))) for task, reader in zip(tasks, readers)]
+        assert [str(p) for r in readers for p in r.summary.problem_objects()] == local_problems
+        assert _state_view(unpack_state(pack_state(replay(parts)))) == _state_view(local_states[("__consumer_offsets", 0)])
+    assert len(local_problems) == 1 and "offset 2" in local_problems[0]

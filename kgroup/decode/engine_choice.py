@@ -3,10 +3,12 @@
 The cost model (one place; `engines.choose_engine` asks it and prints its reason on stderr):
 
 * local engine: one core, `local_cpu` CPU seconds per million records;
-* Spark: `start` seconds to launch its JVM and session, then `spark_cpu` CPU seconds per million
-  records (the Python workers, the JVM and the driver together) spread over the cores it gets, at
-  the parallel efficiency `efficiency` that `local[2]` reached (its CPU seconds ÷ 2 cores ÷ its job's
-  wall time: waves, the last task, the driver's share);
+* Spark: `SPARK_START_S` seconds to launch its JVM and session, then `spark_fixed` CPU seconds a job
+  (its Python workers' start and first keys, the JVM's first job of its kind, the driver's plan and
+  result) and `spark_cpu` CPU seconds per million records (the Python workers, the JVM and the driver
+  together), spread over the cores it gets at the parallel efficiency `efficiency` that `local[2]`
+  reached (its CPU seconds ÷ 2 cores ÷ its job's wall time: waves, the last task, the serial replay
+  of `--view state`, the driver's share);
 * records from the input's size at `bytes_per_record` (the benchmark's dump: Kafka 4.4's commits).
 
 Spark is chosen when its estimate (start included) is below the local engine's. The cores Spark gets:
@@ -30,19 +32,21 @@ from kgroup.sizes import size_text
 
 @dataclass(frozen=True)
 class Costs:
-    """One view's figures from `benchmarks/spark.py` (the same run for both engines)."""
+    """One view's figures from `benchmarks/spark.py` (the same run for both engines; per-record figures
+    at the margin, between its two dumps)."""
 
     local_cpu: float  # CPU seconds per million records, the local engine (one process, one core)
     spark_cpu: float  # CPU seconds per million records, Spark local[2]: workers + JVM + driver
-    efficiency: float  # spark_cpu ÷ (2 cores × the local[2] job's wall seconds per million records)
+    spark_fixed: float  # CPU seconds a Spark job costs whatever its size
+    efficiency: float  # a local[2] job's CPU seconds ÷ (2 cores × its wall seconds)
 
 
 #: Measured 2026-11-28 with `benchmarks/spark.py --size 1g` (1.13 GB, 15 M records of Kafka 4.4
 #: commits) on this project's CI machine: 2 cores (x86-64 VM, shared), Python 3.11, pyspark 4.x,
 #: OpenJDK 17. See docs/decode-offsets.md, "Measured".
 COSTS = {
-    "records": Costs(local_cpu=2.30, spark_cpu=2.60, efficiency=0.85),
-    "state": Costs(local_cpu=1.20, spark_cpu=1.60, efficiency=0.75),
+    "records": Costs(local_cpu=2.30, spark_cpu=2.60, spark_fixed=3.0, efficiency=0.85),
+    "state": Costs(local_cpu=1.20, spark_cpu=1.60, spark_fixed=5.0, efficiency=0.75),
 }
 #: Seconds from asking for a session to its first job (JVM launch, SparkContext), the same run.
 SPARK_START_S = 4.5
@@ -99,7 +103,7 @@ def estimates(size: int, view: str, cores: int) -> tuple[float, float]:
     costs = COSTS["state" if view == "state" else "records"]
     millions = size / BYTES_PER_RECORD / 1e6
     local = millions * costs.local_cpu
-    spark = SPARK_START_S + millions * costs.spark_cpu / (cores * costs.efficiency)
+    spark = SPARK_START_S + (costs.spark_fixed + millions * costs.spark_cpu) / (cores * costs.efficiency)
     return local, spark
 
 

@@ -131,11 +131,40 @@ def kept_records(reader: RangeReader) -> list:
     refs += survivors.values()
     refs.sort(key=_place_of_ref)
     if decoder is not None:
-        raws += _checked([_raw(facts, index, *_fields_in(records, index)) for records, index, facts in refs],
-                         decoder)
+        kept, dropped = _checked([_raw(facts, index, *_fields_in(records, index)) for records, index, facts in refs],
+                                 decoder)
+        raws += kept
+        shadowing = {raw[_KEY]: _place_of_raw(raw) for raw in dropped
+                     if raw[_KEY] in survivors and _place_of_ref(survivors[raw[_KEY]]) == _place_of_raw(raw)}
+        if shadowing:
+            raws += _shadowed(reader, shadowing, check)
     reader.count_records()
     raws.sort(key=_place_of_raw)
     return raws
+
+
+def _shadowed(reader: RangeReader, shadowing: dict, check) -> list:
+    """The records a survivor that does not decode overwrote (rare: a damaged value): collapsing
+    by key bytes assumed the later record replaces them, but a record that does not decode changes
+    nothing, so the earlier writes of its key in the range's plain batches are read again (a second,
+    silent pass over the range) and those that decode are kept."""
+    again = RangeReader(reader.task, reader.until_offset, reader.until_time)
+    found = []
+    for batch, records in again.records():
+        if batch.is_control or not batch.crc_valid or not plain_batch(batch):
+            continue
+        facts = BatchFacts(batch)
+        keys = record_keys(records)
+        if not check.good.issuperset(keys):
+            continue  # decoded whole in the first pass: its records are kept already
+        for index, key in enumerate(keys):
+            place = shadowing.get(key)
+            if place is not None and (facts.position, index) < place:
+                found.append(_raw(facts, index, *_fields_in(records, index)))
+    if not found:
+        return []
+    rows = RowDecoder(again.decoder.segment, again.decoder.family, ProblemLog()).rows
+    return [raw for raw in found if rows(_Facts(raw), [_record_of(raw)])[0].kind != "error"]
 
 
 def _fields_in(records, index: int) -> tuple:
@@ -155,9 +184,10 @@ def _fields_in(records, index: int) -> tuple:
     return record.control, record.coordinator_epoch, record.offset, record.timestamp, record.key, record.value
 
 
-def _checked(raws: list, decoder) -> list:
-    """The `_raw` tuples (in file order) whose values decode: those `fast_rows` reads (plain offset
-    commits) and tombstones as they are, the others decoded now, their problems reported."""
+def _checked(raws: list, decoder) -> tuple[list, list]:
+    """(the `_raw` tuples whose values decode, those whose values do not), from raws in file order:
+    values `fast_rows` reads (plain offset commits) and tombstones as they are, the others decoded
+    now, their problems reported."""
     fast = decoder.family in (None, "consumer")
     one = _VALUES.one
     out, doubtful = [], []
@@ -167,10 +197,12 @@ def _checked(raws: list, decoder) -> list:
             out.append(raw)
         else:
             doubtful.append(raw)
+    dropped = []
     if doubtful:
         rows = decode_survivors([(_record_of(raw), _Facts(raw)) for raw in doubtful], decoder)
-        out += [raw for raw, row in zip(doubtful, rows) if row.kind != "error"]
-    return out
+        for raw, row in zip(doubtful, rows):
+            (dropped if row.kind == "error" else out).append(raw)
+    return out, dropped
 
 
 def _place_of_ref(ref) -> tuple:
