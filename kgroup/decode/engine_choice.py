@@ -9,14 +9,15 @@ The cost model (one place; `engines.choose_engine` asks it and prints its reason
   together), spread over the cores it gets at the parallel efficiency `efficiency` that `local[2]`
   reached (its CPU seconds ÷ 2 cores ÷ its job's wall time: waves, the last task, the serial replay
   of `--view state`, the driver's share);
-* records from the input's size at `bytes_per_record` (the benchmark's dump: Kafka 4.4's commits).
+* records from the input's size at `BYTES_PER_RECORD` (the benchmark's dump: Kafka 4.4's commits).
 
 Spark is chosen when its estimate (start included) is below the local engine's. The cores Spark gets:
 `local[*]` the CPUs this process may run on, `local[N]` N (at most those CPUs), `local-cluster[n,c,m]`
 n×c; a cluster master (spark://, yarn, k8s://) the executors' cores when `--spark-conf` says them
 (`spark.executor.instances` × `spark.executor.cores`, or `spark.cores.max`) — then its start is taken
 as a local session's, a lower bound — and otherwise the named cluster is the user's choice: Spark.
-An explicit `--spark-threshold` is the user's rule instead of the model: Spark from that size.
+An explicit `--spark-threshold` is the user's rule instead of the model: Spark from that size. (`-o
+parquet`, which only Spark writes, and inputs Spark cannot read are decided in `engines.choose_engine`.)
 
 No pyspark import and no timing here: tests check the decisions (tests/test_engine_choice.py).
 """
@@ -41,22 +42,23 @@ class Costs:
     efficiency: float  # a local[2] job's CPU seconds ÷ (2 cores × its wall seconds)
 
 
-#: Measured 2026-11-28 with `benchmarks/spark.py --size 1g` (1.13 GB, 15 M records of Kafka 4.4
-#: commits) on this project's CI machine: 2 cores (x86-64 VM, shared), Python 3.11, pyspark 4.x,
-#: OpenJDK 17. See docs/decode-offsets.md, "Measured".
+#: Measured 2026-11-28 with `benchmarks/spark.py --size 1g --repeat 2` (1.12 GB, 12 M records of Kafka
+#: 4.4's commits, and 280 MB for the margin) on this project's machine: 2 vCPUs (x86-64 VM, Intel Xeon,
+#: load average 0.9 at the start), Python 3.11.7, pyspark 4.x on OpenJDK 17. docs/decode-offsets.md
+#: ("Measured") has the run.
 COSTS = {
-    "records": Costs(local_cpu=2.30, spark_cpu=2.60, spark_fixed=3.0, efficiency=0.85),
-    "state": Costs(local_cpu=1.20, spark_cpu=1.60, spark_fixed=5.0, efficiency=0.75),
+    "records": Costs(local_cpu=2.61, spark_cpu=2.68, spark_fixed=6.1, efficiency=0.92),
+    "state": Costs(local_cpu=0.86, spark_cpu=1.49, spark_fixed=5.8, efficiency=0.85),
 }
 #: Seconds from asking for a session to its first job (JVM launch, SparkContext), the same run.
-SPARK_START_S = 4.5
-#: Bytes of segment per record in the benchmark's dump (1.13 GB / 15.0 M records).
-BYTES_PER_RECORD = 75.4
+SPARK_START_S = 6.1
+#: Bytes of segment per record in the benchmark's dump (1,118,681,460 bytes / 12.0 M records).
+BYTES_PER_RECORD = 93.2
 #: The benchmark's cases the figures come from: view -> (input bytes, local engine's wall seconds,
 #: Spark local[2]'s wall seconds with its start); `auto` must pick the faster in each (tests).
 BENCHMARK = {
-    "records": (1_131_000_000, 34.5, 27.0),
-    "state": (1_131_000_000, 18.0, 17.5),
+    "records": (1_118_681_460, 35.2, 20.7 + 5.9),
+    "state": (1_118_681_460, 11.1, 14.1 + 6.2),
 }
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")

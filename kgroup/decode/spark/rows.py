@@ -3,12 +3,12 @@
 The text outputs go the way the local engine's `RowSink` goes: jsonl and json from the undecoded
 records (`kgroup.decode.fast_rows.FastJsonl`) when batches come whole, every other case row by row
 with `render.PAYLOADS`. Parquet columns come the same way (`kgroup.decode.fast_parquet`). The state
-reduction is `replay.reduced_rows`.
+view's reduction is `replay.kept_records`.
 
 A Python worker runs many tasks (spark.python.worker.reuse): the caches that the local engine keeps
-for a whole run (key texts, the keys known to decode) are kept here for the worker's life, per row
-filter and record family, so a task does not pay again for every key it meets. Each task runs with the local engine's
-garbage-collector setting (`run.fewer_collections`).
+for a whole run (key texts, key columns) are kept here for the worker's life, per row filter and
+record family, so a task does not pay again for every key it meets. Each task runs with the local
+engine's garbage-collector setting (`run.fewer_collections`, applied by `engine`).
 No pyspark import: tests run this without Spark.
 """
 
@@ -77,9 +77,9 @@ def batch_payloads(reader, row_filter, output: str):
 
 
 def text_blocks(reader, row_filter, output: str = "jsonl"):
-    """jsonl lines joined into blocks of about TEXT_BLOCK_LINES: Spark writes each element plus a
-    newline, so a block is written exactly as its lines would be, at a fraction of the per-element
-    cost of moving them from the Python worker to the JVM (and a part file is written a block at a time)."""
+    """jsonl lines joined into blocks of about TEXT_BLOCK_LINES, for Spark's text writer: it writes each
+    element plus a newline, so a block is written exactly as its lines would be, at a fraction of the
+    per-element cost of moving them from the Python worker to the JVM."""
     block: list = []
     lines = 0
     for kind, item in batch_payloads(reader, row_filter, output):
