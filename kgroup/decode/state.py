@@ -57,12 +57,8 @@ def committed_offset(row) -> CommittedOffset:
 
 def record_identity(row) -> tuple:
     """The decoded key that compaction and replay keep one record for (types 2-15)."""
-    return identity(row.record_type, row.key.data)
-
-
-def identity(record_type: int, key_data: dict) -> tuple:
-    """`record_identity` of a record type and its decoded key's fields."""
-    return (record_type,) + tuple(key_data.values())
+    data = row.key.data
+    return (row.record_type,) + tuple(data.values())
 
 
 class PartitionState:
