@@ -1,13 +1,27 @@
 """decode-offsets on Spark local[2] against the local engine, on one generated dump, in the same run.
 
-Both engines decode every record of a generated __consumer_offsets dump (≥ 1 GB by default) and write
-the same JSON lines under --out (the local engine one file, Spark one file per 64 MB task); Spark also
-writes its default Parquet. Each run is a child process; a sampler walks its process tree every 0.2 s
-for the peak RSS of the driver, the Spark JVM and the Python workers. Spark's job time excludes its
-session start-up (JVM launch), which is printed apart. A second, smaller dump shows Spark's memory does
-not grow with the input.
+Both engines decode every record of a generated __consumer_offsets dump (≥ 1 GB by default), for each
+output measured: `-o jsonl --out DIR` (the same JSON lines: the local engine one file, Spark a part
+file per 64 MB task, compared by size), `--view state -o json --out DIR` (the same state, compared
+byte for byte) and Spark's default Parquet (no local counterpart: compared with the local jsonl run).
+Each run is a child process. Printed per run: wall time and records/s, CPU seconds and CPU seconds
+per million records — the local engine: the process (getrusage); Spark: the driver, the JVM and the
+Python workers (its process tree, read from /proc before and after the job, reaped children
+included) — and the ratio of the two engines: wall (Spark's job alone, and with its session start,
+the JVM's launch, which is printed apart with its CPU seconds) and per-record CPU. Every run is
+repeated on a smaller dump (--small): between the two sizes, each engine's CPU seconds per million
+records at the margin (what one more record costs, the per-record CPU of Spark's tasks against the
+local engine's) and what a job costs whatever its size (Spark: its Python workers' start and first
+keys, the JVM's first job of its kind, the driver's plan and result; the local engine: the process).
+The last line gives the constants of `--engine auto`'s cost model (kgroup/decode/engine_choice.py)
+from this run.
+A sampler walks each process tree every 0.2 s for the peak RSS of the driver, the Spark JVM and the
+Python workers; the smaller dump shows Spark's memory does not grow with the input. --repeat N
+runs each engine N times, alternately, and keeps each one's fastest run (other load on a shared
+machine slows Spark, which needs every core, more than the local engine, which leaves one free).
 
-    .venv/bin/python benchmarks/spark.py [--size 1g] [--small 256m] [--master local[2]] [--no-parquet]
+    .venv/bin/python benchmarks/spark.py [--size 1g] [--small 256m] [--master local[2]]
+        [--outputs jsonl,state,parquet] [--no-parquet] [--repeat N]
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,6 +45,8 @@ sys.path.insert(0, HERE)
 import _gen  # noqa: E402
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+TICKS = os.sysconf("SC_CLK_TCK")
+OUTPUTS = ("jsonl", "state", "parquet")
 
 
 def _children() -> dict[int, list[int]]:
@@ -47,16 +64,26 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-TICKS = os.sysconf("SC_CLK_TCK")
+def _tree(root: int) -> list[int]:
+    tree, pids, todo = _children(), [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(tree.get(pid, []))
+    return pids
 
 
-def _cpu_seconds(pid: int) -> float:
+def _cpu_seconds(pid: int, reaped: bool = False) -> float:
+    """utime + stime; with `reaped`, plus the children it has waited for (who are gone from the tree)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / TICKS
 
 
 def _rss_mb(pid: int) -> float:
@@ -82,6 +109,15 @@ def _role(pid: int, root: int) -> str:
     return "other"
 
 
+def tree_cpu(root: int) -> dict:
+    """CPU seconds by role of a process tree, each process with the children it reaped."""
+    out: dict[str, float] = {}
+    for pid in _tree(root):
+        role = _role(pid, root)
+        out[role] = out.get(role, 0.0) + _cpu_seconds(pid, reaped=True)
+    return out
+
+
 class TreeSampler(threading.Thread):
     """Peak RSS (MB) per role in a process tree: driver, jvm, largest worker, all workers together."""
 
@@ -89,27 +125,13 @@ class TreeSampler(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.interval = root, interval
         self.peak = {"driver": 0.0, "jvm": 0.0, "worker_max": 0.0, "workers_sum": 0.0}
-        self.cpu: dict[int, tuple[str, float]] = {}  # pid -> (role, CPU seconds last seen)
         self.done = threading.Event()
-
-    def cpu_by_role(self) -> dict:
-        out: dict[str, float] = {}
-        for role, seconds in self.cpu.values():
-            out[role] = out.get(role, 0.0) + seconds
-        return out
 
     def run(self):
         while not self.done.is_set():
-            tree = _children()
-            pids, todo = [], [self.root]
-            while todo:
-                pid = todo.pop()
-                pids.append(pid)
-                todo.extend(tree.get(pid, []))
             workers = 0.0
-            for pid in pids:
+            for pid in _tree(self.root):
                 role, rss = _role(pid, self.root), _rss_mb(pid)
-                self.cpu[pid] = (role, _cpu_seconds(pid) or self.cpu.get(pid, (role, 0.0))[1])
                 if role == "worker":
                     workers += rss
                     self.peak["worker_max"] = max(self.peak["worker_max"], rss)
@@ -119,41 +141,57 @@ class TreeSampler(threading.Thread):
             self.done.wait(self.interval)
 
 
-def run_child(argv: list[str]) -> tuple[float, dict, str]:
-    """(wall seconds, peak RSS by role plus CPU seconds by role under "cpu", stdout) of one child."""
+def run_child(argv: list[str]) -> tuple[float, float, dict, str]:
+    """(wall seconds, CPU seconds of the child and what it reaped, peak RSS by role, stdout) of one child."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     sampler = TreeSampler(proc.pid)
     sampler.start()
     out, err = proc.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler.done.set()
     sampler.join()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err}")
-    return wall, {**sampler.peak, "cpu": sampler.cpu_by_role()}, out
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, sampler.peak, out
 
 
-def spark_child(path: str, out: str, fmt: str, master: str) -> None:
-    """In the child: start the session, then time decode-offsets --engine spark alone."""
+def spark_child(path: str, out: str, view: str, fmt: str, master: str) -> None:
+    """In the child: start the session, then time decode-offsets --engine spark alone; the CPU
+    seconds of this process tree by role, before the session, once it is up and after the job."""
     from kgroup.decode.spark.driver import decode_spark
     from kgroup.decode.spark.plan import DEFAULT_SPLIT_BYTES
     from kgroup.decode.spark.session import get_session, jvm_log_file
 
+    me = os.getpid()
+    cpu0 = tree_cpu(me)
     t0 = time.perf_counter()
     session, _ = get_session(master)
     t1 = time.perf_counter()
-    code = decode_spark([path], output=fmt, view="records", family=None, groups=[], topics=[], types=[],
+    cpu1 = tree_cpu(me)
+    code = decode_spark([path], output=fmt, view=view, family=None, groups=[], topics=[], types=[],
                         until_offset=None, until_time=None, strict=False, master=master, spark_conf={},
                         out=out, split_bytes=DEFAULT_SPLIT_BYTES)
     t2 = time.perf_counter()
+    cpu2 = tree_cpu(me)
     session.stop()
     os.remove(jvm_log_file())
-    print(json.dumps({"startup": t1 - t0, "job": t2 - t1, "code": code}))
+    roles = set(cpu0) | set(cpu1) | set(cpu2)
+    print(json.dumps({"startup": t1 - t0, "job": t2 - t1, "code": code,
+                      "startup_cpu": {r: cpu1.get(r, 0) - cpu0.get(r, 0) for r in roles},
+                      "job_cpu": {r: cpu2.get(r, 0) - cpu1.get(r, 0) for r in roles}}))
 
 
 def dir_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(path, n)) for n in os.listdir(path) if not n.startswith(("_", ".")))
+
+
+def dir_text(path: str) -> str:
+    return "".join(open(os.path.join(path, n), encoding="utf-8").read() for n in sorted(os.listdir(path))
+                   if not n.startswith(("_", ".")))
 
 
 def make_dump(directory: str, size: int) -> tuple[str, int]:
@@ -166,79 +204,189 @@ def make_dump(directory: str, size: int) -> tuple[str, int]:
     return part, info["records"] * (copies_size // info["bytes"])
 
 
-def bench_spark(part, out, fmt, master):
-    wall, peak, stdout = run_child([sys.executable, __file__, "--child-spark", part, out, fmt, master])
+def bench_spark(part, out, view, fmt, master):
+    wall, _cpu, peak, stdout = run_child([sys.executable, __file__, "--child-spark", part, out, view, fmt, master])
     times = json.loads(stdout.strip().splitlines()[-1])
     return times, peak
+
+
+def fastest(runs: list, wall) -> tuple:
+    """The run with the least wall time; its peaks replaced by the highest of all runs'."""
+    best = min(runs, key=wall)
+    peaks = [run[-1] for run in runs]
+    return (*best[:-1], {k: max(p[k] for p in peaks) for k in peaks[0]})
+
+
+def _cores(master: str) -> int:
+    from kgroup.decode.engine_choice import available_cpus, spark_cores
+
+    return spark_cores(master, {}, available_cpus()) or 2
+
+
+def per_m(seconds: float, records: int) -> float:
+    return seconds / records * 1e6
+
+
+def _cpu_text(cpu: dict) -> str:
+    return ", ".join(f"{role} {sec:.1f}" for role, sec in sorted(cpu.items()) if sec >= 0.05)
+
+
+def marginal(big_cpu: float, big_records: int, small_cpu: float, small_records: int) -> tuple[float, float]:
+    """(CPU seconds per million records at the margin, CPU seconds whatever the size) from two sizes."""
+    per_record = (big_cpu - small_cpu) / (big_records - small_records)
+    return per_record * 1e6, big_cpu - per_record * big_records
+
+
+def compare(name: str, sizes: dict, local: dict, spark: dict, master: str) -> dict:
+    """Print one output's Spark run against the local engine's; returns the figures. sizes: "big" and
+    "small" -> records; local, spark: "big" and "small" -> the runs' figures (spark: (times, peak))."""
+    records = sizes["big"]
+    times, peak = spark["big"]
+    small_times = spark["small"][0]
+    local_big, local_small = local["big"], local["small"]
+    rate = records / times["job"]
+    cpu = sum(times["job_cpu"].values())
+    start_cpu = sum(times["startup_cpu"].values())
+    spark_margin, spark_fixed = marginal(cpu, records, sum(small_times["job_cpu"].values()), sizes["small"])
+    local_margin, local_fixed = marginal(local_big["cpu"], records, local_small["cpu"], sizes["small"])
+    figures = {"wall": times["job"], "startup": times["startup"], "cpu": cpu, "startup_cpu": start_cpu,
+               "cpu_per_m": per_m(cpu, records), "speedup": local_big["wall"] / times["job"],
+               "speedup_with_start": local_big["wall"] / (times["job"] + times["startup"]),
+               "cpu_ratio": cpu / local_big["cpu"], "roles": times["job_cpu"],
+               "margin": spark_margin, "fixed": spark_fixed, "local_margin": local_margin,
+               "local_fixed": local_fixed, "margin_ratio": spark_margin / local_margin,
+               "efficiency": cpu / (_cores(master) * times["job"])}
+    print(f"spark {master:9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
+          f"{start_cpu:.1f} CPU-s session start)   {cpu:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records")
+    print(f"    vs local {local_big['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
+          f"the start); CPU per record {figures['cpu_ratio']:.2f}x the local engine's; "
+          f"CPU-s by role: {_cpu_text(times['job_cpu'])}")
+    print(f"    at the margin (the {sizes['small'] / 1e6:.1f} M-record dump against this one): Spark "
+          f"{spark_margin:.2f} CPU-s/M records + {spark_fixed:.1f} CPU-s a job, the local engine {local_margin:.2f} + "
+          f"{local_fixed:.1f}: {figures['margin_ratio']:.2f}x per record")
+    print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
+          f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
+    return figures
+
+
+def bench_local(kgroup: str, dump: str, records: int, out: str, name: str, args: list) -> dict:
+    wall, cpu, peak, _ = run_child([kgroup, "decode-offsets", *args, "--out", out, dump])
+    return {"name": name, "wall": wall, "cpu": cpu, "cpu_per_m": per_m(cpu, records), "rss": peak["driver"]}
+
+
+def print_local(figures: dict, records: int) -> None:
+    print(f"local {'':9s} {figures['name']:8s}: {figures['wall']:6.1f} s = {records / figures['wall']:>9,.0f} records/s"
+          f"{'':33s}{figures['cpu']:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records   "
+          f"peak RSS {figures['rss']:.0f} MB")
+
+
+def alternate(repeat: int, local, spark) -> tuple:
+    """Each engine `repeat` times, alternately: (the local engine's fastest, Spark's fastest (times, peak))."""
+    locals_, sparks = [], []
+    for _ in range(repeat):
+        if local is not None:
+            locals_.append(local())
+        sparks.append(spark())
+    best_local = min(locals_, key=lambda f: f["wall"]) if locals_ else None
+    return best_local, fastest(sparks, lambda run: run[0]["job"] + run[0]["startup"])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="1g", help="the large dump (default 1g)")
-    ap.add_argument("--small", default="256m", help="the small dump, for memory against input size")
+    ap.add_argument("--small", default="256m", help="the small dump: per-record CPU at the margin, memory "
+                    "against input size")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--outputs", default=",".join(OUTPUTS), help="of jsonl,state,parquet (default: all)")
     ap.add_argument("--no-parquet", action="store_true", help="skip the Parquet run")
-    ap.add_argument("--child-spark", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each engine, alternately; the fastest kept")
+    ap.add_argument("--child-spark", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_spark:
         spark_child(*args.child_spark)
         return
-    from kgroup.decode.spark.plan import parse_size
+    from kgroup.sizes import parse_size
 
+    outputs = [o for o in args.outputs.split(",") if o and not (o == "parquet" and args.no_parquet)]
+    if set(outputs) - set(OUTPUTS):
+        raise SystemExit(f"--outputs: of {','.join(OUTPUTS)}")
     kgroup = os.path.join(os.path.dirname(sys.executable), "kgroup")
     with tempfile.TemporaryDirectory(prefix="kgroup-spark-bench-") as tmp:
         t = time.perf_counter()
-        big, records = make_dump(os.path.join(tmp, "big"), parse_size(args.size))
-        size = os.path.getsize(os.path.join(big, "00000000000000000000.log"))
-        print(f"dump: {records:,} records, {size / 1e6:,.0f} MB (generated in {time.perf_counter() - t:.0f} s); "
-              f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+        dumps, sizes = {}, {}
+        for name, size_text in (("big", args.size), ("small", args.small)):
+            dumps[name], sizes[name] = make_dump(os.path.join(tmp, name), parse_size(size_text))
+        size = os.path.getsize(os.path.join(dumps["big"], "00000000000000000000.log"))
+        small_size = os.path.getsize(os.path.join(dumps["small"], "00000000000000000000.log"))
+        print(f"dumps: {sizes['big']:,} records, {size / 1e6:,.0f} MB and {sizes['small']:,} records, "
+              f"{small_size / 1e6:,.0f} MB (generated in {time.perf_counter() - t:.0f} s); {os.cpu_count()} CPUs; "
+              f"load average {os.getloadavg()[0]:.1f}")
 
-        out = os.path.join(tmp, "local-out")
-        wall, peak, _ = run_child([kgroup, "decode-offsets", "-o", "jsonl", "--out", out, big])
-        local_rate = records / wall
-        local_cpu = sum(peak["cpu"].values())
-        local_bytes = dir_bytes(out)
-        shutil.rmtree(out)
-        print(f"local engine  jsonl: {wall:6.1f} s = {local_rate:>9,.0f} records/s   "
-              f"peak RSS {peak['driver']:.0f} MB")
-
-        out = os.path.join(tmp, "spark-out")
-        times, peak = bench_spark(big, out, "jsonl", args.master)
-        spark_bytes = dir_bytes(out)
-        shutil.rmtree(out)
-        if spark_bytes != local_bytes:
-            raise SystemExit(f"outputs differ in size: local {local_bytes}, spark {spark_bytes}")
-        rate = records / times["job"]
-        print(f"spark {args.master} jsonl: {times['job']:6.1f} s = {rate:>9,.0f} records/s   "
-              f"(+ {times['startup']:.1f} s session start)   ratio spark/local {rate / local_rate:.2f}x, "
-              f"{records / (times['job'] + times['startup']) / local_rate:.2f}x with start-up; "
-              f"same {spark_bytes / 1e9:.2f} GB of JSON lines")
-        print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
-              f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
-        print("    CPU seconds: " + ", ".join(f"{role} {sec:.1f}" for role, sec in sorted(peak["cpu"].items()))
-              + f" (the local engine: {local_cpu:.1f})")
-        large_peak = peak
-
-        if not args.no_parquet:
-            out = os.path.join(tmp, "spark-parquet")
-            times, peak = bench_spark(big, out, "parquet", args.master)
-            pq_bytes = dir_bytes(out)
+        def local_run(dump, name, cli_args, keep=None):
+            out = os.path.join(tmp, f"local-{name}")
+            figures = bench_local(kgroup, dumps[dump], sizes[dump], out, name, cli_args)
+            figures["output"] = keep(out) if keep else None
             shutil.rmtree(out)
-            rate = records / times["job"]
-            print(f"spark {args.master} parquet: {times['job']:6.1f} s = {rate:>9,.0f} records/s   "
-                  f"ratio to local jsonl {rate / local_rate:.2f}x; {pq_bytes / 1e6:,.0f} MB of Parquet; "
-                  f"peak RSS driver {peak['driver']:.0f} / JVM {peak['jvm']:.0f} / "
-                  f"worker {peak['worker_max']:.0f} MB")
+            return figures
 
-        small, small_records = make_dump(os.path.join(tmp, "small"), parse_size(args.small))
-        shutil.rmtree(big)
-        out = os.path.join(tmp, "spark-small")
-        times, peak = bench_spark(small, out, "jsonl", args.master)
-        small_size = os.path.getsize(os.path.join(small, "00000000000000000000.log"))
-        print(f"memory against input size (spark jsonl): {small_size / 1e6:,.0f} MB -> driver "
-              f"{peak['driver']:.0f} / JVM {peak['jvm']:.0f} / largest worker {peak['worker_max']:.0f} MB; "
-              f"{size / 1e6:,.0f} MB -> driver {large_peak['driver']:.0f} / JVM {large_peak['jvm']:.0f} / "
-              f"largest worker {large_peak['worker_max']:.0f} MB")
+        def spark_run(dump, name, view, fmt, keep):
+            out = os.path.join(tmp, f"spark-{name}")
+            times, peak = bench_spark(dumps[dump], out, view, fmt, args.master)
+            times["output"] = keep(out)
+            shutil.rmtree(out)
+            return times, peak
+
+        def both_sizes(name, cli_args, view, fmt, keep, local=True):
+            """{"big"/"small": the local engine's fastest run}, {"big"/"small": Spark's fastest (times, peak)}."""
+            local_runs, spark_runs = {}, {}
+            for dump in ("big", "small"):
+                local_runs[dump], spark_runs[dump] = alternate(
+                    args.repeat, (lambda: local_run(dump, name, cli_args, keep)) if local else None,
+                    lambda: spark_run(dump, name, view, fmt, keep))
+            return local_runs, spark_runs
+
+        results: dict = {}
+        local_jsonl = None
+        if "jsonl" in outputs or "parquet" in outputs:
+            local_jsonl, spark = both_sizes("jsonl", ["-o", "jsonl"], "records", "jsonl", dir_bytes,)
+            if "jsonl" in outputs:
+                print_local(local_jsonl["big"], sizes["big"])
+                if spark["big"][0]["output"] != local_jsonl["big"]["output"]:
+                    raise SystemExit(f"outputs differ in size: local {local_jsonl['big']['output']}, "
+                                     f"spark {spark['big'][0]['output']}")
+                results["jsonl"] = compare("jsonl", sizes, local_jsonl, spark, args.master)
+                print(f"    same {spark['big'][0]['output'] / 1e9:.2f} GB of JSON lines")
+                peaks = {dump: spark[dump][1] for dump in spark}
+        if "state" in outputs:
+            local_state, spark = both_sizes("state", ["--view", "state", "-o", "json"], "state", "json", dir_text)
+            print_local(local_state["big"], sizes["big"])
+            if any(spark[dump][0]["output"] != local_state[dump]["output"] for dump in spark):
+                raise SystemExit("the state differs between the engines")
+            results["state"] = compare("state", sizes, local_state, spark, args.master)
+            print(f"    the same state ({len(local_state['big']['output']) / 1e6:.1f} MB of JSON)")
+        if "parquet" in outputs:
+            _none, spark = both_sizes("parquet", [], "records", "parquet", dir_bytes, local=False)
+            results["parquet"] = compare("parquet", sizes, local_jsonl, spark, args.master)
+            print(f"    {spark['big'][0]['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: its "
+                  f"jsonl run is the measure)")
+
+        print(f"summary ({sizes['big'] / 1e6:.1f} M records, best of {args.repeat}, load average "
+              f"{os.getloadavg()[0]:.1f} at the end): " + "; ".join(
+                  f"{name} {r['speedup']:.2f}x wall, CPU per record {r['cpu_ratio']:.2f}x "
+                  f"({r['margin_ratio']:.2f}x at the margin)" for name, r in results.items()))
+        model = [(view, results[name]) for name, view in (("jsonl", "records"), ("state", "state"))
+                 if name in results]
+        if model:
+            start = sum(r["startup"] for r in results.values()) / len(results)
+            print(f"cost model (kgroup/decode/engine_choice.py): SPARK_START_S = {start:.1f}, BYTES_PER_RECORD = "
+                  f"{size / sizes['big']:.1f}; " + "; ".join(
+                      f"{view}: Costs(local_cpu={r['local_margin']:.2f}, spark_cpu={r['margin']:.2f}, "
+                      f"spark_fixed={r['fixed']:.1f}, efficiency={r['efficiency']:.2f})" for view, r in model))
+        if "jsonl" in outputs:
+            print(f"memory against input size (spark jsonl): " + "; ".join(
+                f"{os.path.getsize(os.path.join(dumps[d], '00000000000000000000.log')) / 1e6:,.0f} MB -> driver "
+                f"{peaks[d]['driver']:.0f} / JVM {peaks[d]['jvm']:.0f} / largest worker {peaks[d]['worker_max']:.0f} MB"
+                for d in ("small", "big")))
 
 
 if __name__ == "__main__":

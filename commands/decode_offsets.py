@@ -40,8 +40,10 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
                    "being printed to it; local engine).")
 @click.option("--engine", type=click.Choice(["local", "spark", "auto"]), default="local", show_default=True,
               help="local: this process. spark: Apache Spark (pyspark + Java), each task decoding one "
-                   "byte range of a file. auto: Spark when the input is at least --spark-threshold and "
-                   "Spark can run here, else local (a note on stderr says which).")
+                   "byte range of a file. auto: Spark where it is faster than the local engine for the "
+                   "input's size, the cores --master gives it and its start-up (a cluster master whose "
+                   "cores --spark-conf does not give: Spark), and Spark can run here; else local (a note "
+                   "on stderr says which and why).")
 @click.option("--master", default="local[*]", show_default=True, metavar="URL",
               help="Spark master: local[N], spark://host:7077, yarn, k8s://... (input paths must be "
                    "readable by the executors at the same path).")
@@ -54,8 +56,8 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
                    "Hadoop URL.")
 @click.option("--split-size", default="64m", show_default=True, metavar="SIZE",
               help="Spark: bytes per task; files are cut at batch boundaries.")
-@click.option("--spark-threshold", default="1g", show_default=True, metavar="SIZE",
-              help="--engine auto: the input size from which Spark is used.")
+@click.option("--spark-threshold", default=None, metavar="SIZE",
+              help="--engine auto: use Spark from this input size on, instead of the cost model.")
 @cluster_options
 @click.option("--follow", is_flag=True,
               help="With --bootstrap-server: after what the topic holds, print new records as they are "

@@ -557,9 +557,15 @@ def test_state_replays_a_partitions_segments_in_log_order_whatever_order_they_ar
 
 
 def test_engine_auto_says_sizes_in_the_binary_units_they_are_given_in():
-    """--spark-threshold 1g is 1.0 GiB (the note said 1.07 GB), and a small input is not 0.0 MB."""
+    """--spark-threshold 1g is 1.0 GiB (the note said 1.07 GB), and a small input is not 0.0 MB; without
+    --spark-threshold the note gives the cost model's estimates (engine_choice)."""
     segment = str(VECTORS / "segments" / SEGMENTS["A"][0])
-    result = run("decode-offsets", "--engine", "auto", "-o", "jsonl", segment)
+    result = run("decode-offsets", "--engine", "auto", "--spark-threshold", "1g", "-o", "jsonl", segment)
     assert result.exit_code == 0
     assert result.stderr == ("kgroup decode-offsets: note: --engine auto: decoding locally (2.1 KiB of input is "
                              "below the Spark threshold of 1.0 GiB, see --spark-threshold)\n")
+    result = run("decode-offsets", "--engine", "auto", "-o", "jsonl", segment)
+    assert result.exit_code == 0
+    assert result.stderr.startswith("kgroup decode-offsets: note: --engine auto: decoding locally (2.1 KiB of "
+                                    "input: about 0.0 s on the local engine, ")
+    assert " on Spark local[*] with " in result.stderr and result.stderr.endswith("; see --spark-threshold)\n")

@@ -185,7 +185,6 @@ def test_auto_uses_spark_above_the_threshold(spark, dumps):
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
     """direct=False: Spark's own Parquet/text writers (what a non-local master uses) give the same rows."""
-    from kgroup.decode.render import jsonl_payload
     from kgroup.decode.decoder import ProblemLog
     from kgroup.decode.inputs import RowFilter, resolve_inputs
     from kgroup.decode.spark.engine import ReadOptions, write_output
@@ -193,8 +192,7 @@ def test_spark_writers_as_used_on_a_cluster(spark, dumps, tmp_path, fmt):
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 700)
     out = str(tmp_path / fmt)
-    summaries = write_output(spark, tasks, ReadOptions(row_filter=RowFilter()), out, fmt, jsonl_payload,
-                             direct=False)
+    summaries = write_output(spark, tasks, ReadOptions(row_filter=RowFilter()), out, fmt, direct=False)
     assert sorted(summaries) == [t.seq for t in tasks]
     assert sum(len(s.problems) for s in summaries.values()) == 5
     local = run("-o", "jsonl", dumps["damaged"]).stdout.splitlines()
@@ -222,7 +220,6 @@ def test_a_failed_job_is_reported_by_its_python_error():
 
 def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_path):
     """Non-local masters send the rows through the JVM; local ones through spool files: same items."""
-    from kgroup.decode.render import jsonl_payload
     from kgroup.decode.decoder import ProblemLog
     from kgroup.decode.inputs import RowFilter, resolve_inputs
     from kgroup.decode.spark.engine import ReadOptions, stream_items
@@ -230,8 +227,8 @@ def test_rows_through_the_jvm_equal_rows_through_spool_files(spark, dumps, tmp_p
 
     tasks = plan_tasks(resolve_inputs([dumps["damaged"]], None, ProblemLog()), 2000)
     options = ReadOptions(row_filter=RowFilter())
-    via_jvm = list(stream_items(spark, tasks, options, jsonl_payload))
-    via_files = list(stream_items(spark, tasks, options, jsonl_payload, spool=str(tmp_path)))
+    via_jvm = list(stream_items(spark, tasks, options, "jsonl"))
+    via_files = list(stream_items(spark, tasks, options, "jsonl", spool=str(tmp_path)))
     assert via_jvm == via_files
     assert [kind for kind, _ in via_jvm].count("e") == len(tasks)
     assert [kind for kind, _ in via_jvm].count("p") == 5

@@ -6,8 +6,10 @@ mixed codecs, damaged batches)."""
 import os
 import random
 import struct
+from operator import itemgetter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from kgroup.records import encode_key, encode_value
 from kgroup.records.batch import LOG_OVERHEAD
@@ -20,7 +22,8 @@ from kgroup.decode.render import COLUMNS, ParquetRows
 from kgroup.decode.spark.plan import plan_tasks, split_file
 from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
-from kgroup.decode.spark.replay import reduced_rows, replay
+from kgroup.decode.spark.replay import kept_records, pack_range, pack_state, replay, unpack_state
+from test_fast_rows import dumps as random_dumps
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -187,9 +190,8 @@ def spark_like_state(inputs, split, until_offset=None, until_time=None):
     grouped: dict = {}
     for task in tasks:
         reader = RangeReader(task, until_offset, until_time)
-        for i, row in enumerate(reduced_rows(reader)):
-            grouped.setdefault(task.log_partition, []).append((task.seq, i, row))
-    return {k: replay(v) for k, v in grouped.items()}
+        grouped.setdefault(task.log_partition, []).append((task.seq, pack_range(task, kept_records(reader))))
+    return {k: unpack_state(pack_state(replay(v))) for k, v in grouped.items()}  # as it travels to the driver
 
 
 def _row_key(row):
@@ -371,17 +373,28 @@ def test_reduced_ranges_replay_to_the_local_state(tmp_path, seed, split):
 
 
 def test_reduction_drops_only_superseded_rows(tmp_path):
+    """A range keeps its markers, its transactional commits and the latest plain write per key bytes,
+    undecoded (offset, control marker, key and value bytes as read); the rest it drops."""
     d = tmp_path / "__consumer_offsets-0"
     d.mkdir()
     write_mixed_dump(d / "00000000000000000000.log", seed=5, rounds=300)
     inputs = resolve_inputs([str(d)], None, ProblemLog())
     task = plan_tasks(inputs, 1 << 30)[0]
     all_rows = [r for _b, rows in RangeReader(task) for r in rows]
-    kept = reduced_rows(RangeReader(task))
+    kept = kept_records(RangeReader(task))
+    offset, control, key, value = (itemgetter(i) for i in (7, 5, 9, 10))  # replay._OFFSET, ...
     controls = [r for r in all_rows if r.kind == "control"]
-    assert [r.offset for r in kept if r.kind == "control"] == [r.offset for r in controls]
+    assert [(offset(r), control(r)) for r in kept if control(r)] == [(r.offset, r.marker) for r in controls]
     txn = [r.offset for r in all_rows if r.kind == "data" and r.transactional and r.record_type in (0, 1)]
-    assert set(txn) <= {r.offset for r in kept}
+    assert set(txn) <= {offset(r) for r in kept}
+    by_offset = {r.offset: r for r in all_rows}
+    assert all((key(r), value(r)) == (by_offset[offset(r)].key_bytes, by_offset[offset(r)].value_bytes)
+               for r in kept if not control(r))
+    latest = {}
+    for r in all_rows:
+        if r.kind == "data" and r.producer_id == -1:
+            latest[r.key_bytes] = r.offset
+    assert set(latest.values()) <= {offset(r) for r in kept}
     assert len(kept) < len(all_rows) / 2
 
 
@@ -561,3 +574,51 @@ def test_nothing_to_read_is_reported_without_starting_spark(tmp_path, monkeypatc
     assert (spark.exit_code, spark.stdout, spark.stderr) == (local.exit_code, local.stdout, local.stderr)
     assert local.exit_code == 1
     assert local.stderr.startswith(f"kgroup decode-offsets: {missing}: no such file or directory\n")
+
+
+def test_a_local_masters_jvm_is_light_and_the_users_options_come_last():
+    from kgroup.decode.spark.session import LOCAL_JVM_OPTIONS, quiet_conf
+
+    local = quiet_conf("local[2]", {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4"})
+    options = local["spark.driver.extraJavaOptions"]
+    assert options.startswith("-Dlog4j2.configurationFile=file:") and LOCAL_JVM_OPTIONS in options
+    assert options.endswith(" -XX:TieredStopAtLevel=4")  # the JVM takes the last of a repeated option
+    assert LOCAL_JVM_OPTIONS not in quiet_conf("spark://h:7077", {})["spark.driver.extraJavaOptions"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=random_dumps())
+def test_random_dumps_replay_to_the_local_state(tmp_path, data):
+    """Batches of commits of every layout (runs, odd metadata, values and keys that do not decode,
+    tombstones, transactions and markers), read in ranges of every size: the state is the local one."""
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    inputs, _, _, local_states = local_run([str(path.parent)])
+    for split in (1, 300, 1 << 30):
+        states = spark_like_state(inputs, split)
+        assert {k: _state_view(v) for k, v in states.items()} == {k: _state_view(v) for k, v in local_states.items()}
+
+
+def test_a_later_value_that_does_not_decode_does_not_hide_the_commit_before_it(tmp_path):
+    """Collapsing by key bytes keeps the latest record of a key; when that record's value turns out
+    not to decode it changes nothing, so the range reads the key's earlier writes again and keeps
+    them: the state is the full replay's (the second write's problem reported once)."""
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    key = encode_key(1, {"group": "g", "topic": "t", "partition": 0})
+    other = encode_key(1, {"group": "g", "topic": "t", "partition": 1})
+    good = encode_value(1, 3, {"offset": 7, "leaderEpoch": 1, "metadata": "", "commitTimestamp": 5})
+    with open(d / "00000000000000000000.log", "wb") as f:
+        w = LogWriter(f)
+        w.append([(key, good, BASE_TS), (other, good, BASE_TS)])
+        w.append([(key, b"\x00\x63junk", BASE_TS + 1), (other, good, BASE_TS + 1)])
+    inputs, local_problems, _, local_states = local_run([str(d)])
+    for split in (1, 1 << 20):
+        tasks = plan_tasks(inputs, split)
+        readers = [RangeReader(task) for task in tasks]
+        parts = [(task.seq, pack_range(task, kept_records(reader))) for task, reader in zip(tasks, readers)]
+        assert [str(p) for r in readers for p in r.summary.problem_objects()] == local_problems
+        assert _state_view(unpack_state(pack_state(replay(parts)))) == _state_view(local_states[("__consumer_offsets", 0)])
+    assert len(local_problems) == 1 and "offset 2" in local_problems[0]

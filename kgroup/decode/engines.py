@@ -16,13 +16,14 @@ from .inputs import STDIN, OptionError, resolve_inputs
 from .out_dir import open_output_file, prepare_out_dir
 from .outcome import note
 
-def parse_sizes(split_size: str, spark_threshold: str) -> tuple[int, int]:
+def parse_sizes(split_size: str, spark_threshold: str | None) -> tuple[int, int | None]:
+    """--split-size and --spark-threshold in bytes (no --spark-threshold: None, the cost model decides)."""
     from kgroup.sizes import parse_size
 
     out = []
     for name, text in (("--split-size", split_size), ("--spark-threshold", spark_threshold)):
         try:
-            out.append(parse_size(text))
+            out.append(None if text is None else parse_size(text))
         except ValueError as exc:
             raise OptionError(str(exc), name) from None
     return out[0], out[1]
@@ -43,10 +44,12 @@ def input_bytes(paths) -> int:
     return sum(i.size for i in resolve_inputs([p for p in paths if p != STDIN], None, ProblemLog()))
 
 
-def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
-    """local or spark; for auto, a note on stderr says which and why."""
+def choose_engine(engine: str, paths, *, view: str, output: str, master: str, spark_conf: dict,
+                  threshold: int | None) -> str:
+    """local or spark; for auto, `engine_choice.choose` decides and a note on stderr says which and why."""
     if engine != "auto":
         return engine
+    from .engine_choice import choose
     from .spark.session import unavailable_reason
 
     if STDIN in paths or output == "dump-log":
@@ -54,15 +57,19 @@ def choose_engine(engine: str, paths, threshold: int, output: str) -> str:
         note(f"note: --engine auto: decoding locally ({why})")
         return "local"
     size = input_bytes(paths)
-    if size < threshold:
-        note(f"note: --engine auto: decoding locally ({_mb(size)} of input is below the Spark threshold "
-             f"of {_mb(threshold)}, see --spark-threshold)")
-        return "local"
+    if output == "parquet":
+        choice = None
+    else:
+        choice = choose(size, view, master, spark_conf, threshold=threshold)
+        if choice.engine == "local":
+            note(f"note: --engine auto: decoding locally ({choice.why})")
+            return "local"
     reason = unavailable_reason()
     if reason:
         note(f"note: --engine auto: decoding locally although the input is {_mb(size)}: {reason}")
         return "local"
-    note(f"note: --engine auto: decoding with Spark ({_mb(size)} of input)")
+    why = choice.why if choice is not None else f"{_mb(size)} of input; -o parquet: only Spark writes it"
+    note(f"note: --engine auto: decoding with Spark ({why})")
     return "spark"
 
 
@@ -72,7 +79,7 @@ def _mb(size: int) -> str:
 
 
 def decode_offsets(paths, output, explicit_output: bool, engine: str, out, common: dict, *, progress, master,
-                   spark_conf: dict, split_bytes: int, threshold: int, cluster=None, follow=False) -> int:
+                   spark_conf: dict, split_bytes: int, threshold: int | None, cluster=None, follow=False) -> int:
     """Pick the engine and the output format, then decode; common holds the view, family, filters,
     --until cut-offs and --strict. With `cluster` (a `connect()` for a ClusterClient) the records come
     from a running cluster instead of paths (`live`), on the local engine."""
@@ -84,7 +91,8 @@ def decode_offsets(paths, output, explicit_output: bool, engine: str, out, commo
     if engine == "spark" and STDIN in paths:
         raise OptionError("the Spark engine reads files (each task opens its own byte range); "
                           "stdin can't be split: use --engine local for -")
-    engine = choose_engine(engine, paths, threshold, output)
+    engine = choose_engine(engine, paths, view=view, output=output, master=master, spark_conf=spark_conf,
+                           threshold=threshold)
     if out is not None and not explicit_output:
         output = "parquet" if engine == "spark" and view == "records" else "jsonl"
     if output == "parquet":

@@ -63,12 +63,14 @@ class _Layout:
     value's JSON with %d/%s per field (the metadata's %s, and with a tagged field, a %s for its text
     right after the field before it); plain: [(struct of the whole value with empty metadata, reading
     only the fields the text shows; the (position, byte) pairs such a value has; None, or with the
-    tagged field, where its bytes start)].
+    tagged field, where its bytes start)]; names: the JSON names of the fields a plain struct reads,
+    in its order (every untagged field but the metadata).
     """
 
     def __init__(self, version: int, head: str, tail: str, data: str, tagged_data: str | None,
-                 tagged: _Tagged | None, plain: list):
+                 tagged: _Tagged | None, plain: list, names: tuple = ()):
         self.version = version
+        self.names = names
         self.head, self.tail = struct.Struct(head), struct.Struct(tail)
         self.flexible = tail.endswith("B")
         self.data, self.tagged_data, self.tagged = data, tagged_data, tagged
@@ -115,7 +117,8 @@ def _layout(message, version: int) -> _Layout | None:
     if tag:
         plain.append((code + "3x%dx" % tag.size, marks + [(position + i, b) for i, b in enumerate(tag.prefix)],
                       position + 3))
-    return _Layout(version, head, tail, data, tagged_data, tag, plain)
+    names = tuple(f.json_name for i, f in enumerate(untagged) if i != s)
+    return _Layout(version, head, tail, data, tagged_data, tag, plain, names)
 
 
 _MESSAGE = record_schema(_OFFSET_COMMIT_TYPES[0]).value  # OffsetCommitValue (one schema for types 0 and 1)
@@ -259,8 +262,8 @@ class OffsetCommitValues:
         return (self.tagged_formats[version],
                 fields[1:-1] + (metadata,) + after[:-1] + self.texts[version][value[at + 2:]])
 
-    def run(self, values: list) -> tuple | None:
-        """(format, an iterator of each value's arguments) for values of one size (a run's) that are
+    def plain_run(self, values: list) -> tuple | None:
+        """(the _Plain that reads them, the values joined) for values of one size (a run's) that are
         all one version with empty metadata; None otherwise."""
         first = values[0]
         if type(first) is not bytes or len(first) < 2 or first[0] or first[1] > _TOP:
@@ -279,10 +282,19 @@ class OffsetCommitValues:
         for position, byte in plain.marks:
             if joined[position::size] != bytes((byte,)) * n:
                 return None
+        return plain, joined
+
+    def run(self, values: list) -> tuple | None:
+        """(format, an iterator of each value's arguments) for values of one size (a run's) that are
+        all one version with empty metadata; None otherwise."""
+        found = self.plain_run(values)
+        if found is None:
+            return None
+        plain, joined = found
         if plain.tag_at is None:
             return plain.format, plain.struct.iter_unpack(joined)
-        raws = plain.column(n).unpack(joined)
-        if raws.count(raws[0]) == n:  # one topic id in the run (a commit's partitions of one topic)
+        raws = plain.column(len(values)).unpack(joined)
+        if raws.count(raws[0]) == len(raws):  # one topic id in the run (a commit's partitions of one topic)
             return plain.with_text(raws[0]), plain.struct.iter_unpack(joined)
         # the shown fields, then the tagged field's text: C-level
         return plain.format, map(tuple.__add__, plain.struct.iter_unpack(joined), map(plain.texts.__getitem__, raws))

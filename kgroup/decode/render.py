@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from kgroup.records import key_to_json, value_to_json
-from kgroup.writers import ChunkedTable, CsvWriter, JsonArrayWriter, dumps, dumps_records, iso_ms
+from kgroup.writers import ChunkedTable, CsvWriter, JsonArrayWriter, dumps_records, iso_ms
 
 from .decoder import key_group
 
@@ -300,7 +300,7 @@ class ParquetRows:
             data = row.key.data
             part = (key_group(data), data.get("topic"),
                     data.get("partition") if "topic" in data else None, data.get("memberId"),
-                    dumps(key_to_json(row.key)))
+                    dumps_records(key_to_json(row.key)))
             self.keys[row.key_bytes] = part
         return part
 
@@ -339,7 +339,7 @@ class ParquetRows:
             else:
                 extra = True
             if extra:
-                value_json = dumps(value_to_json(rtype, value, row.key.family))
+                value_json = dumps_records(value_to_json(rtype, value, row.key.family))
         return (row.file, row.partition, row.offset, row.timestamp, row.type_name, row.record_type,
                 None if value is None else value.version, value is None, row.producer_id, row.transactional,
                 group, topic, topic_partition, member_id) + offsets + meta + (

@@ -130,7 +130,13 @@ def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: P
         return StateSink(output, row_filter, stream, problems)
     if output == "dump-log":
         return DumpLogSink(stream, problems, fast=whole_batches)
-    return RowSink(output, row_filter, stream, problems, fast=whole_batches and output in ("jsonl", "json"))
+    return RowSink(output, row_filter, stream, problems, fast=whole_batches and fast_text_output(output))
+
+
+def fast_text_output(output: str) -> bool:
+    """Whether rows in this format are written straight from the undecoded records when batches come
+    whole (`fast_rows.FastJsonl`), on both engines."""
+    return output in ("jsonl", "json")
 
 
 def reads_past_damage(output: str, strict: bool) -> bool:

@@ -66,42 +66,18 @@ def _record_in(records, index: int):
     return records.at(index) if type(records) is LazyRecords else records[index]
 
 
-class CompactingReplay:
-    """Replays one input's batches into a PartitionState, decoding only the surviving records."""
+class KeyCheck:
+    """Which key bytes decode, for one family: a batch holding a key that does not goes through the
+    full decoder, which reports each of its records as it always has."""
 
-    def __init__(self, partition_state, decoder, problems):
-        self.state = partition_state
-        self.decoder = decoder
-        self.problems = problems
-        self.survivors: dict = {}  # key bytes -> (records, index, BatchFacts), the latest per key bytes
-        self.good_keys: set = set()  # key bytes the decoder reads without a problem
-        self.probe = RowDecoder(decoder.segment, decoder.family, ProblemLog())  # silent: tries keys
+    def __init__(self, segment, family):
+        self.family = family
+        self.good: set = set()  # key bytes the decoder reads without a problem
+        self.probe = RowDecoder(segment, family, ProblemLog())  # silent: tries keys
 
-    def batch(self, batch, records) -> None:
-        """records: the batch's undecoded records within the --until cut-offs, a list or LazyRecords
-        (whose records are built only for the survivors)."""
-        if not batch.crc_valid:  # reported already; decoded for its problems, never replayed
-            self.decoder.rows(batch, list(records))
-            return
-        plain = not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
-        facts = BatchFacts(batch)
-        keys = records.keys() if type(records) is LazyRecords else list(map(_key_of, records))
-        survivors = self.survivors
-        # keys that survivors holds decode (they were checked to get there); looking them up there
-        # first leaves the update below the same table entries to touch
-        if not plain or self.state.offsets.any_open_transactions() or (
-                None in map(survivors.get, keys) and not self._keys_decode(keys, facts)):
-            self.flush()
-            self.state.apply_all(self.decoder.rows(batch, list(records)))
-            return
-        # C-level iteration: the latest record per key bytes wins
-        survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
-        self.problems.records_ok += len(keys)
-
-    def _keys_decode(self, keys: list, facts) -> bool:
-        """Whether every key decodes; a batch with a key that does not goes through the full decoder,
-        which reports each of its records as it always has."""
-        good = self.good_keys
+    def all_decode(self, keys: list, facts) -> bool:
+        """Whether every key decodes (facts: the batch's BatchFacts)."""
+        good = self.good
         if good.issuperset(keys):
             return True
         new = list(set(keys) - good)
@@ -113,6 +89,47 @@ class CompactingReplay:
                 good.add(key)
         return ok
 
+
+def plain_batch(batch) -> bool:
+    """A batch whose records compaction may collapse: data outside any transaction."""
+    return not batch.is_control and (batch.magic < 2 or batch.producer_id == -1)
+
+
+def record_keys(records) -> list:
+    """Every record's key bytes, in order (a LazyRecords or a list)."""
+    return records.keys() if type(records) is LazyRecords else list(map(_key_of, records))
+
+
+class CompactingReplay:
+    """Replays one input's batches into a PartitionState, decoding only the surviving records."""
+
+    def __init__(self, partition_state, decoder, problems):
+        self.state = partition_state
+        self.decoder = decoder
+        self.problems = problems
+        self.survivors: dict = {}  # key bytes -> (records, index, BatchFacts), the latest per key bytes
+        self.keys = KeyCheck(decoder.segment, decoder.family)
+
+    def batch(self, batch, records) -> None:
+        """records: the batch's undecoded records within the --until cut-offs, a list or LazyRecords
+        (whose records are built only for the survivors)."""
+        if not batch.crc_valid:  # reported already; decoded for its problems, never replayed
+            self.decoder.rows(batch, list(records))
+            return
+        facts = BatchFacts(batch)
+        keys = record_keys(records)
+        survivors = self.survivors
+        # keys that survivors holds decode (they were checked to get there); looking them up there
+        # first leaves the update below the same table entries to touch
+        if not plain_batch(batch) or self.state.offsets.any_open_transactions() or (
+                None in map(survivors.get, keys) and not self.keys.all_decode(keys, facts)):
+            self.flush()
+            self.state.apply_all(self.decoder.rows(batch, list(records)))
+            return
+        # C-level iteration: the latest record per key bytes wins
+        survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
+        self.problems.records_ok += len(keys)
+
     def flush(self) -> None:
         """Decode the survivors and replay them in log order."""
         if not self.survivors:
@@ -120,9 +137,15 @@ class CompactingReplay:
         survivors = sorted(((_record_in(records, i), facts) for records, i, facts in self.survivors.values()),
                            key=_file_order)
         self.survivors = {}
-        self.problems.records_ok -= len(survivors)  # counted as read; the decoder counts them again
-        rows_of = self.decoder.rows
-        rows = []
-        for facts, same_batch in groupby(survivors, key=_facts_of):  # one decoder call per batch
-            rows += rows_of(facts, [rec for rec, _ in same_batch])
-        self.state.apply_all(rows)
+        self.state.apply_all(decode_survivors(survivors, self.decoder))
+
+
+def decode_survivors(survivors: list, decoder) -> list:
+    """The rows of (record, BatchFacts) pairs in file order, one decoder call per batch (a data
+    batch: one row per record). They were counted as read when collapsed; the decoder counts them again."""
+    decoder.problems.records_ok -= len(survivors)
+    rows_of = decoder.rows
+    rows = []
+    for facts, same_batch in groupby(survivors, key=_facts_of):
+        rows += rows_of(facts, [rec for rec, _ in same_batch])
+    return rows

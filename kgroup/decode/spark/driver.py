@@ -21,7 +21,7 @@ from ..decoder import ProblemLog, StrictModeStop
 from ..inputs import STDIN, RowFilter, in_log_order, normalize_types, resolve_inputs
 from ..out_dir import open_output_file, prepare_out_dir, remove_out_dir
 from ..outcome import note, run_decode
-from ..render import PAYLOADS, RowWriter
+from ..render import RowWriter
 from ..render_state import render_state
 from ..state import OffsetsState
 
@@ -319,7 +319,7 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
     if out is not None:
         on_local_fs = "://" not in out or out.startswith("file://")
         direct = on_local_fs and (is_local_master(spark.sparkContext.master) or out.startswith("file://"))
-        summaries = engine.write_output(spark, tasks, options, out, output, PAYLOADS.get(output), direct=direct)
+        summaries = engine.write_output(spark, tasks, options, out, output, direct=direct)
         tally.replay(summaries)
         return
     writer = RowWriter(output)
@@ -327,7 +327,7 @@ def _run_jobs(spark, tasks, tally, *, output, view, row_filter, until_offset, un
     if is_local_master(spark.sparkContext.master):
         spool = tally.spool = tempfile.mkdtemp(prefix="kgroup-spark-rows-")
     try:
-        _stream(engine.stream_items(spark, tasks, options, PAYLOADS[output], spool=spool), tasks, tally, writer,
+        _stream(engine.stream_items(spark, tasks, options, output, spool=spool), tasks, tally, writer,
                 check)
     finally:
         if spool is not None:
@@ -347,6 +347,8 @@ def _stream(items, tasks, tally, writer, check):
             continue
         elif kind == "p":
             tally.problem(item)
+        elif kind == "t":
+            writer.add_joined(*item)
         else:
             writer.add_all(item)
     writer.close()

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from pyspark.accumulators import AccumulatorParam
 
-from ..render import ARROW_BLOCK_ROWS, SCHEMA_DDL, ParquetRows, arrow_batch, arrow_schema
+from ..render import SCHEMA_DDL
+from ..run import fewer_collections
 from .reader import RangeReader, RangeSummary
-from .replay import reduced_rows, replay
+from .replay import kept_records, pack_range, pack_state, replay, unpack_state
+from .rows import batch_payloads, parquet_tuples, text_blocks, write_parquet, write_text
 
 
 @dataclass(frozen=True)
@@ -39,25 +41,19 @@ class SummariesParam(AccumulatorParam):
         return value1
 
 
-def _keep(options: ReadOptions):
-    f = options.row_filter
-    return f.keep if f is not None and f.active else None
-
-
-def _task_items(task, options: ReadOptions, render):
-    """("p", problem) / ("r", [payload, ...]) / ("e", summary) for one range, in the local engine's order
-    (one "r" item per batch: per-row items would cost more to ship than to render)."""
+def _task_items(task, options: ReadOptions, output: str):
+    """("p", problem) / ("r", [payload, ...]) or ("t", (joined payloads, count)) / ("e", summary) for one
+    range, in the local engine's order: a batch's problems before its rows (one item per batch:
+    per-row items would cost more to ship than to render)."""
     reader = RangeReader(task, options.until_offset, options.until_time)
     problems = reader.summary.problems
-    keep = _keep(options)
     seen = 0
-    for _batch, rows in reader:
-        while seen < len(problems):
-            yield ("p", problems[seen])
-            seen += 1
-        payloads = [render(row) for row in rows if keep is None or keep(row)]
-        if payloads:
-            yield ("r", payloads)
+    with fewer_collections():
+        for item in batch_payloads(reader, options.row_filter, output):
+            while seen < len(problems):
+                yield ("p", problems[seen])
+                seen += 1
+            yield item
     while seen < len(problems):
         yield ("p", problems[seen])
         seen += 1
@@ -72,7 +68,8 @@ def _parallelize(sc, tasks):
     return sc.parallelize(tasks, max(1, len(tasks)))
 
 
-def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = None, spool: str | None = None):
+def stream_items(spark, tasks, options: ReadOptions, output: str, wave: int | None = None,
+                 spool: str | None = None):
     """Every task's items in task order, computed a wave of tasks at a time (the next wave runs while
     the driver consumes the current one), so at most two waves' rows are held: stdout is one stream
     anyway, --out is the way to use a whole cluster.
@@ -87,9 +84,9 @@ def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = 
     if not chunks:
         return
     if spool is None:
-        rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, render))
+        rdd = _parallelize(sc, tasks).flatMap(lambda task: _task_items(task, options, output))
     else:
-        rdd = _parallelize(sc, tasks).map(lambda task: _spool_items(task, options, render, spool))
+        rdd = _parallelize(sc, tasks).map(lambda task: _spool_items(task, options, output, spool))
 
     def run(chunk):
         return sc.runJob(rdd, list, chunk)
@@ -111,7 +108,7 @@ def stream_items(spark, tasks, options: ReadOptions, render, wave: int | None = 
                 sc.cancelAllJobs()
 
 
-def _spool_items(task, options: ReadOptions, render, spool: str) -> str:
+def _spool_items(task, options: ReadOptions, output: str, spool: str) -> str:
     import os
     import pickle
 
@@ -120,7 +117,7 @@ def _spool_items(task, options: ReadOptions, render, spool: str) -> str:
     if not os.path.isdir(spool):  # the driver has finished (stopped early) and cleaned up
         return final
     with open(partial, "wb") as f:
-        for item in _task_items(task, options, render):
+        for item in _task_items(task, options, output):
             pickle.dump(item, f, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(partial, final)
     return final
@@ -139,9 +136,9 @@ def _unspool(path: str):
     os.remove(path)
 
 
-def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, render=None, *,
-                 direct: bool = False) -> dict:
-    """Decode every range and write it under `out`; returns the summaries by task seq.
+def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, *, direct: bool = False) -> dict:
+    """Decode every range and write it under `out` (fmt: parquet or jsonl); returns the summaries by
+    task seq.
 
     direct=True (a local master, or a file:// directory every executor sees): each task writes its
     own part file (Parquet through pyarrow when installed, or JSON lines), under a hidden name renamed
@@ -149,18 +146,17 @@ def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, render=
     Otherwise Spark's writers: Parquet from row tuples, text from blocks of lines.
     """
     sc = spark.sparkContext
-    keep = _keep(options)
+    row_filter = options.row_filter
     until = (options.until_offset, options.until_time)
     if direct and (fmt != "parquet" or _has_pyarrow()):
-        return _write_parts(sc, tasks, until, keep, render, out, fmt)
+        return _write_parts(sc, tasks, until, row_filter, out, fmt)
     summaries = sc.accumulator({}, SummariesParam())
     if fmt == "parquet":
         def rows(task_iter):
-            converter = ParquetRows()
             for task in task_iter:
                 reader = RangeReader(task, *until)
-                for _batch, batch_rows in reader:
-                    yield from (converter.row(r) for r in batch_rows if keep is None or keep(r))
+                with fewer_collections():
+                    yield from parquet_tuples(reader, row_filter)
                 summaries.add({task.seq: reader.summary})
 
         frame = spark.createDataFrame(_parallelize(sc, tasks).mapPartitions(rows), SCHEMA_DDL, verifySchema=False)
@@ -170,7 +166,8 @@ def write_output(spark, tasks, options: ReadOptions, out: str, fmt: str, render=
     def lines(task_iter):
         for task in task_iter:
             reader = RangeReader(task, *until)
-            yield from _text_blocks(reader, keep, render)
+            with fewer_collections():
+                yield from text_blocks(reader, row_filter, fmt)
             summaries.add({task.seq: reader.summary})
 
     _parallelize(sc, tasks).mapPartitions(lines).saveAsTextFile(out)
@@ -185,7 +182,7 @@ def _has_pyarrow() -> bool:
     return True
 
 
-def _write_parts(sc, tasks, until, keep, render, out: str, fmt: str) -> dict:
+def _write_parts(sc, tasks, until, row_filter, out: str, fmt: str) -> dict:
     import os
 
     directory = out.removeprefix("file://")
@@ -196,13 +193,12 @@ def _write_parts(sc, tasks, until, keep, render, out: str, fmt: str) -> dict:
             reader = RangeReader(task, *until)
             name = f"part-{task.seq:05d}" + (".parquet" if fmt == "parquet" else "")
             partial = os.path.join(directory, f".{name}.{os.getpid()}.partial")
-            if fmt == "parquet":
-                _parquet_part(reader, keep, partial)
-            else:
-                with open(partial, "w", encoding="utf-8") as f:
-                    for block in _text_blocks(reader, keep, render):
-                        f.write(block)
-                        f.write("\n")
+            with fewer_collections():
+                if fmt == "parquet":
+                    write_parquet(reader, row_filter, partial)
+                else:
+                    with open(partial, "w", encoding="utf-8") as f:
+                        write_text(reader, row_filter, fmt, f)
             os.replace(partial, os.path.join(directory, name))
             yield task.seq, reader.summary
 
@@ -212,44 +208,10 @@ def _write_parts(sc, tasks, until, keep, render, out: str, fmt: str) -> dict:
     return summaries
 
 
-def _parquet_part(reader, keep, path: str) -> None:
-    import pyarrow.parquet as pq
-
-    schema = arrow_schema()
-    converter = ParquetRows()
-    with pq.ParquetWriter(path, schema, compression="snappy") as writer:
-        block: list = []
-        for _batch, rows in reader:
-            block.extend(converter.row(r) for r in rows if keep is None or keep(r))
-            if len(block) >= ARROW_BLOCK_ROWS:
-                writer.write_batch(arrow_batch(block, schema))
-                block = []
-        if block:
-            writer.write_batch(arrow_batch(block, schema))
-
-
-TEXT_BLOCK_LINES = 4096
-
-
-def _text_blocks(reader, keep, render):
-    """Lines joined into blocks: Spark writes each element plus a newline, so a block of lines is
-    written exactly as its lines would be, at a fraction of the per-element cost of moving them from
-    the Python worker to the JVM."""
-    block = []
-    for _batch, rows in reader:
-        for row in rows:
-            if keep is None or keep(row):
-                block.append(render(row))
-        if len(block) >= TEXT_BLOCK_LINES:
-            yield "\n".join(block)
-            block = []
-    if block:
-        yield "\n".join(block)
-
-
 def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
-    """([(log partition index, PartitionState)] in reading order, summaries by seq): the replay runs on
-    the executors, one log partition per group, over the rows each range could not drop."""
+    """([(log partition index, replay.ReplayedPartition)] in reading order, summaries by seq): the
+    replay runs on the executors, one log partition per group, over the records each range could not
+    drop; records and states travel packed (`replay.pack_range`, `pack_state`)."""
     sc = spark.sparkContext
     summaries = sc.accumulator({}, SummariesParam())
     until = (options.until_offset, options.until_time)
@@ -261,18 +223,19 @@ def compute_state(spark, tasks, options: ReadOptions) -> tuple[list, dict]:
     def run(pairs):
         for log_index, task in pairs:
             reader = RangeReader(task, *until)
-            for position, row in enumerate(reduced_rows(reader)):
-                yield log_index, (task.seq, position, row)
+            with fewer_collections():
+                kept = pack_range(task, kept_records(reader))
+            yield log_index, (task.seq, kept)
             summaries.add({task.seq: reader.summary})
 
     partitions = max(1, min(len(index_of), sc.defaultParallelism * 2))
     states = (sc.parallelize(keyed, max(1, len(keyed)))
               .mapPartitions(run)
               .groupByKey(partitions, partitionFunc=lambda key: key)
-              .mapValues(replay)
+              .mapValues(lambda parts: pack_state(replay(parts)))
               .collect())
     states.sort(key=lambda pair: pair[0])
-    return states, dict(summaries.value)
+    return [(index, unpack_state(packed)) for index, packed in states], dict(summaries.value)
 
 
 def log_partitions(tasks) -> list:
