@@ -1,4 +1,5 @@
-"""decode-offsets on Spark local[2] against the local engine, on one generated dump, in the same run.
+"""decode-offsets on Spark local[2] and a standalone cluster against the local engine, on one generated dump,
+in the same run.
 
 Both engines decode every record of a generated __consumer_offsets dump (≥ 1 GB by default), for each
 output measured: `-o jsonl --out DIR` (the same JSON lines: the local engine one file, Spark a part
@@ -19,9 +20,13 @@ A sampler walks each process tree every 0.2 s for the peak RSS of the driver, th
 Python workers; the smaller dump shows Spark's memory does not grow with the input. --repeat N
 runs each engine N times, alternately, and keeps each one's fastest run (other load on a shared
 machine slows Spark, which needs every core, more than the local engine, which leaves one free).
+Beside --master, every Spark run is also made on a real Spark standalone cluster started here from
+the installed pyspark's jars (the tests' own, tests/helpers/spark_cluster.py: a master and
+--cluster-workers one-core workers on loopback); its CPU seconds add the cluster's JVMs, executors
+and their Python workers ("cluster") over the whole run. --no-cluster leaves it out.
 
     .venv/bin/python benchmarks/spark.py [--size 1g] [--small 256m] [--master local[2]]
-        [--outputs jsonl,state,parquet] [--no-parquet] [--repeat N]
+        [--outputs jsonl,state,parquet] [--no-parquet] [--repeat N] [--cluster-workers 2 | --no-cluster]
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import resource
 import shutil
 import subprocess
@@ -41,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import _gen  # noqa: E402
 
@@ -159,7 +166,7 @@ def run_child(argv: list[str]) -> tuple[float, float, dict, str]:
     return wall, cpu, sampler.peak, out
 
 
-def spark_child(path: str, out: str, view: str, fmt: str, master: str) -> None:
+def spark_child(path: str, out: str, view: str, fmt: str, master: str, conf: str) -> None:
     """In the child: start the session, then time decode-offsets --engine spark alone; the CPU
     seconds of this process tree by role, before the session, once it is up and after the job."""
     from kgroup.decode.spark.driver import decode_spark
@@ -169,11 +176,11 @@ def spark_child(path: str, out: str, view: str, fmt: str, master: str) -> None:
     me = os.getpid()
     cpu0 = tree_cpu(me)
     t0 = time.perf_counter()
-    session, _ = get_session(master)
+    session, _ = get_session(master, json.loads(conf))
     t1 = time.perf_counter()
     cpu1 = tree_cpu(me)
     code = decode_spark([path], output=fmt, view=view, family=None, groups=[], topics=[], types=[],
-                        until_offset=None, until_time=None, strict=False, master=master, spark_conf={},
+                        until_offset=None, until_time=None, strict=False, master=master, spark_conf=json.loads(conf),
                         out=out, split_bytes=DEFAULT_SPLIT_BYTES)
     t2 = time.perf_counter()
     cpu2 = tree_cpu(me)
@@ -204,9 +211,25 @@ def make_dump(directory: str, size: int) -> tuple[str, int]:
     return part, info["records"] * (copies_size // info["bytes"])
 
 
-def bench_spark(part, out, view, fmt, master):
-    wall, _cpu, peak, stdout = run_child([sys.executable, __file__, "--child-spark", part, out, view, fmt, master])
+def _cluster_cpu(cluster) -> float:
+    """The CPU seconds of a standalone cluster's process trees: daemons, executors (reaped ones
+    included) and their Python workers."""
+    return sum(sum(tree_cpu(process.pid).values()) for process in cluster.processes)
+
+
+def bench_spark(part, out, view, fmt, master, conf=None, cluster=None):
+    """(times, peak) of one Spark run in a child; on a standalone cluster, its process trees' CPU
+    seconds over the run (up to the executors' end) are added to the job's as "cluster"."""
+    before = _cluster_cpu(cluster) if cluster else 0.0
+    wall, _cpu, peak, stdout = run_child([sys.executable, __file__, "--child-spark", part, out, view, fmt, master,
+                                          json.dumps(conf or {})])
     times = json.loads(stdout.strip().splitlines()[-1])
+    if cluster:
+        deadline = time.monotonic() + 20
+        while not cluster.workers_idle() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # the worker reaps its executor after the master frees the cores
+        times["job_cpu"]["cluster"] = _cluster_cpu(cluster) - before
     return times, peak
 
 
@@ -256,7 +279,7 @@ def compare(name: str, sizes: dict, local: dict, spark: dict, master: str) -> di
                "margin": spark_margin, "fixed": spark_fixed, "local_margin": local_margin,
                "local_fixed": local_fixed, "margin_ratio": spark_margin / local_margin,
                "efficiency": cpu / (_cores(master) * times["job"])}
-    print(f"spark {master:9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
+    print(f"spark {label(master):9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
           f"{start_cpu:.1f} CPU-s session start)   {cpu:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records")
     print(f"    vs local {local_big['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
           f"the start); CPU per record {figures['cpu_ratio']:.2f}x the local engine's; "
@@ -264,8 +287,12 @@ def compare(name: str, sizes: dict, local: dict, spark: dict, master: str) -> di
     print(f"    at the margin (the {sizes['small'] / 1e6:.1f} M-record dump against this one): Spark "
           f"{spark_margin:.2f} CPU-s/M records + {spark_fixed:.1f} CPU-s a job, the local engine {local_margin:.2f} + "
           f"{local_fixed:.1f}: {figures['margin_ratio']:.2f}x per record")
-    print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
-          f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
+    if master.startswith("spark://"):
+        print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB (the executors are the "
+              f"cluster's, not sampled)")
+    else:
+        print(f"    peak RSS: driver {peak['driver']:.0f} MB, JVM {peak['jvm']:.0f} MB, "
+              f"largest worker {peak['worker_max']:.0f} MB, all workers {peak['workers_sum']:.0f} MB")
     return figures
 
 
@@ -280,15 +307,17 @@ def print_local(figures: dict, records: int) -> None:
           f"peak RSS {figures['rss']:.0f} MB")
 
 
-def alternate(repeat: int, local, spark) -> tuple:
-    """Each engine `repeat` times, alternately: (the local engine's fastest, Spark's fastest (times, peak))."""
-    locals_, sparks = [], []
+def alternate(repeat: int, local, sparks: dict) -> tuple:
+    """Each engine `repeat` times, alternately: (the local engine's fastest, {master: Spark's fastest
+    (times, peak)}); sparks: master -> a run."""
+    locals_, runs = [], {master: [] for master in sparks}
     for _ in range(repeat):
         if local is not None:
             locals_.append(local())
-        sparks.append(spark())
+        for master, spark in sparks.items():
+            runs[master].append(spark())
     best_local = min(locals_, key=lambda f: f["wall"]) if locals_ else None
-    return best_local, fastest(sparks, lambda run: run[0]["job"] + run[0]["startup"])
+    return best_local, {master: fastest(r, lambda run: run[0]["job"] + run[0]["startup"]) for master, r in runs.items()}
 
 
 def main() -> None:
@@ -300,7 +329,9 @@ def main() -> None:
     ap.add_argument("--outputs", default=",".join(OUTPUTS), help="of jsonl,state,parquet (default: all)")
     ap.add_argument("--no-parquet", action="store_true", help="skip the Parquet run")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each engine, alternately; the fastest kept")
-    ap.add_argument("--child-spark", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--cluster-workers", type=int, default=2, help="one-core workers of the standalone cluster")
+    ap.add_argument("--no-cluster", action="store_true", help="no standalone cluster run")
+    ap.add_argument("--child-spark", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_spark:
         spark_child(*args.child_spark)
@@ -316,78 +347,113 @@ def main() -> None:
         dumps, sizes = {}, {}
         for name, size_text in (("big", args.size), ("small", args.small)):
             dumps[name], sizes[name] = make_dump(os.path.join(tmp, name), parse_size(size_text))
+        if sizes["big"] <= sizes["small"]:
+            raise SystemExit(f"--size must give more records than --small (both {sizes['big']:,}: the dumps are "
+                             "1 M generated records, doubled)")
         size = os.path.getsize(os.path.join(dumps["big"], "00000000000000000000.log"))
         small_size = os.path.getsize(os.path.join(dumps["small"], "00000000000000000000.log"))
         print(f"dumps: {sizes['big']:,} records, {size / 1e6:,.0f} MB and {sizes['small']:,} records, "
               f"{small_size / 1e6:,.0f} MB (generated in {time.perf_counter() - t:.0f} s); {os.cpu_count()} CPUs; "
               f"load average {os.getloadavg()[0]:.1f}")
 
-        def local_run(dump, name, cli_args, keep=None):
-            out = os.path.join(tmp, f"local-{name}")
-            figures = bench_local(kgroup, dumps[dump], sizes[dump], out, name, cli_args)
-            figures["output"] = keep(out) if keep else None
-            shutil.rmtree(out)
-            return figures
+        masters = {args.master: ({}, None)}
+        cluster = None
+        if not args.no_cluster:
+            from helpers.spark_cluster import SparkStandalone
 
-        def spark_run(dump, name, view, fmt, keep):
-            out = os.path.join(tmp, f"spark-{name}")
-            times, peak = bench_spark(dumps[dump], out, view, fmt, args.master)
-            times["output"] = keep(out)
-            shutil.rmtree(out)
-            return times, peak
+            cluster = SparkStandalone(pathlib.Path(tmp) / "cluster", args.cluster_workers)
+            t = time.perf_counter()
+            cluster.start()
+            print(f"standalone cluster: {cluster.master_url}, {args.cluster_workers} one-core workers "
+                  f"(started in {time.perf_counter() - t:.1f} s)")
+            masters[cluster.master_url] = (cluster.spark_conf(), cluster)
+        try:
+            run_outputs(args, outputs, tmp, dumps, sizes, size, kgroup, masters)
+        finally:
+            if cluster is not None:
+                cluster.stop()
 
-        def both_sizes(name, cli_args, view, fmt, keep, local=True):
-            """{"big"/"small": the local engine's fastest run}, {"big"/"small": Spark's fastest (times, peak)}."""
-            local_runs, spark_runs = {}, {}
-            for dump in ("big", "small"):
-                local_runs[dump], spark_runs[dump] = alternate(
-                    args.repeat, (lambda: local_run(dump, name, cli_args, keep)) if local else None,
-                    lambda: spark_run(dump, name, view, fmt, keep))
-            return local_runs, spark_runs
 
-        results: dict = {}
-        local_jsonl = None
-        if "jsonl" in outputs or "parquet" in outputs:
-            local_jsonl, spark = both_sizes("jsonl", ["-o", "jsonl"], "records", "jsonl", dir_bytes,)
-            if "jsonl" in outputs:
-                print_local(local_jsonl["big"], sizes["big"])
+def label(master: str) -> str:
+    return "cluster" if master.startswith("spark://") else master
+
+
+def run_outputs(args, outputs, tmp, dumps, sizes, size, kgroup, masters) -> None:
+    """Every output on both dump sizes: the local engine and each master, alternately."""
+
+    def local_run(dump, name, cli_args, keep=None):
+        out = os.path.join(tmp, f"local-{name}")
+        figures = bench_local(kgroup, dumps[dump], sizes[dump], out, name, cli_args)
+        figures["output"] = keep(out) if keep else None
+        shutil.rmtree(out)
+        return figures
+
+    def spark_run(master, dump, name, view, fmt, keep):
+        out = os.path.join(tmp, f"spark-{name}")
+        conf, cluster = masters[master]
+        times, peak = bench_spark(dumps[dump], out, view, fmt, master, conf, cluster)
+        times["output"] = keep(out)
+        shutil.rmtree(out)
+        return times, peak
+
+    def both_sizes(name, cli_args, view, fmt, keep, local=True):
+        """{"big"/"small": the local engine's fastest run}, {master: {"big"/"small": Spark's fastest (times, peak)}}."""
+        local_runs, spark_runs = {}, {master: {} for master in masters}
+        for dump in ("big", "small"):
+            local_runs[dump], by_master = alternate(
+                args.repeat, (lambda: local_run(dump, name, cli_args, keep)) if local else None,
+                {master: (lambda m=master: spark_run(m, dump, name, view, fmt, keep)) for master in masters})
+            for master, run in by_master.items():
+                spark_runs[master][dump] = run
+        return local_runs, spark_runs
+
+    results: dict = {}
+    local_jsonl = None
+    peaks = {}
+    if "jsonl" in outputs or "parquet" in outputs:
+        local_jsonl, sparks = both_sizes("jsonl", ["-o", "jsonl"], "records", "jsonl", dir_bytes)
+        if "jsonl" in outputs:
+            print_local(local_jsonl["big"], sizes["big"])
+            for master, spark in sparks.items():
                 if spark["big"][0]["output"] != local_jsonl["big"]["output"]:
                     raise SystemExit(f"outputs differ in size: local {local_jsonl['big']['output']}, "
-                                     f"spark {spark['big'][0]['output']}")
-                results["jsonl"] = compare("jsonl", sizes, local_jsonl, spark, args.master)
-                print(f"    same {spark['big'][0]['output'] / 1e9:.2f} GB of JSON lines")
-                peaks = {dump: spark[dump][1] for dump in spark}
-        if "state" in outputs:
-            local_state, spark = both_sizes("state", ["--view", "state", "-o", "json"], "state", "json", dir_text)
-            print_local(local_state["big"], sizes["big"])
+                                     f"spark {master} {spark['big'][0]['output']}")
+                results[("jsonl", master)] = compare("jsonl", sizes, local_jsonl, spark, master)
+            print(f"    same {local_jsonl['big']['output'] / 1e9:.2f} GB of JSON lines from every engine")
+            peaks = {dump: sparks[args.master][dump][1] for dump in ("big", "small")}
+    if "state" in outputs:
+        local_state, sparks = both_sizes("state", ["--view", "state", "-o", "json"], "state", "json", dir_text)
+        print_local(local_state["big"], sizes["big"])
+        for master, spark in sparks.items():
             if any(spark[dump][0]["output"] != local_state[dump]["output"] for dump in spark):
-                raise SystemExit("the state differs between the engines")
-            results["state"] = compare("state", sizes, local_state, spark, args.master)
-            print(f"    the same state ({len(local_state['big']['output']) / 1e6:.1f} MB of JSON)")
-        if "parquet" in outputs:
-            _none, spark = both_sizes("parquet", [], "records", "parquet", dir_bytes, local=False)
-            results["parquet"] = compare("parquet", sizes, local_jsonl, spark, args.master)
-            print(f"    {spark['big'][0]['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: its "
-                  f"jsonl run is the measure)")
+                raise SystemExit(f"the state differs between the engines (spark {master})")
+            results[("state", master)] = compare("state", sizes, local_state, spark, master)
+        print(f"    the same state ({len(local_state['big']['output']) / 1e6:.1f} MB of JSON) from every engine")
+    if "parquet" in outputs:
+        _none, sparks = both_sizes("parquet", [], "records", "parquet", dir_bytes, local=False)
+        for master, spark in sparks.items():
+            results[("parquet", master)] = compare("parquet", sizes, local_jsonl, spark, master)
+            print(f"    {spark['big'][0]['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: "
+                  f"its jsonl run is the measure)")
 
-        print(f"summary ({sizes['big'] / 1e6:.1f} M records, best of {args.repeat}, load average "
-              f"{os.getloadavg()[0]:.1f} at the end): " + "; ".join(
-                  f"{name} {r['speedup']:.2f}x wall, CPU per record {r['cpu_ratio']:.2f}x "
-                  f"({r['margin_ratio']:.2f}x at the margin)" for name, r in results.items()))
-        model = [(view, results[name]) for name, view in (("jsonl", "records"), ("state", "state"))
-                 if name in results]
-        if model:
-            start = sum(r["startup"] for r in results.values()) / len(results)
-            print(f"cost model (kgroup/decode/engine_choice.py): SPARK_START_S = {start:.1f}, BYTES_PER_RECORD = "
-                  f"{size / sizes['big']:.1f}; " + "; ".join(
-                      f"{view}: Costs(local_cpu={r['local_margin']:.2f}, spark_cpu={r['margin']:.2f}, "
-                      f"spark_fixed={r['fixed']:.1f}, efficiency={r['efficiency']:.2f})" for view, r in model))
-        if "jsonl" in outputs:
-            print(f"memory against input size (spark jsonl): " + "; ".join(
-                f"{os.path.getsize(os.path.join(dumps[d], '00000000000000000000.log')) / 1e6:,.0f} MB -> driver "
-                f"{peaks[d]['driver']:.0f} / JVM {peaks[d]['jvm']:.0f} / largest worker {peaks[d]['worker_max']:.0f} MB"
-                for d in ("small", "big")))
-
+    print(f"summary ({sizes['big'] / 1e6:.1f} M records, best of {args.repeat}, load average "
+          f"{os.getloadavg()[0]:.1f} at the end): " + "; ".join(
+              f"{name} {label(master)} {r['speedup']:.2f}x wall ({r['speedup_with_start']:.2f}x with the start), "
+              f"CPU per record {r['cpu_ratio']:.2f}x ({r['margin_ratio']:.2f}x at the margin)"
+              for (name, master), r in results.items()))
+    model = [(view, results[(name, args.master)]) for name, view in (("jsonl", "records"), ("state", "state"))
+             if (name, args.master) in results]
+    if model:
+        start = sum(r["startup"] for r in (r for (_n, m), r in results.items() if m == args.master)) / len(model)
+        print(f"cost model (kgroup/decode/engine_choice.py, {args.master}): SPARK_START_S = {start:.1f}, "
+              f"BYTES_PER_RECORD = {size / sizes['big']:.1f}; " + "; ".join(
+                  f"{view}: Costs(local_cpu={r['local_margin']:.2f}, spark_cpu={r['margin']:.2f}, "
+                  f"spark_fixed={r['fixed']:.1f}, efficiency={r['efficiency']:.2f})" for view, r in model))
+    if peaks:
+        print(f"memory against input size (spark {args.master} jsonl): " + "; ".join(
+            f"{os.path.getsize(os.path.join(dumps[d], '00000000000000000000.log')) / 1e6:,.0f} MB -> driver "
+            f"{peaks[d]['driver']:.0f} / JVM {peaks[d]['jvm']:.0f} / largest worker {peaks[d]['worker_max']:.0f} MB"
+            for d in ("small", "big")))
 
 if __name__ == "__main__":
     main()
