@@ -211,25 +211,50 @@ def make_dump(directory: str, size: int) -> tuple[str, int]:
     return part, info["records"] * (copies_size // info["bytes"])
 
 
-def _cluster_cpu(cluster) -> float:
-    """The CPU seconds of a standalone cluster's process trees: daemons, executors (reaped ones
-    included) and their Python workers."""
-    return sum(sum(tree_cpu(process.pid).values()) for process in cluster.processes)
+class ClusterCpu(threading.Thread):
+    """The CPU seconds a standalone cluster's processes spend during a run: its daemons' process
+    trees (workers, executors, their Python workers) walked every 0.2 s, each process's CPU taken
+    at its last sighting, so executors and workers that end (their CPU is not always reaped into a
+    parent's) still count; less what the processes alive at the start had spent by then."""
+
+    def __init__(self, cluster, interval: float = 0.2):
+        super().__init__(daemon=True)
+        self.roots = [process.pid for process in cluster.processes]
+        self.interval = interval
+        self.seen: dict[int, float] = {}
+        self.baseline = self._sample()
+        self.done = threading.Event()
+
+    def _sample(self) -> dict[int, float]:
+        return {pid: _cpu_seconds(pid) for root in self.roots for pid in _tree(root)}
+
+    def run(self):
+        while not self.done.is_set():
+            self.seen.update(self._sample())
+            self.done.wait(self.interval)
+
+    def stop(self) -> float:
+        self.done.set()
+        self.join()
+        self.seen.update(self._sample())
+        return sum(self.seen.values()) - sum(self.baseline.get(pid, 0.0) for pid in self.seen)
 
 
 def bench_spark(part, out, view, fmt, master, conf=None, cluster=None):
-    """(times, peak) of one Spark run in a child; on a standalone cluster, its process trees' CPU
-    seconds over the run (up to the executors' end) are added to the job's as "cluster"."""
-    before = _cluster_cpu(cluster) if cluster else 0.0
+    """(times, peak) of one Spark run in a child; on a standalone cluster, its processes' CPU seconds
+    over the run (up to the executors' end) are added to the job's as "cluster"."""
+    meter = ClusterCpu(cluster) if cluster else None
+    if meter:
+        meter.start()
     wall, _cpu, peak, stdout = run_child([sys.executable, __file__, "--child-spark", part, out, view, fmt, master,
                                           json.dumps(conf or {})])
     times = json.loads(stdout.strip().splitlines()[-1])
-    if cluster:
+    if meter:
         deadline = time.monotonic() + 20
         while not cluster.workers_idle() and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1.0)  # the worker reaps its executor after the master frees the cores
-        times["job_cpu"]["cluster"] = _cluster_cpu(cluster) - before
+        time.sleep(1.0)  # the workers end their executors after the master frees the cores
+        times["job_cpu"]["cluster"] = meter.stop()
     return times, peak
 
 
@@ -391,7 +416,11 @@ def run_outputs(args, outputs, tmp, dumps, sizes, size, kgroup, masters) -> None
     def spark_run(master, dump, name, view, fmt, keep):
         out = os.path.join(tmp, f"spark-{name}")
         conf, cluster = masters[master]
-        times, peak = bench_spark(dumps[dump], out, view, fmt, master, conf, cluster)
+        # on a cluster a plain --out is the default file system's, written by Spark's own writers; file://
+        # says every executor sees the directory (one machine here), so the tasks write their part files
+        # themselves, as on a local master
+        target = f"file://{out}" if cluster is not None else out
+        times, peak = bench_spark(dumps[dump], target, view, fmt, master, conf, cluster)
         times["output"] = keep(out)
         shutil.rmtree(out)
         return times, peak
@@ -444,7 +473,8 @@ def run_outputs(args, outputs, tmp, dumps, sizes, size, kgroup, masters) -> None
     model = [(view, results[(name, args.master)]) for name, view in (("jsonl", "records"), ("state", "state"))
              if (name, args.master) in results]
     if model:
-        start = sum(r["startup"] for r in (r for (_n, m), r in results.items() if m == args.master)) / len(model)
+        starts = [r["startup"] for (_name, m), r in results.items() if m == args.master]
+        start = sum(starts) / len(starts)
         print(f"cost model (kgroup/decode/engine_choice.py, {args.master}): SPARK_START_S = {start:.1f}, "
               f"BYTES_PER_RECORD = {size / sizes['big']:.1f}; " + "; ".join(
                   f"{view}: Costs(local_cpu={r['local_margin']:.2f}, spark_cpu={r['margin']:.2f}, "
