@@ -1,5 +1,5 @@
 """kgroup serve under a long frame-fuzzing run: mutated frames of every API and version it lists
-(and SASL exchanges) on a PLAINTEXT and a SASL_PLAINTEXT listener, as tests/test_serve_fuzz.py
+(and SASL exchanges) on a PLAINTEXT and a SASL_PLAINTEXT listener, as tests/server/test_serve_fuzz.py
 does in CI with 20,000 frames.
 
 Prints frames tried, per-API and per-mutation counts, problems found (a connection neither

@@ -19,7 +19,7 @@ as a local session's, a lower bound — and otherwise the named cluster is the u
 An explicit `--spark-threshold` is the user's rule instead of the model: Spark from that size. (`-o
 parquet`, which only Spark writes, and inputs Spark cannot read are decided in `engines.choose_engine`.)
 
-No pyspark import and no timing here: tests check the decisions (tests/test_engine_choice.py).
+No pyspark import and no timing here: tests check the decisions (tests/decode/test_engine_choice.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ few per record:
 Every other record goes the generic way: `RowDecoder` and `render.ParquetRows.row`, in record order, so
 a record that does not decode is reported exactly as before; its row is a run of one. The same
 `ParquetBlock` gives pyarrow's record batch or, for Spark's own writer, plain tuples.
-tests/test_fast_parquet.py holds both ways to the same rows, problems and counts.
+tests/decode/test_fast_parquet.py holds both ways to the same rows, problems and counts.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ and every offset commit whose value is not laid out plainly (trailing bytes, unk
 a length varint longer than two bytes, a bad length). So a record that does not decode is reported
 exactly as before. The first record of each key has its key decoded (`_KeyProbe`: the key alone when
 the value reads the fast way, else the whole record the generic way), which checks the key and
-caches its text. tests/test_fast_rows.py holds both ways to the same text, problems and counts.
+caches its text. tests/decode/test_fast_rows.py holds both ways to the same text, problems and counts.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class _Layout:
 def _layout(message, version: int) -> _Layout | None:
     """The fast path's layout of one version, or None when its fields are beyond what it reads (one
     non-null string among integers, at most one tagged field, a uuid, the last): every value of such
-    a version then goes the generic way (tests/test_fast_rows.py checks that no version does)."""
+    a version then goes the generic way (tests/decode/test_fast_rows.py checks that no version does)."""
     flexible = version in message.flexible
     fields = message.struct.fields_in(version)
     untagged = [f for f in fields if version not in f.tagged]

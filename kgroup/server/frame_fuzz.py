@@ -6,7 +6,7 @@ The valid requests are filled in from the request classes' own schemas (kafka-py
 server answers (a fuzz group and topic, no long-poll waits, one element per array). The
 mutations work on the encoded frame, so they reach the framing and the decoders as well as the
 handlers; `extreme_seeds` are well-formed frames with one field at the edge of its type, which
-decode and so reach the handlers and the coordinator. Used by tests/test_serve_fuzz.py and benchmarks/fuzz_serve.py (`frame_fuzz_run` drives
+decode and so reach the handlers and the coordinator. Used by tests/server/test_serve_fuzz.py and benchmarks/fuzz_serve.py (`frame_fuzz_run` drives
 the connections, `harness.FuzzTarget` runs the server); not part of the CLI.
 """
 

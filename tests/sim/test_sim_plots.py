@@ -352,7 +352,7 @@ def test_help_man_page_and_docs_state_where_the_aggregate_view_begins():
 
     from kgroup.commands.cli import cli
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     help_text = " ".join(CliRunner().invoke(cli, ["simulate", "--help"]).output.split())
     threshold = str(AGGREGATE_ABOVE_MEMBERS)
     assert f"up to {threshold} consumers a row each" in help_text and f"above {threshold} the group" in help_text

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from kgroup.decode.spark.session import unavailable_reason
-from tests.test_spark_plan import write_mixed_dump
+from decode.test_spark_plan import write_mixed_dump
 
 REASON = unavailable_reason()
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]

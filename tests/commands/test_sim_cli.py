@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
 
-MAN = Path(__file__).resolve().parent.parent / "man" / "kgroup-simulate.1"
+MAN = Path(__file__).resolve().parents[2] / "man" / "kgroup-simulate.1"
 
 
 def invoke(*args):

@@ -23,7 +23,7 @@ from kgroup.decode.spark.plan import plan_tasks, split_file
 from kgroup.sizes import parse_size
 from kgroup.decode.spark.reader import RangeReader
 from kgroup.decode.spark.replay import kept_records, pack_range, pack_state, replay, unpack_state
-from test_fast_rows import dumps as random_dumps
+from decode.test_fast_rows import dumps as random_dumps
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kgroup.commands.cli import cli
 from kgroup.decode.render import COLUMNS
 from kgroup.decode.spark.session import unavailable_reason
-from tests.test_spark_plan import BASE_TS, damage, damage_length, write_mixed_dump
+from decode.test_spark_plan import BASE_TS, damage, damage_length, write_mixed_dump
 
 REASON = unavailable_reason()
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]
@@ -265,7 +265,7 @@ def test_both_engines_fail_a_dump_in_which_no_record_decodes(tmp_path, spark):
 def test_a_file_that_is_not_an_offsets_partition_is_named_as_locally(spark, tmp_path):
     """A normal topic's segment (serve and a producer) and a text file: one line each, exit 1, as the
     local engine says it."""
-    from tests.test_decode_not_offsets import NOT_OFFSETS, normal_topic_segment
+    from decode.test_decode_not_offsets import NOT_OFFSETS, normal_topic_segment
 
     orders = normal_topic_segment(tmp_path)
     notes = tmp_path / "notes.txt"

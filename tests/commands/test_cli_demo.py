@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kgroup.commands.cli import COMMANDS, cli
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MINE = ["list", "describe", "remove-members", "wait", "demo", "reset-offsets", "delete-offsets", "delete"]
 
 

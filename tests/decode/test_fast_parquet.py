@@ -17,7 +17,7 @@ from kgroup.decode.spark.reader import RangeReader
 from kgroup.records import encode_key, encode_value
 from kgroup.records.writer import LogWriter, OutRecord, encode_batch
 
-from test_fast_rows import KAFKA44_VECTORS, SEGMENT_VECTORS, dumps
+from decode.test_fast_rows import KAFKA44_VECTORS, SEGMENT_VECTORS, dumps
 
 FILTERS = (RowFilter(), RowFilter(groups=["g1", "*1*"], types={"offset_commit"}), RowFilter(topics=["t"]))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from helpers.rdkafka_groups import PARTITIONS, new_consumer, owned, start_broker, start_classic_fleet
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _kgroup(*args):

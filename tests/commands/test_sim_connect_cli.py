@@ -233,7 +233,7 @@ def test_table_says_not_settled_with_the_end_time():
 def test_man_page_and_readme_list_every_option_of_help():
     from pathlib import Path
     import re
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     help_text = CliRunner().invoke(cli, ["simulate", "connect", "--help"]).output
     options = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
     page, readme = (root / "man" / "kgroup-simulate-connect.1").read_text(), (root / "docs" / "simulate.md").read_text()

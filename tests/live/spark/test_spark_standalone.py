@@ -30,7 +30,7 @@ from click.testing import CliRunner
 from helpers.spark_cluster import standalone_cluster
 from kgroup.commands.cli import cli
 from kgroup.decode.spark.session import unavailable_reason
-from tests.test_spark_plan import write_mixed_dump
+from decode.test_spark_plan import write_mixed_dump
 
 REASON = unavailable_reason()
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(REASON is not None, reason=f"Spark unavailable: {REASON}")]
