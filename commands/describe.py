@@ -198,7 +198,7 @@ def _member_counts(view, before_filter) -> str:
 
 def _table(view, with_offsets, offline, before_filter=None, ended=False):
     """ended: replayed up to a time (--until-time), so later records can show a session ended."""
-    from kgroup.client.model import topic_partitions_text
+    from kgroup.views.model import topic_partitions_text
     from kgroup.writers import iso_ms, table
 
     if view.group_type == "connect":

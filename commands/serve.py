@@ -6,7 +6,7 @@ from kgroup.commands.options import CONTEXT_SETTINGS, output_option
 
 
 def _listen(value):
-    from kgroup.server.listeners import ListenerError, parse_listener
+    from kgroup.server.security.listeners import ListenerError, parse_listener
 
     try:
         return parse_listener(value)
@@ -15,7 +15,7 @@ def _listen(value):
 
 
 def _advertised_host(ctx, param, value):
-    from kgroup.server.listeners import ListenerError, check_advertised_host
+    from kgroup.server.security.listeners import ListenerError, check_advertised_host
 
     try:
         return None if value is None else check_advertised_host(value)
@@ -24,8 +24,8 @@ def _advertised_host(ctx, param, value):
 
 
 def _user(value):
-    from kgroup.server.listeners import ListenerError
-    from kgroup.server.security import parse_user
+    from kgroup.server.security.listeners import ListenerError
+    from kgroup.server.security.admission import parse_user
 
     try:
         return parse_user(value, repr(value))
@@ -35,7 +35,7 @@ def _user(value):
 
 def _credentials(users_file, users):
     """--users FILE first, then each --user (a --user replaces the file's entry of that name)."""
-    from kgroup.server.security import read_users_file
+    from kgroup.server.security.admission import read_users_file
 
     credentials = read_users_file(users_file) if users_file else {}
     credentials.update(_user(value) for value in users)
@@ -43,7 +43,7 @@ def _credentials(users_file, users):
 
 
 def _acl(value):
-    from kgroup.server.acl import AclError, parse_acl
+    from kgroup.server.security.acl import AclError, parse_acl
 
     try:
         return parse_acl(value)
@@ -54,15 +54,15 @@ def _acl(value):
 def _warn_about_principals(rules, credentials):
     """One stderr line per --acl principal that can match no connection (a typo'd user, a type
     other than User): it starts anyway, as Kafka accepts such an ACL."""
-    from kgroup.server.acl import principal_warnings
+    from kgroup.server.security.acl import principal_warnings
 
     for line in principal_warnings(rules, credentials):
         click.echo(f"kgroup serve: warning: {line}", err=True)
 
 
 def _topic(value):
-    from kgroup.server.handlers_meta import MAX_PARTITIONS
-    from kgroup.server.storage import TopicError, validate_user_topic
+    from kgroup.server.handlers.meta import MAX_PARTITIONS
+    from kgroup.server.storage.log_dir import TopicError, validate_user_topic
 
     name, sep, count = value.rpartition(":")
     if not sep or not name or not count.isdigit() or int(count) < 1:
@@ -162,7 +162,7 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
     logging.basicConfig(level=logging.WARNING if verbose == 0 else logging.INFO if verbose == 1
                         else logging.DEBUG, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from kgroup.server.audit import log as authorizer_log
+    from kgroup.server.security.audit import log as authorizer_log
 
     # Kafka's log4j config keeps kafka.authorizer.logger at INFO: denials always, allows with -vv
     authorizer_log.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
@@ -172,7 +172,7 @@ def serve(output, listens, log_dir, topics, configs, users, users_file, acls, ad
                         listeners=listeners, users=credentials, acls=rules)
 
         def ready(_first):
-            from kgroup.server.listeners import is_wildcard
+            from kgroup.server.security.listeners import is_wildcard
 
             for listener, address in broker.bound:
                 shown = f"[{address[0]}]" if ":" in address[0] else address[0]  # IPv6: [::1]:PORT

@@ -6,17 +6,17 @@ import click
 
 from kgroup.commands.options import CONTEXT_SETTINGS, fail, output_option, plot_errors
 from kgroup.coordinator.config import INT_MAX
-from kgroup.sim.connect_params import CASES
+from kgroup.sim.connect.params import CASES
 
 
 def _parsed(parser: str):
     """A click callback: unset stays None (the preset's value), anything else goes through
-    ``kgroup.sim.connect_params.<parser>`` (imported on use, so `kgroup --help` stays fast)."""
+    ``kgroup.sim.connect.params.<parser>`` (imported on use, so `kgroup --help` stays fast)."""
 
     def callback(ctx, param, value):
         if value is None or value == ():
             return None
-        from kgroup.sim import connect_params
+        from kgroup.sim.connect import params as connect_params
         try:
             return getattr(connect_params, parser)(value)
         except connect_params.UsageError as exc:
@@ -77,8 +77,8 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
 
     Exit codes: 0 ok, 1 the scenario cannot run (or --plot failed), 2 usage.
     """
-    from kgroup.sim.connect import run
-    from kgroup.sim.connect_params import UsageError, resolve
+    from kgroup.sim.connect.simulation import run
+    from kgroup.sim.connect.params import UsageError, resolve
     try:
         params = resolve(case, **options)
     except UsageError as exc:
@@ -86,7 +86,7 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
     if compare and case == "migration":
         raise click.UsageError("--compare protocol compares one protocol's runs; the migration case mixes them")
     if compare:
-        from kgroup.sim.connect_compare import run_compare as run
+        from kgroup.sim.connect.compare import run_compare as run
     if plot_path:
         from kgroup.sim.plot import check_target
         with plot_errors("simulate connect"):
@@ -96,7 +96,7 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
     except (AssertionError, ValueError, KeyError) as exc:
         fail("simulate connect", f"{case}: {exc}")
     if plot_path:
-        from kgroup.sim.connect_plot import plot_connect
+        from kgroup.sim.connect.plot import plot_connect
         with plot_errors("simulate connect"):
             plot_connect(document, plot_path, params)
     if output == "json":

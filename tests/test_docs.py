@@ -161,7 +161,7 @@ def test_the_modules_architecture_md_names_in_each_room_exist(package):
 
 
 def test_every_acl_operation_serve_accepts_is_documented():
-    from kgroup.server.acl import OPERATIONS
+    from kgroup.server.security.acl import OPERATIONS
 
     page = (ROOT / "man" / "kgroup-serve.1").read_text()
     section = readme_section("serve")

@@ -37,23 +37,21 @@ SOURCES = {"kgroup": ROOT / "kgroup", "kgroup.commands": ROOT / "commands"}
 #   the coordinator runs the server-side ones, clients and the simulator the client-side ones.
 # * coordinator: the embedded group coordinator, on records, protocol and assignors.
 # * views: what kgroup shows of a group, asked of a cluster or replayed from a dump into the
-#   coordinator (`dump_replay`). Still modules of kgroup/client/, named one by one here: the decode
-#   wing's `--view state` tables show the same views, so they sit below decode.
+#   coordinator (`dump_replay`): the client's verbs and the decode wing's `--view state` tables show
+#   the same views, so they sit below both.
 # * decode: `decode-offsets` as a library: dumps (or a cluster's topic, over wire) to rows and state.
 # * client, server: the operations verbs' library (which reads dumps with decode) and `kgroup serve`,
 #   side by side.
 # * sim: `kgroup simulate`; above server because the simulated broker takes `kgroup serve --config`'s
 #   group.* settings through serve's own parser (server.config), so both refuse the same entries.
 # * commands: the click front end, on top of everything.
-VIEWS = ("kgroup.client.model", "kgroup.client.connect_view", "kgroup.client.dump_members",
-         "kgroup.client.dump_replay")
 LAYERS: list[dict[str, tuple[str, ...]]] = [
     {"leaves": ("kgroup", "kgroup.errors", "kgroup.kafka_errors", "kgroup.sizes", "kgroup.topic_names",
                 "kgroup.writers")},
     {"records": ("kgroup.records",), "protocol": ("kgroup.protocol",), "wire": ("kgroup.wire",)},
     {"assignors": ("kgroup.assignors",)},
     {"coordinator": ("kgroup.coordinator",)},
-    {"views": VIEWS},
+    {"views": ("kgroup.views",)},
     {"decode": ("kgroup.decode",)},
     {"client": ("kgroup.client",), "server": ("kgroup.server",)},
     {"sim": ("kgroup.sim",)},

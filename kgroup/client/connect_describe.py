@@ -8,7 +8,7 @@ never sent it.
 
 from __future__ import annotations
 
-from kgroup.client.connect_view import ConnectGroupView, ConnectMemberView
+from kgroup.views.connect import ConnectGroupView, ConnectMemberView
 from kgroup.wire.cluster import ClusterClient, Coordinator
 
 
@@ -28,7 +28,7 @@ def describe_connect_groups(client: ClusterClient, coordinator: Coordinator,
 
 
 def _view(raw, coordinator: Coordinator) -> ConnectGroupView:
-    from kgroup.client.model import member_order
+    from kgroup.views.model import member_order
     from kgroup.wire.cluster import error_name
 
     members = [ConnectMemberView(m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,

@@ -7,7 +7,7 @@ it does not know as consumer groups — as Kafka's AdminClient (DescribeConsumer
 
 from __future__ import annotations
 
-from kgroup.client.model import CONSUMER_PROTOCOL, GroupView, MemberView, member_order, topic_rows
+from kgroup.views.model import CONSUMER_PROTOCOL, GroupView, MemberView, member_order, topic_rows
 from kgroup.wire.cluster import ClusterClient, Coordinator, error_name
 
 # Member types of ConsumerGroupDescribe v1 (-1 in v0: a v0 broker only lists consumer members).

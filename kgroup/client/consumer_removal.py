@@ -10,7 +10,7 @@ way Kafka's hash maps break them.
 
 from __future__ import annotations
 
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.client.removal_targets import target_member_ids
 from kgroup.wire.cluster import ClusterClient
 

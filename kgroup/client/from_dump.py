@@ -1,5 +1,5 @@
 """`describe --from-dump`: the group view rebuilt offline by replaying `__consumer_offsets`
-(and the Connect draft's `__worker_offsets`, whose worker groups get ``connect_view``'s view).
+(and the Connect draft's `__worker_offsets`, whose worker groups get ``kgroup.views.connect``'s view).
 
 The embedded coordinator (GroupCoordinator.from_records) gives the state a new coordinator would
 load. The log also knows what DescribeGroups never says: each classic member's session timeout, when
@@ -14,7 +14,7 @@ views are ``dump_replay``'s, which `decode-offsets --view state` shares.
 
 from __future__ import annotations
 
-from kgroup.client.dump_replay import (  # noqa: F401  (re-exported: the replay and its views)
+from kgroup.views.dump_replay import (  # noqa: F401  (re-exported: the replay and its views)
     DumpReplay, InstanceHistory, ReplayBuilder, consumer_group_view, group_views)
 from kgroup.errors import KgroupError
 

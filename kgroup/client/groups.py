@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from kgroup.client.model import GroupView, OffsetRow, group_from_described
+from kgroup.views.model import GroupView, OffsetRow, group_from_described
 from kgroup.errors import KgroupError
 from kgroup.wire.cluster import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
                                 retriable_coordinator_error, retriable_coordinator_name)

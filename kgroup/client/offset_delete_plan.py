@@ -13,9 +13,9 @@ another subscription changes them only at the next rebalance).
 
 from __future__ import annotations
 
-from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
+from kgroup.views.connect import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.groups import group_exists, no_such_group, topic_partitions
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.client.offsets_admin import NO_OFFSETS, describe_one, offsets_to_delete
 from kgroup.client.rights import WOULD_BE_REFUSED, group_refusal, refused_topics
 from kgroup.errors import KgroupError

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
+from kgroup.views.connect import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.groups import (committed_offsets, describe_groups, group_exists, no_such_group, offsets_at,
                                   topic_partitions)
 from kgroup.client.last_assignment import InstanceAssignment, instance_assignments
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.client.reset import (TIMESTAMP_TARGETS, PartitionPlan, Target, active_members_error, empty_group_steps,
                                  plan_partition)
 from kgroup.errors import KgroupError, KgroupUsageError

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
-from kgroup.client.connect_view import CONNECT_TYPE, worker_group_refusal
+from kgroup.views.connect import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.consumer_removal import predict_consumer_group_moves
 from kgroup.client.groups import describe_groups, group_exists, no_such_group
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.client.removal_targets import members_named, target_member_ids
 from kgroup.errors import EXIT_USAGE, KgroupError
 from kgroup.wire.authorization import check, failure

@@ -7,7 +7,7 @@ targets here.
 
 from __future__ import annotations
 
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 
 
 def members_named(view: GroupView, targets) -> list:

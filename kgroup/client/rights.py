@@ -11,7 +11,7 @@ positions are Kafka's AclOperation codes. A broker that does not say (an older v
 
 from __future__ import annotations
 
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.wire.authorization import denial
 from kgroup.wire.cluster import ClusterClient, error_name
 

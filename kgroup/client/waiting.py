@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from kgroup.client.groups import describe_groups, group_exists
-from kgroup.client.model import GroupView
+from kgroup.views.model import GroupView
 from kgroup.errors import KgroupError
 from kgroup.wire.authorization import failure
 from kgroup.wire.cluster import ClusterClient, TransportError, retriable_coordinator_name

@@ -1,5 +1,5 @@
 """`--view state`'s groups and members: the state's surviving records replayed as `describe --from-dump`
-replays a dump (`client.dump_replay.ReplayBuilder`, the embedded coordinator, the same group views), so
+replays a dump (`views.dump_replay.ReplayBuilder`, the embedded coordinator, the same group views), so
 a classic group, a KIP-848 consumer group and a Connect worker group read the same in both.
 
 The state is what compaction keeps — the latest record per key — which is what a coordinator loading
@@ -29,7 +29,7 @@ class StateGroups:
 
 def state_groups(state, keep=None) -> StateGroups:
     """The groups of an `OffsetsState` whose group records survive (and pass `keep`, the row filter)."""
-    from kgroup.client.dump_replay import ReplayBuilder, group_views
+    from kgroup.views.dump_replay import ReplayBuilder, group_views
     from kgroup.errors import KgroupError
 
     builder = ReplayBuilder()

@@ -1,12 +1,12 @@
 """kgroup.server: `kgroup serve`, a single-node Kafka-protocol endpoint around the group coordinator.
 
 Modules: `broker` (asyncio front end, one request in flight per connection), `wire` (framing and
-header handling with kafka-python's classes), `apis` (the advertised API table), `handlers_meta`
-(ApiVersions, Metadata, FindCoordinator, CreateTopics), `handlers_data` (Produce, Fetch,
-ListOffsets, OffsetForLeaderEpoch), `group_bridge` (group APIs -> kgroup.coordinator, virtual time
-from the loop clock, persistence), `storage` / `partition_log` / `batches` (segments on disk),
-`producers` (idempotent-producer ids and sequence checks), `config` (broker settings), `harness`
-(running a server from tests and benchmarks).
+header handling with kafka-python's classes), `config` (broker settings), `harness` (running a
+server from tests and benchmarks), `frame_fuzz` / `frame_fuzz_run` (hostile frames against a
+running server). Packages: `handlers` (the advertised API table and what answers each API: metadata,
+data, the group APIs through `group_bridge` -> kgroup.coordinator, Connect's), `security`
+(listeners, TLS, SASL, `--acl` and its checks), `storage` (the topic logs on disk and idempotent
+producers).
 
 Durability policy: every `__consumer_offsets` append (group metadata, offset commits, tombstones)
 is fsynced before any response that depends on it is sent, so an acknowledged OffsetCommit survives

@@ -19,8 +19,8 @@ import struct
 from kgroup.errors import KgroupError
 from kgroup.kafka_errors import UNSUPPORTED_VERSION
 from kgroup.server.config import ServerConfig
-from kgroup.server.handlers_meta import api_versions_response
-from kgroup.server.storage import OFFSETS_TOPIC, LogDir, validate_user_topic
+from kgroup.server.handlers.meta import api_versions_response
+from kgroup.server.storage.log_dir import OFFSETS_TOPIC, LogDir, validate_user_topic
 from kgroup.server.wire import (FrameError, check_required_fields, decode_request,
                                 encode_response, peek_header)
 
@@ -59,8 +59,8 @@ class Broker:
     def __init__(self, log_dir: str, config: ServerConfig | None = None,
                  host: str = "127.0.0.1", port: int = 0, topics=(), advertised_host=None,
                  listeners=None, users=None, acls=()):
-        from kgroup.server.listeners import Listener
-        from kgroup.server.security import SecuredListeners
+        from kgroup.server.security.listeners import Listener
+        from kgroup.server.security.admission import SecuredListeners
 
         self.config = config or ServerConfig()
         self.listeners = list(listeners or [Listener("PLAINTEXT", host, port)])
@@ -71,7 +71,7 @@ class Broker:
         # --acl rules; none: no authorizer, nothing checked (Kafka without authorizer.class.name)
         self.authorizer = None
         if acls:
-            from kgroup.server.acl import Authorizer
+            from kgroup.server.security.acl import Authorizer
 
             self.authorizer = Authorizer(acls)
         self.node_id = self.config.node_id
@@ -93,9 +93,9 @@ class Broker:
     async def start(self):
         """Bind every listener first (not yet serving), so an address in use or not local is one
         error naming it before anything is created in the log dir; then open the log and serve."""
-        from kgroup.server.apis import build_api_table
-        from kgroup.server.authorization import guarded_api_table
-        from kgroup.server.group_bridge import GroupBridge
+        from kgroup.server.handlers.apis import build_api_table
+        from kgroup.server.security.authorization import guarded_api_table
+        from kgroup.server.handlers.group_bridge import GroupBridge
 
         for listener in self.listeners:
             await self._bind(listener)
@@ -114,7 +114,7 @@ class Broker:
             validate_user_topic(name)
             if name not in self.logdir.topics:
                 self.create_topic(name, partitions)
-        from kgroup.server.producers import ProducerIdBlocks
+        from kgroup.server.storage.producers import ProducerIdBlocks
 
         self.producer_ids = ProducerIdBlocks(self.log_dir)
         self.groups = GroupBridge(self)
@@ -140,7 +140,7 @@ class Broker:
     def advertised_for(listener, bound_host: str) -> str:
         """The host a listener advertises without --advertised-host: the bound address, or for a
         listener on every interface (0.0.0.0, ::), which no client can connect to, the machine's name."""
-        from kgroup.server.listeners import is_wildcard, machine_host_name
+        from kgroup.server.security.listeners import is_wildcard, machine_host_name
 
         return machine_host_name() if is_wildcard(listener.host) else bound_host
 
@@ -181,7 +181,7 @@ class Broker:
         key = (topic, partition)
         state = self._producers.get(key)
         if state is None:
-            from kgroup.server.producers import PartitionProducers
+            from kgroup.server.storage.producers import PartitionProducers
 
             state = self._producers[key] = PartitionProducers.from_log(
                 self.logdir.partition(topic, partition))

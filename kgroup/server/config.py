@@ -69,7 +69,7 @@ _BROKER_KEYS = {
                                                   _failed_authentication_delay, 100),
 }
 
-# Listener security settings, read by kgroup.server.security when the broker is built.
+# Listener security settings, read by kgroup.server.security.admission when the broker is built.
 _SECURITY_KEYS = {"sasl.enabled.mechanisms", "ssl.keystore.type", "ssl.keystore.location",
                   "ssl.key.password", "ssl.client.auth", "ssl.truststore.type",
                   "ssl.truststore.location"}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from kgroup.server.frame_fuzz import (FUZZ_USER, PLAIN_TOKEN, Seed, Send, encode_frame,
                                       extreme_seeds, mutate, seeds)
-from kgroup.server.sasl import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from kgroup.server.security.sasl import SASL_AUTHENTICATE, SASL_HANDSHAKE
 
 PROBE_ID = 0x5EEDF00D  # a correlation id no fuzz seed uses
 _PROBE_ID_BYTES = struct.pack(">i", PROBE_ID)
@@ -305,8 +305,8 @@ class FrameFuzzer:
 def run_fuzz(plain_address, sasl_address, frames: int, seed: int, bound: float = 5.0,
              concurrency: int = 32) -> Report:
     """Fuzz a serve with a PLAINTEXT and a SASL_PLAINTEXT listener (user FUZZ_USER)."""
-    from kgroup.server.apis import build_api_table
-    from kgroup.server.sasl import sasl_api_entries
+    from kgroup.server.handlers.apis import build_api_table
+    from kgroup.server.security.sasl import sasl_api_entries
 
     api_table = build_api_table()
     fuzzer = FrameFuzzer(plain_address, sasl_address, api_table,

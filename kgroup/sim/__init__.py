@@ -10,8 +10,8 @@ KIP-848 consumer-protocol one), ``process`` (what both share: stopping, coalesce
 (the simulated consumer group's topic image and settle test), ``group_config`` (the simulated broker's
 group.* settings and the consumers', checked as a broker checks them), ``engine`` (one clock for coordinator
 timers and client events), ``metrics`` (ownership ledger), ``model`` (parameters, results,
-comparisons), ``scenarios``, ``connect`` / ``connect_params`` / ``connect_cluster`` / ``connect_script`` (`kgroup
-simulate connect`: Connect workers on the ``connect`` group type), ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
-protocols in turn), ``plot`` / ``connect_plot`` (matplotlib, optional) and ``timeline_layout`` (their
-shared rules for rows, labels and shades).
+comparisons), ``scenarios``, ``protocol_roll`` (upgrade-protocol / downgrade-protocol: one group, both
+protocols in turn), ``plot`` (matplotlib, optional) and ``timeline_layout`` (its and ``connect.plot``'s
+shared rules for rows, labels and shades). The package ``connect`` is `kgroup simulate connect`:
+Connect workers on the ``connect`` group type.
 """

@@ -1,7 +1,7 @@
 """Timeline of a scenario: one row per consumer, bars while it owns partitions, rebalance lines.
 
 ``timeline_figure`` builds the figure (a test can measure it), ``plot_timeline`` writes it; rows,
-row names, shades and bar labels follow ``timeline_layout``'s rules, shared with ``connect_plot``.
+row names, shades and bar labels follow ``timeline_layout``'s rules, shared with ``connect.plot``.
 matplotlib is an optional extra (`pip install 'kgroup[plot]'`), imported only here (``pyplot``).
 """
 

@@ -1,4 +1,4 @@
-"""How kgroup's timelines (``plot`` for consumer groups, ``connect_plot`` for Connect workers) lay out
+"""How kgroup's timelines (``plot`` for consumer groups, ``connect.plot`` for Connect workers) lay out
 their rows, label them and shade their bars: one set of rules, so both read the same way at 3 members
 or at 200.
 

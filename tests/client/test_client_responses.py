@@ -6,7 +6,7 @@ import pytest
 from kafka.protocol.admin import DescribeGroupsResponse
 from kafka.protocol.consumer import LeaveGroupResponse
 
-from kgroup.client.model import GroupView, MemberView, OffsetRow, group_from_described
+from kgroup.views.model import GroupView, MemberView, OffsetRow, group_from_described
 from kgroup.client.removal import (RemovalReport, MemberResult, Target, before_after, build_targets,
                                    match_results, send_leave, split_ids, read_id_file, SelectionError)
 from kgroup.client.wire import ClusterClient, Coordinator, error_name

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.certificates import OPENSSL, certificates_fixture
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
-from kgroup.server.listeners import parse_listener
+from kgroup.server.security.listeners import parse_listener
 
 TIMEOUT_S = 30  # what a failure must not wait for
 SASL = "sasl.username=ops\nsasl.password=s3cret\n"

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from kgroup.client.last_assignment import LastAssignments, instance_assignments
-from kgroup.client.model import GroupView, MemberView
+from kgroup.views.model import GroupView, MemberView
 from kgroup.errors import KgroupUsageError
 from kgroup.records.consumer_protocol import encode_assignment
 from kgroup.records.schema_records import encode_key, encode_value

@@ -6,7 +6,7 @@ from kgroup.errors import KgroupUsageError
 from kgroup.client.reset import (PartitionPlan, Target, active_members_error, empty_group_steps, parse_datetime_ms,
                                  parse_duration_ms, parse_topic_selector, plan_partition, read_offsets_csv,
                                  write_offsets_csv)
-from kgroup.client.model import MemberView
+from kgroup.views.model import MemberView
 
 
 def plan(target, current=5, start=2, end=10, **kw):

@@ -14,7 +14,7 @@ from helpers.secure_clients import PASSWORD, client_settings
 from kgroup.client.fleet import FleetConsumer, stop_all, wait_until
 from kgroup.commands.cli import cli
 from kgroup.server.harness import ThreadedBroker
-from kgroup.server.listeners import parse_listener
+from kgroup.server.security.listeners import parse_listener
 
 TOPIC = "orders"
 PROTOCOLS = ("SSL", "SASL_PLAINTEXT", "SASL_SSL")

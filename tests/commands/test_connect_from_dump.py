@@ -12,9 +12,9 @@ from helpers.connect_wire import worker_group_log
 
 from kgroup.commands.cli import cli
 from kgroup.records.writer import encode_batch
-from kgroup.sim.connect import run
-from kgroup.sim.connect_cluster import Cluster
-from kgroup.sim.connect_params import resolve
+from kgroup.sim.connect.simulation import run
+from kgroup.sim.connect.cluster import Cluster
+from kgroup.sim.connect.params import resolve
 
 
 def invoke(*args):

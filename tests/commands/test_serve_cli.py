@@ -101,7 +101,7 @@ def _advertised_brokers(port):
 def test_a_listener_on_every_interface_advertises_the_host_name_and_says_so(server):
     # 0.0.0.0 is where the server listens, never where a client can connect (Kafka refuses it in
     # advertised.listeners): Metadata names the machine instead, and stderr says which
-    from kgroup.server.listeners import machine_host_name
+    from kgroup.server.security.listeners import machine_host_name
 
     s = server(listens=("0.0.0.0:0",))
     name, port = s.address

@@ -8,9 +8,9 @@ from kafka.protocol.consumer import JoinGroupRequest, OffsetCommitRequest, Offse
 
 from kgroup.client.wire import ClusterClient
 from kgroup.kafka_errors import NONE
-from kgroup.server.acl import OPERATIONS, parse_acl
+from kgroup.server.security.acl import OPERATIONS, parse_acl
 from kgroup.server.harness import ThreadedBroker
-from kgroup.server.listeners import parse_listener
+from kgroup.server.security.listeners import parse_listener
 
 USERS = {"ops": "s3cret", "alice": "wonder", "bob": "b0b", "admin": "r00t"}
 ACLS = ["User:ops:Read:Group:orders-*", "User:ops:Delete:Group:orders-*",

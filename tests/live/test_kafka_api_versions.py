@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from kgroup.server.apis import build_api_table
+from kgroup.server.handlers.apis import build_api_table
 from kgroup.server.harness import ThreadedBroker, raw_request
 
 GROUP_APIS = {8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69}

@@ -92,9 +92,9 @@ def _setup_groups(plain: str) -> None:
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory, certs):
     """{"kafka": Secured, "serve": Secured}, set up alike."""
-    from kgroup.server.acl import parse_acl
+    from kgroup.server.security.acl import parse_acl
     from kgroup.server.harness import ThreadedBroker
-    from kgroup.server.listeners import parse_listener
+    from kgroup.server.security.listeners import parse_listener
 
     configs = _configs(tmp_path_factory.mktemp("client-configs"), certs.ca)
     kafka = _start_kafka(tmp_path_factory.mktemp("secure-kafka"), certs)

@@ -105,9 +105,9 @@ class Side:
 
 @pytest.fixture(scope="module")
 def sides(tmp_path_factory, certs):
-    from kgroup.server.acl import parse_acl
+    from kgroup.server.security.acl import parse_acl
     from kgroup.server.harness import ThreadedBroker
-    from kgroup.server.listeners import parse_listener
+    from kgroup.server.security.listeners import parse_listener
 
     delay = {"connection.failed.authentication.delay.ms": str(DELAY_MS)}
     kafka = start_secured_kafka(tmp_path_factory.mktemp("secure-kafka"), certs, USERS, MECHANISM,

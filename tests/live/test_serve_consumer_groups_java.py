@@ -111,7 +111,7 @@ def test_java_client_consumes_over_sasl_ssl_scram_sha_512(java_classpath, tmp_pa
     from helpers.certificates import certificates_fixture
     from helpers.secure_clients import PASSWORD, client_settings
     from kgroup.server.harness import ThreadedBroker
-    from kgroup.server.listeners import parse_listener
+    from kgroup.server.security.listeners import parse_listener
 
     certs = certificates_fixture(tmp_path_factory)
     b = ThreadedBroker(tmp_path_factory.mktemp("logs"), topics=[(TOPIC, PARTITIONS)],

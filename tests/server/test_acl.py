@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgroup.server.acl import OPERATIONS, AclError, Authorizer, operations_field, parse_acl
+from kgroup.server.security.acl import OPERATIONS, AclError, Authorizer, operations_field, parse_acl
 
 
 def _authorizer(*rules):
@@ -157,7 +157,7 @@ def test_a_rule_is_shown_as_kafka_shows_its_standard_acl():
 
 
 def test_principals_that_match_no_connection_are_named_once_each():
-    from kgroup.server.acl import principal_warnings
+    from kgroup.server.security.acl import principal_warnings
 
     rules = [parse_acl(r) for r in ("User:aap:Read:Group:typo-app", "User:aap:Read:Topic:t",
                                     "User:App:Read:Group:g", "user:app:All:Topic:*", "User:app:Read:Group:g",
@@ -178,7 +178,7 @@ def test_principals_that_match_no_connection_are_named_once_each():
 
 
 def test_the_authorizer_log_line_is_kafkas():
-    from kgroup.server.audit import java_host_address, message
+    from kgroup.server.security.audit import java_host_address, message
 
     assert message("User:bob", None, "Describe", "/127.0.0.1", "Group", "orders-a", "DescribeGroups") == (
         "Principal = User:bob is Denied operation = DESCRIBE from host = 127.0.0.1 on resource = "

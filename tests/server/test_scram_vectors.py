@@ -1,4 +1,4 @@
-"""Known-answer checks of the server side of SCRAM (kgroup.server.scram): RFC 7677's SCRAM-SHA-256
+"""Known-answer checks of the server side of SCRAM (kgroup.server.security.scram): RFC 7677's SCRAM-SHA-256
 example exchange reproduced byte for byte, and a SCRAM-SHA-512 exchange cross-checked against
 the RFC 5802 formulas computed step by step here with hashlib/hmac."""
 
@@ -10,7 +10,7 @@ import hmac
 
 import pytest
 
-from kgroup.server.scram import CredentialStore, ScramError, ScramServer
+from kgroup.server.security.scram import CredentialStore, ScramError, ScramServer
 
 # RFC 7677, section 3: user "user", password "pencil"
 CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"

@@ -18,7 +18,7 @@ from kgroup.client.wire import ClusterClient
 from kgroup.protocol import (ConnectGroupDescribeRequest, ConnectGroupHeartbeatRequest,
                              ConnectGroupSetConnectorsRequest, ConsumerGroupDescribeRequest,
                              ConsumerGroupHeartbeatRequest)
-from kgroup.server.acl import OPERATIONS, operations_field
+from kgroup.server.security.acl import OPERATIONS, operations_field
 
 
 # -- the group APIs ---------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_refusals_encode_at_every_served_version(broker):
 
 
 def test_without_acls_every_supported_operation_is_reported_when_asked(tmp_path):
-    from kgroup.server.acl import SUPPORTED_OPERATIONS
+    from kgroup.server.security.acl import SUPPORTED_OPERATIONS
     from kgroup.server.harness import ThreadedBroker
 
     b = ThreadedBroker(tmp_path, topics=[("events", 1)])

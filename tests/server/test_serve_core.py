@@ -11,7 +11,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
     MetadataResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
-from kgroup.server.apis import build_api_table
+from kgroup.server.handlers.apis import build_api_table
 from kgroup.server.harness import ThreadedBroker, raw_request, read_frame
 
 EXPECTED_VERSIONS = {
@@ -257,7 +257,7 @@ def test_segments_roll_at_log_segment_bytes_and_reads_cross_them(tmp_path):
 
 def test_legacy_or_damaged_segments_stop_start_up_untouched(tmp_path, segments_dir):
     from kgroup.server.broker import Broker
-    from kgroup.server.partition_log import LogCorruptError
+    from kgroup.server.storage.partition_log import LogCorruptError
     import asyncio
     import shutil
 
@@ -327,7 +327,7 @@ def test_a_topic_that_cannot_be_created_whole_leaves_nothing_behind(broker, tmp_
     import errno
 
     from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
-    from kgroup.server import storage
+    from kgroup.server.storage import log_dir as storage
 
     real = storage.PartitionLog
     opened = []
@@ -391,7 +391,7 @@ def _segment_of_three_batches(tmp_path):
 
 def test_damage_before_valid_batches_in_the_last_segment_stops_start_up(tmp_path):
     """Not a torn write: truncating at the damage would silently drop every later batch."""
-    from kgroup.server.partition_log import LogCorruptError, PartitionLog
+    from kgroup.server.storage.partition_log import LogCorruptError, PartitionLog
 
     directory, segment, batches = _segment_of_three_batches(tmp_path)
     data = bytearray(segment.read_bytes())
@@ -404,7 +404,7 @@ def test_damage_before_valid_batches_in_the_last_segment_stops_start_up(tmp_path
 
 
 def test_torn_tail_is_truncated_with_a_warning(tmp_path, caplog):
-    from kgroup.server.partition_log import PartitionLog
+    from kgroup.server.storage.partition_log import PartitionLog
 
     directory, segment, batches = _segment_of_three_batches(tmp_path)
     whole = b"".join(batches)

@@ -11,11 +11,11 @@ import time
 
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
-from kgroup.server.apis import build_api_table
+from kgroup.server.handlers.apis import build_api_table
 from kgroup.server.frame_fuzz import FUZZ_GROUP, Send, extreme_seeds, mutate, seeds
 from kgroup.server.frame_fuzz_run import run_fuzz
 from kgroup.server.harness import FuzzTarget, raw_request, read_frame
-from kgroup.server.sasl import sasl_api_entries
+from kgroup.server.security.sasl import sasl_api_entries
 
 FRAMES, SEED = 20_000, 20261125
 STEADY_TOPIC, STEADY_GROUP = "steady", "steady-group"

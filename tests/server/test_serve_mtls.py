@@ -12,7 +12,7 @@ import pytest
 
 from helpers.certificates import CLIENT_PRINCIPAL, KEY_PASSWORD, certificates_fixture
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
-from kgroup.server.listeners import ListenerError, certificate_principal, parse_listener
+from kgroup.server.security.listeners import ListenerError, certificate_principal, parse_listener
 
 TOPIC = "events"
 METADATA = 3

@@ -18,9 +18,9 @@ from helpers.secure_clients import (kafka_python_static_member_consumes,
                                     rdkafka_static_member_consumes)
 from kgroup.kafka_errors import NONE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker, read_frame
-from kgroup.server.listeners import ListenerError, parse_listener
-from kgroup.server.sasl import AuthenticationFailed, _Exchange
-from kgroup.server.scram import CredentialStore
+from kgroup.server.security.listeners import ListenerError, parse_listener
+from kgroup.server.security.sasl import AuthenticationFailed, _Exchange
+from kgroup.server.security.scram import CredentialStore
 
 TOPIC = "events"
 USERS = {"ops": "s3cret"}

@@ -10,7 +10,7 @@ import pytest
 from helpers.secure_clients import (kafka_python_static_member_consumes,
                                     rdkafka_static_member_consumes)
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
-from kgroup.server.listeners import ListenerError, parse_listener
+from kgroup.server.security.listeners import ListenerError, parse_listener
 
 OPENSSL = shutil.which("openssl")
 pytestmark = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is needed to make "

@@ -7,8 +7,8 @@ import subprocess
 import pytest
 
 from kgroup.server.harness import PYTHON, ROOT
-from kgroup.server.listeners import ListenerError
-from kgroup.server.security import read_users_file
+from kgroup.server.security.listeners import ListenerError
+from kgroup.server.security.admission import read_users_file
 
 
 def _kgroup(*args, timeout=60):

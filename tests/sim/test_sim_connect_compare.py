@@ -10,8 +10,8 @@ from kgroup.assignors.connect_classic import COOPERATIVE, EAGER, cooperative_rou
 from kgroup.assignors.connect_cooperative import IncrementalCooperativeAssignor
 from kgroup.commands.cli import cli
 from kgroup.coordinator.connect import TaskId, connector_items
-from kgroup.sim.connect_compare import CLASSIC_COOPERATIVE, CLASSIC_EAGER, DRAFT, run_classic, run_compare
-from kgroup.sim.connect_params import CASES, resolve
+from kgroup.sim.connect.compare import CLASSIC_COOPERATIVE, CLASSIC_EAGER, DRAFT, run_classic, run_compare
+from kgroup.sim.connect.params import CASES, resolve
 
 A1, A2, B1 = TaskId("A", 1), TaskId("A", 2), TaskId("B", 1)
 

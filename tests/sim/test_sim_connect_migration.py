@@ -8,8 +8,8 @@ import json
 from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
-from kgroup.sim.connect import run
-from kgroup.sim.connect_params import resolve
+from kgroup.sim.connect.simulation import run
+from kgroup.sim.connect.params import resolve
 
 # (at_ms, event, worker, group type, group epoch or generation), the retried GROUP_ID_NOT_FOUND left out
 STEPS = [

@@ -4,9 +4,9 @@ import pytest
 from click.testing import CliRunner
 
 from kgroup.commands.cli import cli
-from kgroup.sim.connect import run
-from kgroup.sim.connect_params import CASES, resolve
-from kgroup.sim.connect_plot import timeline
+from kgroup.sim.connect.simulation import run
+from kgroup.sim.connect.params import CASES, resolve
+from kgroup.sim.connect.plot import timeline
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -29,7 +29,7 @@ def test_plot_refuses_an_unknown_file_type_before_running(tmp_path):
 
 def test_plot_refuses_a_missing_directory_before_running(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    import kgroup.sim.connect as connect
+    import kgroup.sim.connect.simulation as connect
 
     def boom(*a, **kw):
         raise AssertionError("the run happened before the --plot target was checked")

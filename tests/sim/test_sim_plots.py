@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from kgroup.sim.connect import run as connect_run                       # noqa: E402
-from kgroup.sim.connect_params import resolve                          # noqa: E402
-from kgroup.sim.connect_plot import connect_figure, timeline           # noqa: E402
+from kgroup.sim.connect.simulation import run as connect_run                       # noqa: E402
+from kgroup.sim.connect.params import resolve                          # noqa: E402
+from kgroup.sim.connect.plot import connect_figure, timeline           # noqa: E402
 from kgroup.sim.fleet_plot import stairs                               # noqa: E402
 from kgroup.sim.fleet_series import (AGGREGATE_ABOVE_MEMBERS, fleet_series, members_down,  # noqa: E402
                                      steps, uses_aggregate)

@@ -1,6 +1,6 @@
 """The Connect draft's case studies on the coordinator, with their exact assignments and epochs."""
 
-from kgroup.sim.connect_cluster import Cluster
+from kgroup.sim.connect.cluster import Cluster
 
 from kgroup.coordinator.connect import TaskId
 

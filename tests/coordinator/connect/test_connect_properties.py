@@ -1,7 +1,7 @@
 """Properties of Connect worker groups under random joins, departures and connector changes:
 no task ever runs on two workers at once, and every task eventually runs."""
 
-from kgroup.sim.connect_cluster import Cluster
+from kgroup.sim.connect.cluster import Cluster
 from hypothesis import given, settings, strategies as st
 
 from kgroup.coordinator.connect import connector_items

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from kgroup.assignors.connect_classic import COOPERATIVE, EAGER
 from kgroup.coordinator.connect import TaskId, connector_items
-from kgroup.sim.connect import document, play, simulate
-from kgroup.sim.connect_classic import ClassicCluster
-from kgroup.sim.connect_params import ConnectParams
+from kgroup.sim.connect.simulation import document, play, simulate
+from kgroup.sim.connect.classic import ClassicCluster
+from kgroup.sim.connect.params import ConnectParams
 
 CLASSIC_EAGER, CLASSIC_COOPERATIVE, DRAFT = "classic-eager", "classic-incremental-cooperative", "connect"
 PROTOCOLS = (CLASSIC_EAGER, CLASSIC_COOPERATIVE, DRAFT)

@@ -1,14 +1,14 @@
 """A `simulate connect` case's script on a cluster's clock: its workers join at 0, its scripted
 worker and connector actions are scheduled in command-line order at equal times, and the run goes
 on until the group settles (or ``until_ms``). Any cluster with at/run/next_time/settled: the draft's
-workers (``connect_cluster``), the classic ones (``connect_classic``), or both rolling between the
-protocols (``connect_migration``).
+workers (``cluster``), the classic ones (``classic``), or both rolling between the
+protocols (``migration``).
 """
 
 from __future__ import annotations
 
-from kgroup.sim.connect_cluster import Cluster
-from kgroup.sim.connect_params import ConnectParams
+from kgroup.sim.connect.cluster import Cluster
+from kgroup.sim.connect.params import ConnectParams
 
 # scripted connector action -> step event
 CONNECTOR_EVENTS = {"add-connector": "connector-added", "remove-connector": "connector-removed",

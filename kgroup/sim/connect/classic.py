@@ -1,7 +1,7 @@
 """Connect workers on today's classic protocol, driven against the embedded classic coordinator.
 
 The other side of ``simulate connect --compare protocol``: the same workers, connectors and events
-as ``connect_cluster.Cluster`` (the draft's protocol), run the way Kafka Connect's
+as ``cluster.Cluster`` (the draft's protocol), run the way Kafka Connect's
 ``WorkerCoordinator`` runs them now — JoinGroup with protocol type ``connect``, the leader worker
 computing every assignment before its SyncGroup, heartbeats that discover rebalances — under either
 ``eager`` (every worker stops everything before it rejoins) or ``incremental-cooperative`` (KIP-415:
@@ -30,7 +30,7 @@ from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import TaskId, item_order
 from kgroup.kafka_errors import (GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID)
-from kgroup.sim.connect_cluster import GROUP, due_times
+from kgroup.sim.connect.cluster import GROUP, due_times
 from kgroup.sim.engine import counted_ids
 
 PROTOCOL_TYPE = "connect"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.model import MembersSummary
+from kgroup.views.model import MembersSummary
 
 CONNECT_TYPE = "connect"
 
@@ -81,7 +81,7 @@ class ConnectGroupView(MembersSummary):
 
 def connect_group_view(coord, group_id: str) -> ConnectGroupView:
     """The view of a worker group the coordinator ``coord`` holds."""
-    from kgroup.client.model import member_order
+    from kgroup.views.model import member_order
     from kgroup.coordinator.connect import item_set, items_of
 
     snap = coord.connect_group(group_id)

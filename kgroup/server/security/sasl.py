@@ -20,7 +20,7 @@ import struct
 
 from kgroup.kafka_errors import (NONE, SASL_AUTHENTICATION_FAILED,
                                  UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION)
-from kgroup.server.scram import HASHES, CredentialStore, ScramError, ScramServer, password_matches
+from kgroup.server.security.scram import HASHES, CredentialStore, ScramError, ScramServer, password_matches
 from kgroup.server.wire import FrameError, decode_request, encode_response, peek_header
 
 log = logging.getLogger("kgroup.server")
@@ -45,7 +45,7 @@ class AuthenticationRefused(FrameError):
 
 
 def parse_mechanisms(text: str) -> tuple[str, ...]:
-    from kgroup.server.listeners import ListenerError
+    from kgroup.server.security.listeners import ListenerError
 
     names = tuple(m.strip().upper() for m in text.split(",") if m.strip())
     unknown = [m for m in names if m not in MECHANISMS]
@@ -123,7 +123,7 @@ async def authenticate(reader, writer, api_table, mechanisms, store, peer_text,
 
 
 async def _authenticate(reader, writer, api_table, mechanisms, store, peer_text) -> str:
-    from kgroup.server.handlers_meta import api_versions_response
+    from kgroup.server.handlers.meta import api_versions_response
 
     exchange = None
     while True:

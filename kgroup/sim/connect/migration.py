@@ -1,8 +1,8 @@
 """`simulate connect migration`: rolling Connect workers from the classic protocol to the draft's and back.
 
-Every worker starts on the classic protocol (incremental cooperative, ``connect_classic``);
+Every worker starts on the classic protocol (incremental cooperative, ``classic``);
 ``upgrade:W`` stops W as a classic worker (LeaveGroup) and starts it on the new protocol
-(``connect_cluster``, which sends the connector set before its join), ``downgrade:W`` the reverse.
+(``cluster``, which sends the connector set before its join), ``downgrade:W`` the reverse.
 Both kinds share one coordinator, whose group converts as ``kgroup.coordinator.connect_migration``
 reads the draft: only once it is empty, the other protocol's workers being answered
 GROUP_ID_NOT_FOUND meanwhile and trying again every heartbeat interval. The other worker actions
@@ -14,10 +14,10 @@ from __future__ import annotations
 from kgroup.assignors.connect_classic import COOPERATIVE
 from kgroup.coordinator import GroupCoordinator
 from kgroup.coordinator.connect import connector_items, error_name, item_set
-from kgroup.sim.connect_classic import ClassicCluster
-from kgroup.sim.connect_cluster import GROUP, Cluster, due_times
-from kgroup.sim.connect_params import ConnectParams
-from kgroup.sim.connect_script import run_until_settled, schedule_events
+from kgroup.sim.connect.classic import ClassicCluster
+from kgroup.sim.connect.cluster import GROUP, Cluster, due_times
+from kgroup.sim.connect.params import ConnectParams
+from kgroup.sim.connect.script import run_until_settled, schedule_events
 from kgroup.sim.engine import counted_ids
 
 CLASSIC, CONNECT = "classic", "connect"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from kgroup.coordinator.offsets_wire import commit_response, delete_response, fetch_response
 from kgroup.kafka_errors import GROUP_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
-from kgroup.server.acl import operations_field
-from kgroup.server.authorization_parts import answer, merged, split
+from kgroup.server.security.acl import operations_field
+from kgroup.server.security.authorization_parts import answer, merged, split
 
 DENIED_OFFSET = (-1, -1, "")   # offset, leader epoch, metadata of a partition not authorized
 
@@ -196,7 +196,7 @@ def _names_an_undescribable_topic(access, entry) -> bool:
 
 def check_connect_group_describe(access, handler, broker, request, ctx):
     """kgroup's ConnectGroupDescribe (1004): Describe on each group, as ConsumerGroupDescribe."""
-    from kgroup.server.handlers_connect import described_connect_error
+    from kgroup.server.handlers.connect import described_connect_error
 
     async def finish():
         response = await answer(handler, broker, request, ctx)

@@ -1,21 +1,21 @@
 """`kgroup simulate connect`: one run of simulated Connect workers, as the contract's JSON document.
 
-    from kgroup.sim.connect import run
-    from kgroup.sim.connect_params import resolve
+    from kgroup.sim.connect.simulation import run
+    from kgroup.sim.connect.params import resolve
     document = run(resolve("worker-joins"))
 
-The workers and the clock are ``kgroup.sim.connect_cluster``; this module seeds them, plays the
-case's script on their clock until the group settles (``connect_script``), and reports what happened.
+The workers and the clock are ``kgroup.sim.connect.cluster``; this module seeds them, plays the
+case's script on their clock until the group settles (``script``), and reports what happened.
 """
 
 from __future__ import annotations
 
 from kgroup.assignors.connect_cooperative import NAME
 from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
-from kgroup.sim.connect_cluster import Cluster
-from kgroup.sim.connect_migration import run_migration
-from kgroup.sim.connect_params import ConnectParams
-from kgroup.sim.connect_script import run_until_settled, schedule_events
+from kgroup.sim.connect.cluster import Cluster
+from kgroup.sim.connect.migration import run_migration
+from kgroup.sim.connect.params import ConnectParams
+from kgroup.sim.connect.script import run_until_settled, schedule_events
 
 
 def run(params: ConnectParams) -> dict:

@@ -16,8 +16,8 @@ from kgroup.kafka_errors import (FETCH_SESSION_ID_NOT_FOUND, INVALID_RECORD, INV
                                  INVALID_REQUIRED_ACKS, INVALID_TOPIC_EXCEPTION, NONE, OFFSET_OUT_OF_RANGE,
                                  RECORD_LIST_TOO_LARGE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION)
-from kgroup.server.batches import BatchValidationError, rebase, split_batches
-from kgroup.server.storage import INTERNAL_TOPICS
+from kgroup.server.storage.batches import BatchValidationError, rebase, split_batches
+from kgroup.server.storage.log_dir import INTERNAL_TOPICS
 
 LEADER_EPOCH = 0
 

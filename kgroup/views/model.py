@@ -28,7 +28,7 @@ class MemberView:
     assignment_size: int = 0
     decode_error: str | None = None
     decoded: bool = True                                    # False for protocol types other than consumer
-    # Only known offline (from a dump, `client.dump_members`): a classic member's session timeout, when
+    # Only known offline (from a dump, `dump_members`): a classic member's session timeout, when
     # the log last saw the member (its last record: heartbeats are never logged, so not when it was
     # last alive), and when a record after the replayed time shows its session ended (None: none does).
     session_timeout_ms: int | None = None

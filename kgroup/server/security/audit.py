@@ -18,7 +18,7 @@ import functools
 import ipaddress
 import logging
 
-from kgroup.server.acl import kafka_enum_name
+from kgroup.server.security.acl import kafka_enum_name
 
 log = logging.getLogger("kgroup.server.authorizer")
 

@@ -1,6 +1,6 @@
 """`kgroup simulate connect --plot`: the assignment over time, one row per worker.
 
-``timeline`` reads a run's JSON document (``kgroup.sim.connect.run``) into what is drawn, so a test
+``timeline`` reads a run's JSON document (``kgroup.sim.connect.simulation.run``) into what is drawn, so a test
 can hold the picture to the run; ``plot_connect`` draws it with ``kgroup.sim.plot``'s file checks,
 matplotlib loader and writer (matplotlib is imported only there, on use), laid out by the rules of
 ``kgroup.sim.timeline_layout`` (rows, row labels, shades, text that fits).

@@ -180,7 +180,7 @@ _UNDECIDED = object()
 class Authorizer:
     """The decisions of a set of ALLOW rules: anything no rule grants is denied."""
 
-    audited = True   # its decisions are logged (kgroup.server.audit); AllowEverything's are not
+    audited = True   # its decisions are logged (kgroup.server.security.audit); AllowEverything's are not
 
     def __init__(self, acls):
         self.acls = tuple(acls)

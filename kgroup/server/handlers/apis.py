@@ -31,10 +31,10 @@ def build_api_table():
                                  ConnectGroupSetConnectorsRequest,
                                  ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest,
                                  DeleteGroupsRequest)
-    from kgroup.server.handlers_connect import handle_connect_request as connect
-    from kgroup.server import handlers_data as data
-    from kgroup.server import handlers_meta as meta
-    from kgroup.server.group_bridge import handle_group_request as group
+    from kgroup.server.handlers.connect import handle_connect_request as connect
+    from kgroup.server.handlers import data
+    from kgroup.server.handlers import meta
+    from kgroup.server.handlers.group_bridge import handle_group_request as group
 
     table = {
         0: (ProduceRequest, 3, 11, data.handle_produce),

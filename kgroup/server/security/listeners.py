@@ -1,7 +1,7 @@
 """Listeners with Kafka's security protocols: `PROTOCOL://HOST:PORT` parsing and the TLS context.
 
 A bare `HOST:PORT` is a PLAINTEXT listener (what `--listen` always meant). SASL listeners
-authenticate each connection before any other request (`kgroup.server.sasl`); SSL listeners wrap
+authenticate each connection before any other request (`kgroup.server.security.sasl`); SSL listeners wrap
 the socket in TLS from PEM files named by Kafka's keys (`ssl.keystore.type=PEM`,
 `ssl.keystore.location`: certificate chain and private key in one file). With `ssl.client.auth`
 (`requested` or `required`) an SSL listener verifies client certificates against

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from kgroup.server.listeners import ListenerError, certificate_principal, server_ssl_context
-from kgroup.server.sasl import MECHANISMS, authenticate, parse_mechanisms, sasl_api_entries
-from kgroup.server.scram import CredentialStore
+from kgroup.server.security.listeners import ListenerError, certificate_principal, server_ssl_context
+from kgroup.server.security.sasl import MECHANISMS, authenticate, parse_mechanisms, sasl_api_entries
+from kgroup.server.security.scram import CredentialStore
 
 log = logging.getLogger("kgroup.server")
 

@@ -25,7 +25,7 @@ import logging
 import time
 
 from kgroup.kafka_errors import UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
-from kgroup.server.storage import OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC
+from kgroup.server.storage.log_dir import OFFSETS_TOPIC, WORKER_OFFSETS_TOPIC
 
 log = logging.getLogger("kgroup.server.groups")
 
@@ -278,7 +278,7 @@ class GroupBridge:
 
     @staticmethod
     def _append(plog, raw: bytes):
-        from kgroup.server.batches import parse_header
+        from kgroup.server.storage.batches import parse_header
 
         plog.append(raw, [parse_header(raw, 0)])
 

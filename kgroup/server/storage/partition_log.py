@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import crc32c
 
-from kgroup.server.batches import HEADER_SIZE, parse_header
+from kgroup.server.storage.batches import HEADER_SIZE, parse_header
 
 log = logging.getLogger("kgroup.server")
 

@@ -1,11 +1,11 @@
 """A dump's rows replayed into the embedded coordinator, and the groups it holds as kgroup shows them:
-the one way `describe --from-dump`, `list --from-dump` (``from_dump``, which reads the files) and
+the one way `describe --from-dump`, `list --from-dump` (``kgroup.client.from_dump``, which reads the files) and
 `decode-offsets --view state`'s tables (``kgroup.decode.state_groups``) rebuild groups.
 
 The coordinator (GroupCoordinator.from_records) gives the state a new coordinator would load; the
 rows give what DescribeGroups never says: each classic member's session timeout, when the log last
 saw each member (``dump_members``) and the history of every group.instance.id. It reads no files
-and talks to no cluster, so the decode wing can stand on it: with ``model``, ``connect_view`` and
+and talks to no cluster, so the decode wing can stand on it: with ``model``, ``connect`` and
 ``dump_members`` it is the views layer, below ``kgroup.decode`` (tests/test_layering.py).
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.client.connect_view import CONNECT_TYPE, connect_group_view
-from kgroup.client.dump_members import MemberTimes
-from kgroup.client.model import (CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order,
-                                 topic_rows)
 from kgroup.errors import KgroupError
+from kgroup.views.connect import CONNECT_TYPE, connect_group_view
+from kgroup.views.dump_members import MemberTimes
+from kgroup.views.model import (CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order,
+                                 topic_rows)
 
 GROUP_METADATA = 2
 CONSUMER_MEMBER_METADATA = 5   # a KIP-848 member's ConsumerGroupMemberMetadata (instance id, host)

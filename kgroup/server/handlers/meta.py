@@ -16,7 +16,7 @@ from kafka.protocol.metadata import (
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, INVALID_CONFIG, INVALID_PARTITIONS,
                                  INVALID_REPLICATION_FACTOR, INVALID_REQUEST, NONE, UNKNOWN_TOPIC_ID,
                                  UNKNOWN_TOPIC_OR_PARTITION)
-from kgroup.server.storage import INTERNAL_TOPICS, TopicError, validate_topic_name
+from kgroup.server.storage.log_dir import INTERNAL_TOPICS, TopicError, validate_topic_name
 
 # Upper bound on partitions per topic: each one is a directory and an open file.
 MAX_PARTITIONS = 10000

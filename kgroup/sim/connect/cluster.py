@@ -1,6 +1,6 @@
 """A Connect worker cluster driven against the embedded coordinator on virtual time.
 
-The core of `kgroup simulate connect` (``kgroup.sim.connect``) and of the case-study tests.
+The core of `kgroup simulate connect` (``kgroup.sim.connect.simulation``) and of the case-study tests.
 
 Workers heartbeat on fixed slots (join time + k x interval), once more right after a revocation and
 right after a Reason change; the assigner runs Prepare, the incremental cooperative assignor and

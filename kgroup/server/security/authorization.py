@@ -19,10 +19,10 @@ import uuid
 from kgroup.kafka_errors import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, NONE,
                                  TOPIC_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  UNKNOWN_TOPIC_ID)
-from kgroup.server import audit
-from kgroup.server.acl import CLUSTER_NAME, AllowEverything
-from kgroup.server.authorization_groups import GROUP_CHECKS
-from kgroup.server.authorization_parts import merged, split
+from kgroup.server.security import audit
+from kgroup.server.security.acl import CLUSTER_NAME, AllowEverything
+from kgroup.server.security.authorization_groups import GROUP_CHECKS
+from kgroup.server.security.authorization_parts import merged, split
 
 EVERYTHING = AllowEverything()
 UNCHECKED = frozenset({18})  # ApiVersions: answered before and without authentication, as Kafka
@@ -30,7 +30,7 @@ UNCHECKED = frozenset({18})  # ApiVersions: answered before and without authenti
 
 class Access:
     """One request's questions to the authorizer, for the connection's principal. Each decision is
-    logged once per request, as Kafka's authorizer logs it (`kgroup.server.audit`): a denial unless
+    logged once per request, as Kafka's authorizer logs it (`kgroup.server.security.audit`): a denial unless
     the check is a filter (`log_denied=False`, Kafka's logIfDenied), an allow at DEBUG."""
 
     __slots__ = ("authorizer", "principal", "request", "host", "_logged")

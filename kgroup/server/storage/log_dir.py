@@ -18,7 +18,7 @@ import uuid
 
 from kgroup.kafka_errors import (INVALID_PARTITIONS, INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR,
                                  TOPIC_ALREADY_EXISTS)
-from kgroup.server.partition_log import PartitionLog
+from kgroup.server.storage.partition_log import PartitionLog
 from kgroup.topic_names import TopicError, validate_topic_name  # noqa: F401 - the server's callers import them here
 
 OFFSETS_TOPIC = "__consumer_offsets"
