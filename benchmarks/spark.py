@@ -303,7 +303,9 @@ def compare(name: str, sizes: dict, local: dict, spark: dict, master: str) -> di
                "cpu_ratio": cpu / local_big["cpu"], "roles": times["job_cpu"],
                "margin": spark_margin, "fixed": spark_fixed, "local_margin": local_margin,
                "local_fixed": local_fixed, "margin_ratio": spark_margin / local_margin,
-               "efficiency": cpu / (_cores(master) * times["job"])}
+               "efficiency": cpu / (_cores(master) * times["job"]),
+               "local_wall": {d: local[d]["wall"] for d in ("big", "small")},
+               "spark_wall": {d: spark[d][0]["job"] + spark[d][0]["startup"] for d in ("big", "small")}}
     print(f"spark {label(master):9s} {name:8s}: {times['job']:6.1f} s = {rate:>9,.0f} records/s (+ {times['startup']:.1f} s, "
           f"{start_cpu:.1f} CPU-s session start)   {cpu:6.1f} CPU-s = {figures['cpu_per_m']:5.2f} CPU-s/M records")
     print(f"    vs local {local_big['name']}: {figures['speedup']:.2f}x faster ({figures['speedup_with_start']:.2f}x with "
@@ -399,6 +401,29 @@ def main() -> None:
                 cluster.stop()
 
 
+def auto_check(results: dict, sizes: dict, dumps: dict, master: str) -> None:
+    """What --engine auto would pick for each output and dump of this run, against the engine that
+    was faster here (Spark with its start): auto must never pick the slower one."""
+    from kgroup.decode.engine_choice import choose
+
+    verdicts = []
+    for name, view in (("jsonl", "records"), ("state", "state")):
+        r = results.get((name, master))
+        if r is None:
+            continue
+        for dump in ("small", "big"):
+            size = os.path.getsize(os.path.join(dumps[dump], "00000000000000000000.log"))
+            local_s = r["local_wall"][dump]
+            spark_s = r["spark_wall"][dump]
+            faster = "spark" if spark_s < local_s else "local"
+            picked = choose(size, view, master, {}).engine
+            verdicts.append(f"{name} {size / 1e6:,.0f} MB: auto picks {picked}, {faster} was faster "
+                            f"(local {local_s:.1f} s, spark {spark_s:.1f} s with its start)"
+                            + ("" if picked == faster else "  <-- WRONG"))
+    if verdicts:
+        print(f"--engine auto against this run ({master}): " + "; ".join(verdicts))
+
+
 def label(master: str) -> str:
     return "cluster" if master.startswith("spark://") else master
 
@@ -465,6 +490,7 @@ def run_outputs(args, outputs, tmp, dumps, sizes, size, kgroup, masters) -> None
             print(f"    {spark['big'][0]['output'] / 1e6:,.0f} MB of Parquet (the local engine writes no Parquet: "
                   f"its jsonl run is the measure)")
 
+    auto_check(results, sizes, dumps, args.master)
     print(f"summary ({sizes['big'] / 1e6:.1f} M records, best of {args.repeat}, load average "
           f"{os.getloadavg()[0]:.1f} at the end): " + "; ".join(
               f"{name} {label(master)} {r['speedup']:.2f}x wall ({r['speedup_with_start']:.2f}x with the start), "
