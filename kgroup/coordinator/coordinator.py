@@ -19,18 +19,18 @@ from typing import Callable, Iterable
 from . import codes
 from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
-from .consumer_group import ConsumerGroup
-from .group import ClassicGroup
+from .consumer.group import ConsumerGroup
+from .classic.group import ClassicGroup
 from .group_types import Group
-from .log import LogEntry, Reply
-from .operation_log import OperationLog
-from .persistence import empty_group_metadata_record, group_tombstone
-from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
-from .consumer_fencing import restart_sessions, schedule_session_timeout
-from .replay import replay_log
-from .snapshots import GroupSnapshot
-from .timers import TimerQueue
-from .undo import UndoJournal
+from .runtime.log import LogEntry, Reply
+from .runtime.operation_log import OperationLog
+from .classic.records import empty_group_metadata_record, group_tombstone
+from .classic.rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
+from .consumer.fencing import restart_sessions, schedule_session_timeout
+from .runtime.replay import replay_log
+from .classic.snapshots import GroupSnapshot
+from .runtime.timers import TimerQueue
+from .runtime.undo import UndoJournal
 
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
@@ -39,12 +39,13 @@ API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbea
 
 
 def _membership_handlers() -> dict:
-    from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
-    from .consumer_admin import handle_consumer_group_describe
-    from .consumer_heartbeat import handle_consumer_group_heartbeat
-    from .join import handle_join_group
-    from .leave import handle_leave_group
-    from .sync import handle_heartbeat, handle_sync_group
+    from .admin import handle_delete_groups, handle_list_groups
+    from .classic.describe import handle_describe_groups
+    from .consumer.admin import handle_consumer_group_describe
+    from .consumer.heartbeat import handle_consumer_group_heartbeat
+    from .classic.join import handle_join_group
+    from .classic.leave import handle_leave_group
+    from .classic.sync import handle_heartbeat, handle_sync_group
     return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
             14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
             42: handle_delete_groups, 68: handle_consumer_group_heartbeat,
@@ -54,11 +55,11 @@ def _membership_handlers() -> dict:
 def _connect_handlers() -> dict:
     """The Connect draft's three APIs (kgroup's API keys 1000-1002), kgroup's SetConnectors (1003) and
     ConnectGroupDescribe (1004)."""
-    from .connect import (CONNECT_GROUP_DESCRIBE, CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
+    from .connect.protocol import (CONNECT_GROUP_DESCRIBE, CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
                           CONNECT_GROUP_PREPARE_ASSIGNMENT, SET_CONNECTORS)
-    from .connect_assignment import (handle_connect_group_describe, handle_install_assignment,
+    from .connect.assignment import (handle_connect_group_describe, handle_install_assignment,
                                      handle_prepare_assignment, handle_set_connectors)
-    from .connect_heartbeat import handle_connect_group_heartbeat
+    from .connect.heartbeat import handle_connect_group_heartbeat
     return {CONNECT_GROUP_HEARTBEAT: handle_connect_group_heartbeat,
             CONNECT_GROUP_PREPARE_ASSIGNMENT: handle_prepare_assignment,
             CONNECT_GROUP_INSTALL_ASSIGNMENT: handle_install_assignment,
@@ -86,7 +87,7 @@ def _api_key(request) -> int | None:
 
 def _load_offset_manager():
     try:
-        from .offsets import OffsetManager
+        from .offsets.manager import OffsetManager
     except ImportError:      # the offsets side is optional for the membership engine
         return None
     return OffsetManager
@@ -225,7 +226,7 @@ class GroupCoordinator(OperationLog):
         if isinstance(group, ConsumerGroup):
             schedule_session_timeout(self, group_id, member_id, timeout_ms)
         elif group.group_type == "connect":
-            from .connect_fencing import schedule_session
+            from .connect.fencing import schedule_session
             schedule_session(self, group_id, member_id, timeout_ms)
         else:
             reschedule_heartbeat(self, group, member_id, timeout_ms)
@@ -238,12 +239,12 @@ class GroupCoordinator(OperationLog):
         if group is None or member_id not in group.members:
             return None
         if isinstance(group, ConsumerGroup):
-            from .consumer_group import session_timer_key
+            from .consumer.group import session_timer_key
             return self.timer_deadline(session_timer_key(group_id, member_id))
         if group.group_type == "connect":
-            from .connect_group import session_timer_key
+            from .connect.group import session_timer_key
             return self.timer_deadline(session_timer_key(group_id, member_id))
-        from .rebalance import heartbeat_key
+        from .classic.rebalance import heartbeat_key
         return self.timer_deadline(heartbeat_key(group_id, member_id))
 
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
@@ -277,7 +278,7 @@ class GroupCoordinator(OperationLog):
     def metadata_hash(self, names) -> int:
         """The metadata hash of a group subscribed to ``names`` (Kafka's ModernGroup.computeMetadataHash:
         topics the image does not know are left out)."""
-        from .metadata_hash import group_hash, topic_hash
+        from .runtime.metadata_hash import group_hash, topic_hash
         image, cache = self.topic_image, self._topic_hashes
         hashes = {}
         for name in names:
@@ -420,7 +421,7 @@ class GroupCoordinator(OperationLog):
                     log_writer=log_writer, worker_log_writer=worker_log_writer)
         coord.log_end_offset = replay_log(coord, records)
         if worker_records:
-            from .connect_records import replay_worker_records
+            from .connect.records import replay_worker_records
             replay_worker_records(coord, worker_records)
         coord._on_loaded()
         return coord
@@ -444,7 +445,7 @@ class GroupCoordinator(OperationLog):
                 restart_sessions(self, group)
                 continue
             if group.group_type == "connect":
-                from .connect_fencing import restart_sessions as restart_worker_sessions
+                from .connect.fencing import restart_sessions as restart_worker_sessions
                 restart_worker_sessions(self, group)
                 continue
             for member in group.members.values():

@@ -11,7 +11,7 @@ case's script on their clock until the group settles (``connect_script``), and r
 from __future__ import annotations
 
 from kgroup.assignors.connect_cooperative import NAME
-from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
+from kgroup.coordinator.connect.protocol import connector_items, error_name, item_set, items_of
 from kgroup.sim.connect_cluster import Cluster
 from kgroup.sim.connect_migration import run_migration
 from kgroup.sim.connect_params import ConnectParams

@@ -17,7 +17,7 @@ from typing import Mapping, NamedTuple
 
 from kgroup.records import encode_key, encode_value
 
-from .consumer_group import (TOMBSTONED_ASSIGNMENT_EPOCH, ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember,
+from .group import (TOMBSTONED_ASSIGNMENT_EPOCH, ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember,
                              SubscribedTopic)
 from .reconciliation import member_state
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .codes import CoordinatorReplayError
+from ..codes import CoordinatorReplayError
 from .log import LogEntry
-from .persistence import GROUP_METADATA, group_from_value
+from ..classic.records import GROUP_METADATA, group_from_value
 
 
 def replay_log(coord, records: Iterable) -> int:
@@ -74,7 +74,7 @@ def replay_offset_commit(coord, key, value, offset, entry) -> None:
 
 
 def _consumer_group_replays() -> dict:
-    from .consumer_records import replay_functions
+    from ..consumer.records import replay_functions
     return replay_functions()
 
 

@@ -12,11 +12,11 @@ back to a classic group instead (``migration.maybe_downgrade``).
 
 from __future__ import annotations
 
-from . import consumer_records as rec
-from .consumer_group import (ConsumerGroup, ConsumerGroupMember, member_timer_keys, rebalance_timer_key,
+from . import records as rec
+from .group import (ConsumerGroup, ConsumerGroupMember, member_timer_keys, rebalance_timer_key,
                              session_timer_key)
-from .consumer_regex import plan_regexes, subscribed_names
-from .consumer_target import subscribed_topics
+from .regex import plan_regexes, subscribed_names
+from .target import subscribed_topics
 from .migration import maybe_downgrade
 from .reconciliation import UNREVOKED_PARTITIONS
 

@@ -19,15 +19,15 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_
                                  UNKNOWN_SERVER_ERROR, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR)
 from kgroup.protocol import ConsumerGroupHeartbeatResponse, fast_constructor
 
-from . import consumer_records as rec
-from .consumer_fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
-from .consumer_errors import HeartbeatError
-from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
-from .consumer_regex import plan_regexes, regex_refresh_due, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, preferred_assignor,
+from . import records as rec
+from .fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
+from .errors import HeartbeatError
+from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
+from .regex import plan_regexes, regex_refresh_due, subscribed_names
+from .target import (TargetAssignmentError, members_with, plan_epoch_and_target, preferred_assignor,
                               subscribed_ids, subscriber_counts, subscription_metadata)
 from .migration_upgrade import upgrade
-from .persistence import group_tombstone
+from ..classic.records import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
 

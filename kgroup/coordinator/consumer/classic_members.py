@@ -19,16 +19,16 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ILL
                                  INCONSISTENT_GROUP_PROTOCOL, MEMBER_ID_REQUIRED, NONE,
                                  REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, UNKNOWN_SERVER_ERROR)
 
-from . import consumer_records as rec
-from .consumer_fencing import fence_member, schedule_session_timeout
-from .consumer_group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
+from . import records as rec
+from .fencing import fence_member, schedule_session_timeout
+from .group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
                              sync_timer_key)
-from .consumer_regex import plan_regexes, subscribed_names
-from .consumer_target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
+from .regex import plan_regexes, subscribed_names
+from .target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
                               subscriber_counts, subscription_metadata)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
 from .reconciliation import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
-from .responses import heartbeat_response, join_error, join_response, sync_response
+from ..classic.responses import heartbeat_response, join_error, join_response, sync_response
 
 
 class _Refused(Exception):
@@ -42,7 +42,7 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
          rebalance_timeout: int, protocol_type: str, protocols: list, client_id: str, client_host: str):
     unknown = not member_id
     if unknown:
-        from .consumer_heartbeat import new_member_id
+        from .heartbeat import new_member_id
         member_id = new_member_id(coord)
     try:
         if len(group.members) >= coord.config.group_consumer_max_size and member_id not in group.members:

@@ -8,7 +8,7 @@ import logging
 
 from kafka.protocol.consumer.group import LeaveGroupResponse
 
-from . import codes
+from .. import codes
 from .group import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
 from .rebalance import (heartbeat_key, maybe_complete_join_phase,
                         maybe_prepare_rebalance_or_complete_join, remove_member)
@@ -29,7 +29,7 @@ def handle_leave_group(coord, request, client_id: str, client_host: str):
         return coord.done_reply(_response(version, codes.INVALID_GROUP_ID, []))
     group = coord.get_group(group_id)
     if group is not None and group.group_type == "consumer":
-        from .consumer_admin import remove_members
+        from ..consumer.admin import remove_members
         return coord.done_reply(_response(version, codes.NONE, remove_members(coord, group, identities)))
     group = coord.get_classic_group(group_id)
     if group is None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Mapping, NamedTuple
 
-from . import consumer_records as rec
-from .consumer_group import ConsumerGroup, ConsumerGroupMember
+from . import records as rec
+from .group import ConsumerGroup, ConsumerGroupMember
 from .topic_regex import matching_topics
 
 

@@ -10,8 +10,8 @@ worker is asked (kgroup's reading of the draft's "should finish within").
 
 from __future__ import annotations
 
-from . import connect_records as rec
-from .connect_group import ConnectGroup, assigner_timer_key, journaled, revocation_timer_key, session_timer_key
+from . import records as rec
+from .group import ConnectGroup, assigner_timer_key, journaled, revocation_timer_key, session_timer_key
 
 
 def remove_member(coord, group: ConnectGroup, member_id: str) -> None:

@@ -12,15 +12,15 @@ connectors, which the draft lists as an epoch trigger without any API to carry t
 
 from __future__ import annotations
 
-from . import connect_records as rec
-from .connect import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMENT, INVALID_REQUEST, NONE,
+from . import records as rec
+from .protocol import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMENT, INVALID_REQUEST, NONE,
                       UNKNOWN_MEMBER_ID, ConnectGroupDescribeResponse, ConnectGroupInstallAssignmentResponse,
                       ConnectGroupPrepareAssignmentResponse, ConnectGroupSetConnectorsResponse,
                       DescribedConnectGroup, PreparedMember, connector_items, connector_set_problem,
                       connectors_and_tasks, items_of)
-from .connect_fencing import abandon_computation
-from .connect_group import ConnectGroup, journaled
-from .connect_selection import assignor_of, selected_assignor
+from .fencing import abandon_computation
+from .group import ConnectGroup, journaled
+from .selection import assignor_of, selected_assignor
 
 
 def _assigner_problem(coord, request, answer):
@@ -120,7 +120,7 @@ def handle_set_connectors(coord, request, client_id: str, client_host: str):
         return coord.done_reply(ConnectGroupSetConnectorsResponse(INVALID_REQUEST, f"invalid connector set: {problem}"))
     group = coord.get_group(request.group_id)
     if group is not None and group.group_type != ConnectGroup.group_type:
-        from .connect_migration import convertible_classic, upgrade
+        from .migration import convertible_classic, upgrade
         if not convertible_classic(group):
             return coord.done_reply(ConnectGroupSetConnectorsResponse(GROUP_ID_NOT_FOUND))
         group = upgrade(coord, group, connectors)

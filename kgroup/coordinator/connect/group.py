@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from .connect import connector_items, connectors_and_tasks
+from .protocol import connector_items, connectors_and_tasks
 
 
 @dataclass(slots=True)
@@ -165,7 +165,7 @@ class ConnectGroupSnapshot:
 
     @classmethod
     def of(cls, group: ConnectGroup) -> "ConnectGroupSnapshot":
-        from .connect_selection import selected_assignor
+        from .selection import selected_assignor
         members = []
         for member_id, m in group.members.items():
             target = group.target.get(member_id, frozenset())
@@ -176,7 +176,7 @@ class ConnectGroupSnapshot:
                 m.client_id, m.client_host))
         error = group.assignment_error
         if error is None and group.target_error:
-            from .connect import error_name
+            from .protocol import error_name
             error = error_name(group.target_error)
         return cls(group.group_id, group.group_type, group.state, group.group_epoch,
                    group.assignment_epoch, selected_assignor(group.members.values()), group.assigner,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import connect_records as rec
-from .connect import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
+from . import records as rec
+from .protocol import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
                       UNKNOWN_MEMBER_ID, UNSUPPORTED_ASSIGNOR, Assignment, ConnectGroupHeartbeatResponse,
                       connectors_and_tasks, items_of)
-from .connect_fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
+from .fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
                               remove_member, schedule_session)
-from .connect_group import Computation, ConnectGroup, ConnectMember, journaled
-from .connect_selection import assignors_problem, choose_assigner
+from .group import Computation, ConnectGroup, ConnectMember, journaled
+from .selection import assignors_problem, choose_assigner
 
 
 def _error(coord, code: int, message: str | None = None):
@@ -58,7 +58,7 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
         return _error(coord, UNSUPPORTED_ASSIGNOR, "no server-side assignor serves Connect worker groups")
     group = journaled(coord, coord.get_group(request.group_id))
     if group is not None and group.group_type != ConnectGroup.group_type:
-        from .connect_migration import convertible_classic, upgrade
+        from .migration import convertible_classic, upgrade
         if request.member_epoch != 0 or not convertible_classic(group):
             return _error(coord, GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a connect group.")
         group = upgrade(coord, group)       # the first new-protocol worker takes the empty classic group

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import codes
+from .. import codes
 from .group import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup,
                     Member)
-from .persistence import empty_group_metadata_record, group_metadata_record
+from .records import empty_group_metadata_record, group_metadata_record
 from .rebalance import (add_member_then_rebalance, maybe_complete_join_phase,
                         maybe_prepare_rebalance_or_complete_join, prepare_rebalance,
                         reschedule_heartbeat, reschedule_member)
@@ -35,13 +35,13 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
 
     group = coord.get_group(group_id)
     if group is not None and group.group_type == "consumer":
-        from .classic_in_consumer import join as join_consumer_group
-        from .migration import delete_empty_consumer_group
+        from ..consumer.classic_members import join as join_consumer_group
+        from ..consumer.migration import delete_empty_consumer_group
         if not group.is_empty():
             return join_consumer_group(coord, group, *join)
         group = delete_empty_consumer_group(coord, group)     # an empty one gives way to a classic group
     elif group is not None and group.group_type == "connect":
-        from .connect_migration import convertible_worker_group, downgrade
+        from ..connect.migration import convertible_worker_group, downgrade
         if not convertible_worker_group(group, protocol_type):
             return done(join_error(version, codes.GROUP_ID_NOT_FOUND, member_id))
         group = downgrade(coord, group)                       # the last new-protocol worker has left

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from kgroup.records import encode_assignment
 
-from . import consumer_records as rec
-from .consumer_group import ConsumerGroup
-from .group import STABLE, ClassicGroup, Member
+from . import records as rec
+from .group import ConsumerGroup
+from ..classic.group import STABLE, ClassicGroup, Member
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -103,9 +103,9 @@ def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
 
 def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool,
                        pending: list = ()) -> ClassicGroup:
-    from .offsets_retention import remember_subscriptions
-    from .persistence import group_metadata_record
-    from .rebalance import prepare_rebalance, reschedule_member
+    from ..offsets.retention import remember_subscriptions
+    from ..classic.records import group_metadata_record
+    from ..classic.rebalance import prepare_rebalance, reschedule_member
     tombstones = rec.group_tombstones(group)
     rec.apply_all(coord, tombstones)                 # the consumer group and its timers are gone
     classic = coord.get_or_create_classic_group(group.group_id, persist=False)

@@ -12,11 +12,11 @@ from __future__ import annotations
 from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION
 from kgroup.records import decode_assignment, decode_subscription
 
-from . import consumer_records as rec
-from .consumer_errors import HeartbeatError
-from .consumer_fencing import schedule_session_timeout
-from .consumer_group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
-from .group import ClassicGroup, Member
+from . import records as rec
+from .errors import HeartbeatError
+from .fencing import schedule_session_timeout
+from .group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
+from ..classic.group import ClassicGroup, Member
 from .migration import CONSUMER_PROTOCOL_TYPE, topic_id_map, upgrade_allowed
 from .reconciliation import STABLE as MEMBER_STABLE
 
@@ -62,7 +62,7 @@ def conversion_records(group_id: str, epoch: int, members: list, metadata_hash: 
 
 
 def _answer_parked(classic: ClassicGroup) -> None:
-    from .responses import join_error, sync_response
+    from ..classic.responses import join_error, sync_response
     for member in classic.members.values():
         reply = classic.take_join_reply(member)
         if reply is not None:

@@ -129,7 +129,7 @@ class ConsumerGroup:
     protocol_type: ClassVar[str] = "consumer"
 
     def __init__(self, group_id: str, undo=None):
-        from .undo import NO_UNDO
+        from ..runtime.undo import NO_UNDO
         self.group_id = group_id
         self.undo = undo if undo is not None else NO_UNDO
         self.listener = None

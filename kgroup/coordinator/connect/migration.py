@@ -23,7 +23,7 @@ migrated group whichever way it went: a tombstone in one log leaves the group id
 
 from __future__ import annotations
 
-from . import connect_records as rec
+from . import records as rec
 
 CONNECT_PROTOCOL_TYPE = "connect"
 
@@ -52,7 +52,7 @@ def upgrade(coord, classic, connectors: dict | None = None):
 
 def downgrade(coord, group):
     """The empty worker group gives way to an Empty classic group at generation = its group epoch."""
-    from .persistence import group_metadata_record
+    from ..classic.records import group_metadata_record
     group_id, epoch = group.group_id, group.group_epoch
     rec.write(coord, rec.group_tombstones(group))
     classic = coord.get_or_create_classic_group(group_id, persist=False)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import codes
+from .. import codes
 from .group import DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from .persistence import group_metadata_record
+from .records import group_metadata_record
 from .rebalance import propagate_assignment, remove_pending_sync, reschedule_member
 from .responses import heartbeat_response, sync_response, wire_bytes
 
@@ -20,7 +20,7 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
         return done(sync_response(version, codes.INVALID_GROUP_ID))
     group = coord.get_group(group_id)
     if group is not None and group.group_type == "consumer":
-        from .classic_in_consumer import sync
+        from ..consumer.classic_members import sync
         return sync(coord, group, request, version)
     if group is None or group.group_type != "classic" or group.state == EMPTY:
         # another type (a Connect worker group): as Kafka's classicGroupSync, "not found" for a member
@@ -84,7 +84,7 @@ def handle_heartbeat(coord, request, client_id: str, client_host: str):
         return answer(codes.INVALID_GROUP_ID)
     group = coord.get_group(group_id)
     if group is not None and group.group_type == "consumer":
-        from .classic_in_consumer import heartbeat
+        from ..consumer.classic_members import heartbeat
         return heartbeat(coord, group, request, version)
     if group is None or group.group_type != "classic":   # another type: as Kafka's classicGroupHeartbeat
         return answer(codes.UNKNOWN_MEMBER_ID)

@@ -16,8 +16,8 @@ from kgroup.assignors.server_api import (HETEROGENEOUS, HOMOGENEOUS, GroupSpec, 
                                          get_server_assignor, member_subscription)
 from kgroup.assignors.server_order import frozen_row
 
-from . import consumer_records as rec
-from .consumer_group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
+from . import records as rec
+from .group import ConsumerGroup, ConsumerGroupMember, SubscribedTopic
 
 log = logging.getLogger("kgroup.coordinator")
 

@@ -12,8 +12,8 @@ from operator import attrgetter
 
 from kgroup.records.partitioning import java_string_hash
 
-from . import codes
-from .undo import NO_UNDO
+from .. import codes
+from ..runtime.undo import NO_UNDO
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"

@@ -12,11 +12,11 @@ from __future__ import annotations
 from kgroup.kafka_errors import FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, NONE, UNKNOWN_MEMBER_ID
 from kgroup.protocol import ConsumerGroupDescribeResponse
 
-from . import consumer_records as rec
-from .consumer_group import ConsumerGroup
-from .consumer_records import group_tombstones
-from .consumer_fencing import fence_members
-from .consumer_target import preferred_assignor
+from . import records as rec
+from .group import ConsumerGroup
+from .records import group_tombstones
+from .fencing import fence_members
+from .target import preferred_assignor
 
 _Described = ConsumerGroupDescribeResponse.DescribedGroup
 _Member = _Described.Member

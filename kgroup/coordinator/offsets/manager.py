@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import uuid
 
-from . import offsets_wire as wire
-from .consumer_admin import delete_consumer_group
-from .consumer_offsets import validate_commit as validate_consumer_commit
-from .consumer_offsets import validate_fetch as validate_consumer_fetch
-from .offsets_retention import expired_offsets, is_subscribed, subscribed_topics
-from .offsets_store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
+from . import wire
+from ..consumer.admin import delete_consumer_group
+from ..consumer.offsets import validate_commit as validate_consumer_commit
+from ..consumer.offsets import validate_fetch as validate_consumer_fetch
+from .retention import expired_offsets, is_subscribed, subscribed_topics
+from .store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
 
 __all__ = ["OffsetManager", "OffsetAndMetadata"]
 
@@ -95,7 +95,7 @@ class OffsetManager:
     def _append(self, records: list, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
                 control: str | None = None, coordinator_epoch: int = 0) -> int:
         """Append one LogEntry through the facade; returns the log offset of its first record."""
-        from .log import LogEntry
+        from ..runtime.log import LogEntry
         base = self._next_log_offset()
         self._coord.append(LogEntry(
             records=records, producer_id=producer_id, producer_epoch=producer_epoch,
@@ -377,7 +377,7 @@ class OffsetManager:
         if not modern and group.state != "Empty" and group.protocol_type != "consumer":
             return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
         if modern:  # ConsumerGroup.isSubscribedToTopic: by name or through a resolved regex
-            from .consumer_regex import subscribed_names
+            from ..consumer.regex import subscribed_names
             known_topics = subscribed_names(group.subscriber_counts, group.resolved_regexes)
         else:
             known_topics = subscribed_topics(group)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from kgroup.records import decode_key, decode_value, encode_key, encode_value
 
-from .connect import Assignor, TaskId
-from .connect_group import ConnectGroup, ConnectMember, journaled, member_timer_keys
+from .protocol import Assignor, TaskId
+from .group import ConnectGroup, ConnectMember, journaled, member_timer_keys
 
 FAMILY = "connect"
 GROUP_METADATA, CONNECTORS_TASKS, MEMBER_METADATA, TARGET_ASSIGNMENT, CURRENT_ASSIGNMENT = 3, 4, 5, 6, 7
@@ -47,7 +47,7 @@ def group_epoch_record(group_id: str, epoch: int) -> tuple:
 
 
 def connectors_record(group_id: str, epoch: int, connectors: dict) -> tuple:
-    from .connect import connector_items
+    from .protocol import connector_items
     return _record(CONNECTORS_TASKS, {"groupId": group_id},
                    {"epoch": epoch, "connectorsTasks": _items_value(connector_items(connectors))})
 

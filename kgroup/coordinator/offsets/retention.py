@@ -5,7 +5,7 @@ Pure functions over an OffsetStore and a group (classic or consumer); the Offset
 
 from __future__ import annotations
 
-from .offsets_store import OffsetAndMetadata
+from .store import OffsetAndMetadata
 
 
 def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
