@@ -8,7 +8,6 @@ from kafka.protocol.admin.groups import ListGroupsResponse
 from kgroup.protocol import DeleteGroupsResponse
 
 from . import codes
-from .classic.group import DEAD, EMPTY
 
 _Listed = ListGroupsResponse.ListedGroup
 _Deleted = DeleteGroupsResponse.DeletableGroupResult
@@ -21,7 +20,7 @@ def handle_list_groups(coord, request, client_id: str, client_host: str):
     listed = []
     for group in coord.all_groups():
         group_id, protocol_type, state, group_type = group.listed()
-        if (types and group_type not in types) or (states and state.lower() not in states):
+        if (types and group_type not in types) or (states and not group.is_in_states(states)):
             continue
         listed.append(_Listed(group_id=group_id, protocol_type=protocol_type,
                               group_state=state, group_type=group_type))
@@ -45,15 +44,10 @@ def _delete(coord, group_id: str | None) -> int:
         # as for DescribeGroups, only a null id is invalid: "" is an ordinary (usually unknown) group
         return codes.INVALID_GROUP_ID
     group = coord.get_group(group_id)
-    if group is not None and group.group_type == "consumer":
-        from .consumer.admin import delete_consumer_group
-        return delete_consumer_group(coord, group)
-    group = coord.get_classic_group(group_id)
-    if group is None or group.state == DEAD:
+    if group is None:
         return codes.GROUP_ID_NOT_FOUND
-    if group.state != EMPTY:
-        return codes.NON_EMPTY_GROUP
-    if coord.offsets is not None:
-        coord.offsets.delete_group_offsets(group_id)
-    coord.delete_group_metadata(group_id)
+    error = group.validate_delete_group()
+    if error:
+        return error
+    coord.delete_group(group)
     return codes.NONE

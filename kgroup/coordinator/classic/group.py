@@ -13,7 +13,10 @@ from operator import attrgetter
 from kgroup.records.partitioning import java_string_hash
 
 from .. import codes
+from ..offsets.retention import COMMIT_TIME, OffsetExpirationCondition, commit_time
 from ..runtime.undo import NO_UNDO
+from .snapshots import GroupSnapshot
+from .subscriptions import is_subscribed, subscribed_topics
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -113,11 +116,11 @@ class ClassicGroup:
         self.new_member_added = False
         self.num_awaiting_join = 0
         self.protocol_counts: dict[str, int] = {}
-        # the subscriptions as the last generation (or the load) saw them: offsets_retention
+        # the subscriptions as the last generation (or the load) saw them: subscriptions.py
         self.generation_subscriptions = None
         # the capacity of Kafka's members HashMap (it grows, never shrinks): java_first_member
         self.java_capacity = 16
-        # GroupMetadata record cache (persistence.group_metadata_record): each member's written
+        # GroupMetadata record cache (records.group_metadata_record): each member's written
         # fields and their encoding, in self.members order, for protocol record_protocol; ids in
         # record_dirty are checked (and re-encoded if their fields changed) on the next write.
         # Every change of a persisted member field must go through touch_record() or
@@ -202,7 +205,6 @@ class ClassicGroup:
 
     # ---- the Group interface (group_types.py) ---------------------------------------------
     def snapshot(self) -> "GroupSnapshot":
-        from .snapshots import GroupSnapshot
         return GroupSnapshot.of(self)
 
     def listed(self) -> tuple[str, str, str, str]:
@@ -219,6 +221,68 @@ class ClassicGroup:
 
     def is_empty(self) -> bool:
         return self.state == EMPTY
+
+    def is_in_states(self, states: set[str]) -> bool:
+        return self.state.lower() in states
+
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, generation_or_epoch: int,
+                               transactional: bool, api_version: int, partitions=()) -> int:
+        """Spec c.3 (ClassicGroup.validateOffsetCommit): 0 or the error for every partition."""
+        generation = generation_or_epoch
+        if self.state == DEAD:
+            return codes.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and self.state == EMPTY:
+            return codes.NONE
+        if generation >= 0 or member_id != "" or instance_id is not None:
+            error = self.validate_member(member_id, instance_id)
+            if error:
+                return error
+            if generation != self.generation_id:
+                return codes.ILLEGAL_GENERATION
+        elif not transactional and self.state != EMPTY:
+            return codes.UNKNOWN_MEMBER_ID
+        if not transactional and self.state == COMPLETING_REBALANCE:
+            return codes.REBALANCE_IN_PROGRESS
+        return codes.NONE
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int, api_version: int) -> int:
+        return codes.NONE     # a Dead group's answer is the offsets manager's (it shapes the response)
+
+    def validate_offset_delete(self) -> int:
+        """Trunk's ClassicGroup.validateOffsetDelete: the group must exist; a non-empty one only if
+        its protocol type is "consumer" (then only unsubscribed topics' offsets go)."""
+        if self.state == DEAD:
+            return codes.GROUP_ID_NOT_FOUND
+        if self.state != EMPTY and self.protocol_type != "consumer":
+            return codes.NON_EMPTY_GROUP
+        return codes.NONE
+
+    def validate_delete_group(self) -> int:
+        if self.state == DEAD:
+            return codes.GROUP_ID_NOT_FOUND
+        if self.state != EMPTY:
+            return codes.NON_EMPTY_GROUP
+        return codes.NONE
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return is_subscribed(self, subscribed_topics(self), topic)
+
+    def offset_expiration_condition(self) -> OffsetExpirationCondition | None:
+        """Trunk's ClassicGroup.offsetExpirationCondition: a simple group's offsets age from their
+        commit; an Empty group's from the time it became Empty (the commit time if unknown); a Stable
+        "consumer" group with a known subscription's from their commit, unsubscribed topics only.
+        Any other group keeps its offsets."""
+        if not self.protocol_type:
+            return COMMIT_TIME
+        if self.state == EMPTY:
+            state_ts = self.current_state_timestamp
+            if state_ts is None or state_ts < 0:
+                return COMMIT_TIME
+            return OffsetExpirationCondition(lambda _v, ts=state_ts: ts)
+        if self.protocol_type == "consumer" and self.state == STABLE:
+            topics = subscribed_topics(self)
+            return None if topics is None else OffsetExpirationCondition(commit_time, topics)
+        return None
 
     @property
     def leader(self) -> str | None:

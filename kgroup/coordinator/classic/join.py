@@ -34,17 +34,11 @@ def handle_join_group(coord, request, client_id: str, client_host: str):
             protocols, client_id, client_host)
 
     group = coord.get_group(group_id)
-    if group is not None and group.group_type == "consumer":
-        from ..consumer.classic_members import join as join_consumer_group
-        from ..consumer.migration import delete_empty_consumer_group
-        if not group.is_empty():
-            return join_consumer_group(coord, group, *join)
-        group = delete_empty_consumer_group(coord, group)     # an empty one gives way to a classic group
-    elif group is not None and group.group_type == "connect":
-        from ..connect.migration import convertible_worker_group, downgrade
-        if not convertible_worker_group(group, protocol_type):
-            return done(join_error(version, codes.GROUP_ID_NOT_FOUND, member_id))
-        group = downgrade(coord, group)                       # the last new-protocol worker has left
+    other = coord.classic_protocol(group)
+    if other is not None:       # a group of another type: it answers, converts, or gives way
+        reply, group = other.join(coord, group, join)
+        if reply is not None:
+            return reply
     if group is not None:
         return _join_group(coord, group, *join)
     if member_id:

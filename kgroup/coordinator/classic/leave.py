@@ -1,6 +1,7 @@
 """LeaveGroup v0-v5 (Kafka's GroupMetadataManager.classicGroupLeave): batch removal by member id and/or instance id.
 
-On a consumer group the named members are fenced instead (``consumer_admin.remove_members``)."""
+On a group of another type its ``ClassicProtocol.leave`` answers (a consumer group fences the named
+members, ``consumer.admin.remove_members``)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ def handle_leave_group(coord, request, client_id: str, client_host: str):
     if not group_id:
         return coord.done_reply(_response(version, codes.INVALID_GROUP_ID, []))
     group = coord.get_group(group_id)
-    if group is not None and group.group_type == "consumer":
-        from ..consumer.admin import remove_members
-        return coord.done_reply(_response(version, codes.NONE, remove_members(coord, group, identities)))
+    other = coord.classic_protocol(group)
+    if other is not None and other.leave is not None:     # a consumer group fences the named members
+        return coord.done_reply(_response(version, codes.NONE, other.leave(coord, group, identities)))
     group = coord.get_classic_group(group_id)
     if group is None:
         return coord.done_reply(_response(

@@ -10,7 +10,7 @@ from .. import codes
 from ..config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from .group import (COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroup, Member,
                     heartbeat_key, join_key, sync_key)
-from ..offsets.retention import remember_subscriptions
+from .subscriptions import remember_subscriptions
 from .records import group_metadata_record
 from .responses import join_error, join_response, member_list, sync_response
 

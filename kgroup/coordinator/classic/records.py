@@ -10,7 +10,7 @@ from functools import cache
 from itertools import chain
 
 from .group import EMPTY, STABLE, ClassicGroup, Member
-from ..offsets.retention import remember_subscriptions
+from .subscriptions import remember_subscriptions
 
 GROUP_METADATA = 2
 GROUP_METADATA_VALUE_VERSION = 3   # what brokers at IBP >= 2.3 write

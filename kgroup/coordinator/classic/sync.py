@@ -19,10 +19,10 @@ def handle_sync_group(coord, request, client_id: str, client_host: str):
     if not group_id:
         return done(sync_response(version, codes.INVALID_GROUP_ID))
     group = coord.get_group(group_id)
-    if group is not None and group.group_type == "consumer":
-        from ..consumer.classic_members import sync
-        return sync(coord, group, request, version)
-    if group is None or group.group_type != "classic" or group.state == EMPTY:
+    other = coord.classic_protocol(group)
+    if other is not None and other.sync is not None:
+        return other.sync(coord, group, request, version)      # a consumer group's classic member
+    if group is None or other is not None or group.state == EMPTY:
         # another type (a Connect worker group): as Kafka's classicGroupSync, "not found" for a member
         return done(sync_response(version, codes.UNKNOWN_MEMBER_ID))
     if group.state == DEAD:
@@ -83,10 +83,10 @@ def handle_heartbeat(coord, request, client_id: str, client_host: str):
     if not group_id:
         return answer(codes.INVALID_GROUP_ID)
     group = coord.get_group(group_id)
-    if group is not None and group.group_type == "consumer":
-        from ..consumer.classic_members import heartbeat
-        return heartbeat(coord, group, request, version)
-    if group is None or group.group_type != "classic":   # another type: as Kafka's classicGroupHeartbeat
+    other = coord.classic_protocol(group)
+    if other is not None and other.heartbeat is not None:
+        return other.heartbeat(coord, group, request, version)      # a consumer group's classic member
+    if group is None or other is not None:    # another type: as Kafka's classicGroupHeartbeat
         return answer(codes.UNKNOWN_MEMBER_ID)
     if group.state == DEAD:
         return answer(codes.COORDINATOR_NOT_AVAILABLE)

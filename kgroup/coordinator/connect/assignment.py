@@ -20,6 +20,7 @@ from .protocol import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNME
                       connectors_and_tasks, items_of)
 from .fencing import abandon_computation
 from .group import ConnectGroup, journaled
+from .migration import convertible_classic, upgrade
 from .selection import assignor_of, selected_assignor
 
 
@@ -120,7 +121,6 @@ def handle_set_connectors(coord, request, client_id: str, client_host: str):
         return coord.done_reply(ConnectGroupSetConnectorsResponse(INVALID_REQUEST, f"invalid connector set: {problem}"))
     group = coord.get_group(request.group_id)
     if group is not None and group.group_type != ConnectGroup.group_type:
-        from .migration import convertible_classic, upgrade
         if not convertible_classic(group):
             return coord.done_reply(ConnectGroupSetConnectorsResponse(GROUP_ID_NOT_FOUND))
         group = upgrade(coord, group, connectors)

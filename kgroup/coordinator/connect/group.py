@@ -1,7 +1,7 @@
 """The ``connect`` group: a Connect worker cluster on the coordinator (the Connect draft's worker group).
 
 Like the KIP-848 consumer group, its durable state *is* its ``__worker_offsets`` records
-(``connect_records.apply`` builds it, live and on replay): the group epoch, the connector set,
+(``connect.records.apply`` builds it, live and on replay): the group epoch, the connector set,
 the members' metadata, the target assignment and each member's current assignment. What is not
 in the records lives here too but is rebuilt empty on a load: the assigner and the computation in
 flight (a new one starts when the group epoch is ahead of the assignment epoch), a member's
@@ -15,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from .protocol import connector_items, connectors_and_tasks
+from kgroup.kafka_errors import GROUP_ID_NOT_FOUND, NONE
+
+from .protocol import connector_items, connectors_and_tasks, error_name
+from .selection import selected_assignor
 
 
 @dataclass(slots=True)
@@ -92,6 +95,31 @@ class ConnectGroup:
     def snapshot(self) -> "ConnectGroupSnapshot":
         return ConnectGroupSnapshot.of(self)
 
+    def is_in_states(self, states: set[str]) -> bool:
+        return self.state.lower() in states
+
+    # A worker group commits no offsets to __consumer_offsets: the offset APIs find no such group.
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, generation_or_epoch: int,
+                               transactional: bool, api_version: int, partitions=()) -> int:
+        return GROUP_ID_NOT_FOUND
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int, api_version: int) -> int:
+        return NONE      # nothing committed: every partition reads as no offset
+
+    def validate_offset_delete(self) -> int:
+        return GROUP_ID_NOT_FOUND
+
+    def validate_delete_group(self) -> int:
+        """DeleteGroups is the classic APIs' business here: "not found", as for any non-classic,
+        non-consumer group (and see ``is_empty``)."""
+        return GROUP_ID_NOT_FOUND
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return False
+
+    def offset_expiration_condition(self) -> None:
+        return None      # it has no offsets here to expire
+
     # ---- derived views -------------------------------------------------------------------
     def unassigned(self) -> frozenset:
         assigned = frozenset().union(*self.target.values()) if self.target else frozenset()
@@ -165,7 +193,6 @@ class ConnectGroupSnapshot:
 
     @classmethod
     def of(cls, group: ConnectGroup) -> "ConnectGroupSnapshot":
-        from .selection import selected_assignor
         members = []
         for member_id, m in group.members.items():
             target = group.target.get(member_id, frozenset())
@@ -176,7 +203,6 @@ class ConnectGroupSnapshot:
                 m.client_id, m.client_host))
         error = group.assignment_error
         if error is None and group.target_error:
-            from .protocol import error_name
             error = error_name(group.target_error)
         return cls(group.group_id, group.group_type, group.state, group.group_epoch,
                    group.assignment_epoch, selected_assignor(group.members.values()), group.assigner,

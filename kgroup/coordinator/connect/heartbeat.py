@@ -4,7 +4,7 @@ The KIP-848 heartbeat with connectors and tasks instead of partitions: the reque
 member's join or fencing, the metadata change that bumps the group epoch, then one reconciliation
 step (revoke first; new items only once nothing is left to revoke and their owner released them),
 and COMPUTE_ASSIGNMENT to the worker selected to compute the next target. Every change is written
-as ``__worker_offsets`` records and applied through ``connect_records.apply``.
+as ``__worker_offsets`` records and applied through ``connect.records.apply``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .protocol import (COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOU
 from .fencing import (abandon_computation, arm_computation, arm_revocation, disarm_revocation,
                               remove_member, schedule_session)
 from .group import Computation, ConnectGroup, ConnectMember, journaled
+from .migration import convertible_classic, upgrade
 from .selection import assignors_problem, choose_assigner
 
 
@@ -58,7 +59,6 @@ def handle_connect_group_heartbeat(coord, request, client_id: str, client_host: 
         return _error(coord, UNSUPPORTED_ASSIGNOR, "no server-side assignor serves Connect worker groups")
     group = journaled(coord, coord.get_group(request.group_id))
     if group is not None and group.group_type != ConnectGroup.group_type:
-        from .migration import convertible_classic, upgrade
         if request.member_epoch != 0 or not convertible_classic(group):
             return _error(coord, GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a connect group.")
         group = upgrade(coord, group)       # the first new-protocol worker takes the empty classic group

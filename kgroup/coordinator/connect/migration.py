@@ -23,6 +23,9 @@ migrated group whichever way it went: a tombstone in one log leaves the group id
 
 from __future__ import annotations
 
+from .. import codes
+from ..classic.records import group_metadata_record
+from ..classic.responses import join_error
 from . import records as rec
 
 CONNECT_PROTOCOL_TYPE = "connect"
@@ -52,7 +55,6 @@ def upgrade(coord, classic, connectors: dict | None = None):
 
 def downgrade(coord, group):
     """The empty worker group gives way to an Empty classic group at generation = its group epoch."""
-    from ..classic.records import group_metadata_record
     group_id, epoch = group.group_id, group.group_epoch
     rec.write(coord, rec.group_tombstones(group))
     classic = coord.get_or_create_classic_group(group_id, persist=False)
@@ -60,3 +62,12 @@ def downgrade(coord, group):
     classic.protocol_type = CONNECT_PROTOCOL_TYPE
     coord.append_records([group_metadata_record(classic)])
     return classic
+
+
+def classic_join(coord, group, joining: tuple):
+    """A classic JoinGroup on a worker group (``ClassicProtocol.join``): an empty one turns back into a
+    classic group the join goes on in; any other is "not found" to the classic protocol."""
+    version, member_id, protocol_type = joining[0], joining[1], joining[5]
+    if not convertible_worker_group(group, protocol_type):
+        return coord.done_reply(join_error(version, codes.GROUP_ID_NOT_FOUND, member_id)), None
+    return None, downgrade(coord, group)        # the last new-protocol worker has left

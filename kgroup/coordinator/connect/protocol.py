@@ -5,8 +5,8 @@ ConnectGroupPrepareAssignment and ConnectGroupInstallAssignment; the unit of ass
 *item*: a connector (its name) or a task (``TaskId(connector, n)``, numbered from 1 like the draft),
 defined with the worker assignors that assign them (``kgroup.assignors.connect_items``).
 These are plain frozen dataclasses handed to ``GroupCoordinator.handle``; the handlers are in
-``connect_heartbeat`` and ``connect_assignment``, the group in ``connect_group``, its
-``__worker_offsets`` records in ``connect_records``.
+``connect.heartbeat`` and ``connect.assignment``, the group in ``connect.group``, its
+``__worker_offsets`` records in ``connect.records``.
 
 Kafka never allocated API keys or the draft's two new error codes: kgroup numbers them far above
 Kafka's own (API keys 1000-1002, COMPUTE_ASSIGNMENT 1000, INVALID_ASSIGNMENT 1001) so no future
@@ -170,7 +170,7 @@ class DescribedConnectGroup:
     group_id: str
     error_code: int
     error_message: str | None = None
-    snapshot: object = None          # connect_group.ConnectGroupSnapshot when error_code is NONE
+    snapshot: object = None          # connect.group.ConnectGroupSnapshot when error_code is NONE
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kgroup.records import decode_key, decode_value, encode_key, encode_value
 
-from .protocol import Assignor, TaskId
+from .protocol import Assignor, TaskId, connector_items
 from .group import ConnectGroup, ConnectMember, journaled, member_timer_keys
 
 FAMILY = "connect"
@@ -47,7 +47,6 @@ def group_epoch_record(group_id: str, epoch: int) -> tuple:
 
 
 def connectors_record(group_id: str, epoch: int, connectors: dict) -> tuple:
-    from .protocol import connector_items
     return _record(CONNECTORS_TASKS, {"groupId": group_id},
                    {"epoch": epoch, "connectorsTasks": _items_value(connector_items(connectors))})
 
@@ -114,8 +113,8 @@ def apply(coord, key: bytes, value: bytes | None) -> None:
         if data is None:
             return
         group = ConnectGroup(group_id, undo=coord.undo)
-        coord.undo.push(coord._put_group, group_id, None)
-        coord._put_group(group_id, group)
+        coord.undo.push(coord.put_group, group_id, None)
+        coord.put_group(group_id, group)
     elif group.group_type != ConnectGroup.group_type:
         return              # a group of another type owns the id: the heartbeat refuses those
     handler(coord, group, decoded.data, data)

@@ -1,5 +1,6 @@
 """Admin operations on consumer groups: ConsumerGroupDescribe (API 69, v0-v1), LeaveGroup v3+
-removal of members (Kafka 4.0, KAFKA-18188) and the deletion of an empty group.
+removal of members (Kafka 4.0, KAFKA-18188). Deleting an empty group is its registration's
+``delete`` (``consumer/registration.py``).
 
 Kafka's ``GroupMetadataManager.consumerGroupDescribe`` / ``ConsumerGroup.asDescribedGroup``: a
 group that is missing or not a consumer group is GROUP_ID_NOT_FOUND; topic names come from the
@@ -9,12 +10,10 @@ coordinator's metadata image (a topic id it no longer knows is left out); v1 add
 
 from __future__ import annotations
 
-from kgroup.kafka_errors import FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, NONE, UNKNOWN_MEMBER_ID
+from kgroup.kafka_errors import FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
 from kgroup.protocol import ConsumerGroupDescribeResponse
 
-from . import records as rec
 from .group import ConsumerGroup
-from .records import group_tombstones
 from .fencing import fence_members
 from .target import preferred_assignor
 
@@ -67,16 +66,6 @@ def _assignment(row, names: dict):
     known = sorted((names[t], t, parts) for t, parts in row.items() if t in names and parts)
     return _Assignment(topic_partitions=[_TopicPartitions(topic_id=t, topic_name=name, partitions=sorted(p))
                                          for name, t, p in known])
-
-
-def delete_consumer_group(coord, group: ConsumerGroup) -> int:
-    """DeleteGroups on a consumer group (and the expiry of an Empty one): only when Empty."""
-    if group.members:
-        return NON_EMPTY_GROUP
-    if coord.offsets is not None:
-        coord.offsets.delete_group_offsets(group.group_id)
-    rec.write(coord, group_tombstones(group))
-    return NONE
 
 
 def remove_members(coord, group: ConsumerGroup, identities: list) -> list:

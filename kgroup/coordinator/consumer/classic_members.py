@@ -20,10 +20,11 @@ from kgroup.kafka_errors import (FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ILL
                                  REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, UNKNOWN_SERVER_ERROR)
 
 from . import records as rec
+from .heartbeat import new_member_id
 from .fencing import fence_member, schedule_session_timeout
-from .group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key,
+from .group import (ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, join_timer_key, subscribed_names,
                              sync_timer_key)
-from .regex import plan_regexes, subscribed_names
+from .regex import plan_regexes
 from .target import (TargetAssignmentError, members_with, plan_epoch_and_target, subscribed_ids,
                               subscriber_counts, subscription_metadata)
 from .migration import CONSUMER_PROTOCOL_TYPE, classic_assignment, maybe_downgrade_after_replacement, topic_id_map
@@ -42,7 +43,6 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
          rebalance_timeout: int, protocol_type: str, protocols: list, client_id: str, client_host: str):
     unknown = not member_id
     if unknown:
-        from .heartbeat import new_member_id
         member_id = new_member_id(coord)
     try:
         if len(group.members) >= coord.config.group_consumer_max_size and member_id not in group.members:

@@ -13,9 +13,9 @@ back to a classic group instead (``migration.maybe_downgrade``).
 from __future__ import annotations
 
 from . import records as rec
-from .group import (ConsumerGroup, ConsumerGroupMember, member_timer_keys, rebalance_timer_key,
+from .group import (ConsumerGroup, ConsumerGroupMember, member_timer_keys, rebalance_timer_key, subscribed_names,
                              session_timer_key)
-from .regex import plan_regexes, subscribed_names
+from .regex import plan_regexes
 from .target import subscribed_topics
 from .migration import maybe_downgrade
 from .reconciliation import UNREVOKED_PARTITIONS

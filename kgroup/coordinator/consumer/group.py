@@ -1,7 +1,7 @@
 """The KIP-848 ``consumer`` group (Kafka's ``ConsumerGroup`` and ``ConsumerGroupMember``).
 
 The group's state is exactly what its records say (types 3-8): the heartbeat handler decides on
-records, and ``consumer_records.apply`` changes the group by them, the same path
+records, and ``consumer.records.apply`` changes the group by them, the same path
 ``from_records`` takes. Members are immutable values: a change builds a new member
 (``evolve``) and puts it in the member map, so the undo journal keeps one tuple per change and a
 heartbeat that changes nothing copies nothing.
@@ -14,6 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Mapping
 
+from kgroup.kafka_errors import NON_EMPTY_GROUP, NONE
+
+from ..offsets.retention import OffsetExpirationCondition, commit_time
+from ..runtime.undo import NO_UNDO
+from .offsets import validate_commit, validate_fetch
 from .reconciliation import EMPTY, STABLE
 
 EMPTY_STATE, ASSIGNING, RECONCILING, STABLE_STATE = "Empty", "Assigning", "Reconciling", "Stable"
@@ -129,7 +134,6 @@ class ConsumerGroup:
     protocol_type: ClassVar[str] = "consumer"
 
     def __init__(self, group_id: str, undo=None):
-        from ..runtime.undo import NO_UNDO
         self.group_id = group_id
         self.undo = undo if undo is not None else NO_UNDO
         self.listener = None
@@ -191,6 +195,34 @@ class ConsumerGroup:
 
     def is_empty(self) -> bool:
         return not self.members
+
+    def is_in_states(self, states: set[str]) -> bool:
+        return self.state.lower() in states
+
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, generation_or_epoch: int,
+                               transactional: bool, api_version: int, partitions=()) -> int:
+        """The member epoch is the generation (``consumer.offsets.validate_commit``)."""
+        return validate_commit(self, member_id, generation_or_epoch, api_version, transactional, partitions)
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int, api_version: int) -> int:
+        """OffsetFetch v9+ names the member and its epoch; older versions are not checked."""
+        return validate_fetch(self, member_id, member_epoch) if api_version >= 9 else NONE
+
+    def validate_offset_delete(self) -> int:
+        """Kafka's ConsumerGroup.validateOffsetDelete allows every delete (subscribed topics are
+        refused per topic)."""
+        return NONE
+
+    def validate_delete_group(self) -> int:
+        return NON_EMPTY_GROUP if self.members else NONE
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Kafka's ConsumerGroup.isSubscribedToTopic: by name or through a resolved regex."""
+        return topic in subscribed_names(self.subscriber_counts, self.resolved_regexes)
+
+    def offset_expiration_condition(self) -> OffsetExpirationCondition:
+        """Offsets age from their commit; a subscribed topic's never expire."""
+        return OffsetExpirationCondition(commit_time, set(self.subscriber_counts))
 
     # ---- reads -------------------------------------------------------------------------
     def partition_epoch(self, topic_id, partition: int) -> int:
@@ -306,6 +338,14 @@ class ConsumerGroup:
                     owners = {}
                     undo.dict_put(epochs, topic_id, owners)
                 undo.dict_put_many(owners, parts, member.member_epoch)
+
+
+def subscribed_names(counts: Mapping[str, int], resolved: Mapping[str, frozenset]) -> set:
+    """Every topic name the group subscribes to: by name (``counts``) or through a resolved regex."""
+    names = {name for name, count in counts.items() if count}
+    for topics in resolved.values():
+        names |= topics
+    return names
 
 
 def _classic_protocols(member: ConsumerGroupMember) -> frozenset | None:

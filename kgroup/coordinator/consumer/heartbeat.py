@@ -3,7 +3,7 @@
 One heartbeat is one coordinator operation. It first plans without changing anything — checks,
 the member as it will be stored, the new group epoch and, if that moved, the new target
 assignment (the only step that can fail late: the assignor) — then applies its records in order
-through ``consumer_records`` (static replacement, member metadata, group epoch with its metadata hash,
+through ``records`` (static replacement, member metadata, group epoch with its metadata hash,
 target rows and target epoch, current assignment) and appends them as one batch. A steady
 heartbeat writes nothing: it checks the epoch, reschedules the session timer and answers.
 """
@@ -22,12 +22,11 @@ from kgroup.protocol import ConsumerGroupHeartbeatResponse, fast_constructor
 from . import records as rec
 from .fencing import fence_member, schedule_rebalance_timeout, schedule_session_timeout
 from .errors import HeartbeatError
-from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember
-from .regex import plan_regexes, regex_refresh_due, subscribed_names
+from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerGroupMember, subscribed_names
+from .regex import plan_regexes, regex_refresh_due
 from .target import (TargetAssignmentError, members_with, plan_epoch_and_target, preferred_assignor,
                               subscribed_ids, subscriber_counts, subscription_metadata)
 from .migration_upgrade import upgrade
-from ..classic.records import group_tombstone
 from .topic_regex import InvalidTopicRegex, compile_topic_regex
 from .reconciliation import UNKNOWN, ReconciliationError, check_unknown_state, reconcile
 
@@ -195,7 +194,7 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
     classic_tombstone = []
     if stored_group is not None and stored_group is not group:
         coord.remove_group(group_id)      # a classic group gives way: its tombstone heads the batch
-        classic_tombstone.append(group_tombstone(group_id))
+        classic_tombstone = coord.group_type_of(stored_group).tombstones(stored_group)
     group = _apply(coord, group, records)
     group.set_field("metadata_version", coord.topic_image_version)
     group.set_field("subscribed_topics", topics)

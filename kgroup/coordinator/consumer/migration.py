@@ -26,7 +26,7 @@ joining heartbeat's records for an upgrade; the tombstones and the GroupMetadata
 replacing join's own records) for a downgrade.
 
 This module holds the policy, the downgrade and what both directions share; the upgrade is in
-``migration_upgrade``. The two sit on either side of ``consumer_fencing``: fencing a member may
+``migration_upgrade``. The two sit on either side of ``fencing``: fencing a member may
 downgrade its group (here, below fencing), and an upgrade starts the converted members' sessions,
 whose end fences them (``migration_upgrade``, above it).
 """
@@ -38,6 +38,9 @@ from kgroup.records import encode_assignment
 from . import records as rec
 from .group import ConsumerGroup
 from ..classic.group import STABLE, ClassicGroup, Member
+from ..classic.rebalance import prepare_rebalance, reschedule_member
+from ..classic.records import group_metadata_record
+from ..classic.subscriptions import remember_subscriptions
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -103,9 +106,6 @@ def delete_empty_consumer_group(coord, group: ConsumerGroup) -> None:
 
 def convert_to_classic(coord, group: ConsumerGroup, staying: list, rebalance: bool,
                        pending: list = ()) -> ClassicGroup:
-    from ..offsets.retention import remember_subscriptions
-    from ..classic.records import group_metadata_record
-    from ..classic.rebalance import prepare_rebalance, reschedule_member
     tombstones = rec.group_tombstones(group)
     rec.apply_all(coord, tombstones)                 # the consumer group and its timers are gone
     classic = coord.get_or_create_classic_group(group.group_id, persist=False)

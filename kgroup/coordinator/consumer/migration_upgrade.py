@@ -17,6 +17,7 @@ from .errors import HeartbeatError
 from .fencing import schedule_session_timeout
 from .group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
 from ..classic.group import ClassicGroup, Member
+from ..classic.responses import join_error, sync_response
 from .migration import CONSUMER_PROTOCOL_TYPE, topic_id_map, upgrade_allowed
 from .reconciliation import STABLE as MEMBER_STABLE
 
@@ -62,7 +63,6 @@ def conversion_records(group_id: str, epoch: int, members: list, metadata_hash: 
 
 
 def _answer_parked(classic: ClassicGroup) -> None:
-    from ..classic.responses import join_error, sync_response
     for member in classic.members.values():
         reply = classic.take_join_reply(member)
         if reply is not None:

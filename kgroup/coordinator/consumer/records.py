@@ -223,7 +223,7 @@ def apply(coord, record_type: int, key: Mapping, value: Mapping | None) -> None:
     if group is None or group.group_type != ConsumerGroup.group_type:
         if value is None:
             return
-        group = coord.create_consumer_group(group_id)
+        group = coord.add_group(ConsumerGroup(group_id, coord.undo))
     _APPLY[record_type](coord, group, key, value)
 
 

@@ -66,11 +66,3 @@ def plan_regexes(coord, group: ConsumerGroup, members: Mapping[str, ConsumerGrou
     for regex in sorted(set(old) - in_use):
         records.append(rec.regular_expression_tombstone(group.group_id, regex))
     return RegexPlan(resolved, records, changed)
-
-
-def subscribed_names(counts: Mapping[str, int], resolved: Mapping[str, frozenset]) -> set:
-    """Every topic name the group subscribes to: by name (``counts``) or through a resolved regex."""
-    names = {name for name, count in counts.items() if count}
-    for topics in resolved.values():
-        names |= topics
-    return names

@@ -23,7 +23,7 @@ Choices where the spec is silent (Kafka trunk's OffsetMetadataManager unless sta
   transactions of the group hold (trunk's deleteAllOffsets/deleteOffsets), so a later COMMIT
   cannot resurrect them. OffsetDelete answers every requested partition, like trunk.
 * Expiry follows trunk's cleanupExpiredOffsets/offsetExpirationCondition (see
-  `offsets_retention.expired_offsets`). A group with no committed offsets counts as fully
+  `retention.expired_offsets`). A group with no committed offsets counts as fully
   expired even with open transactions (the 2024 trunk rule), so an Empty group holding only
   pending offsets is deleted.
 * OffsetCommit/OffsetFetch v0 and v1 (dropped by Kafka 4.0, still built by kafka-python) are
@@ -36,10 +36,8 @@ from __future__ import annotations
 import uuid
 
 from . import wire
-from ..consumer.admin import delete_consumer_group
-from ..consumer.offsets import validate_commit as validate_consumer_commit
-from ..consumer.offsets import validate_fetch as validate_consumer_fetch
-from .retention import expired_offsets, is_subscribed, subscribed_topics
+from ..runtime.log import LogEntry
+from .retention import expired_offsets
 from .store import NO_PRODUCER_ID, OffsetAndMetadata, OffsetStore
 
 __all__ = ["OffsetManager", "OffsetAndMetadata"]
@@ -95,7 +93,6 @@ class OffsetManager:
     def _append(self, records: list, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
                 control: str | None = None, coordinator_epoch: int = 0) -> int:
         """Append one LogEntry through the facade; returns the log offset of its first record."""
-        from ..runtime.log import LogEntry
         base = self._next_log_offset()
         self._coord.append(LogEntry(
             records=records, producer_id=producer_id, producer_epoch=producer_epoch,
@@ -158,8 +155,6 @@ class OffsetManager:
     def _group_for_commit(self, group_id: str, generation: int, not_found_error: int):
         """(group or None, error): the group the commit goes to, created for generation < 0."""
         group = self._coord.get_group(group_id)
-        if group is not None and group.group_type == "connect":
-            return None, wire.GROUP_ID_NOT_FOUND     # a Connect worker group commits no offsets here
         if group is not None:
             return group, wire.NONE
         if generation < 0:
@@ -167,26 +162,6 @@ class OffsetManager:
         # Spec c.3: a missing group is "not found" even if offsets of it remain (an open
         # transaction of a deleted group); replay recreates the group of any replayed offset.
         return None, not_found_error
-
-    @staticmethod
-    def _validate_commit(group, member_id: str, instance_id: str | None, generation: int,
-                         transactional: bool) -> int:
-        """Spec c.3 (ClassicGroup.validateOffsetCommit): 0 or the error for every partition."""
-        if group.state == "Dead":
-            return wire.COORDINATOR_NOT_AVAILABLE
-        if generation < 0 and group.state == "Empty":
-            return wire.NONE
-        if generation >= 0 or member_id != "" or instance_id is not None:
-            error = group.validate_member(member_id, instance_id)
-            if error:
-                return error
-            if generation != group.generation_id:
-                return wire.ILLEGAL_GENERATION
-        elif not transactional and group.state != "Empty":
-            return wire.UNKNOWN_MEMBER_ID
-        if not transactional and group.state == "CompletingRebalance":
-            return wire.REBALANCE_IN_PROGRESS
-        return wire.NONE
 
     def _metadata_too_large(self, metadata: str | None) -> bool:
         return (metadata is not None
@@ -198,9 +173,10 @@ class OffsetManager:
         known = self._coord.topic_image.get(name)
         return known[0] if known is not None else self.topic_ids.get(name)
 
-    def _committed_ids(self, partitions) -> list:
-        """(topic id or None, partition) of each committed partition."""
-        return [(self._topic_id(p.topic), p.partition) for p in partitions]
+    def _committed_ids(self, partitions):
+        """(topic id or None, partition) of each committed partition, resolved as the group's
+        validation reads them (a consumer group's, for an older member epoch; a classic one never)."""
+        return ((self._topic_id(p.topic), p.partition) for p in partitions)
 
     def _names_by_id(self) -> dict:
         names = {ident: name for name, ident in self.topic_ids.items()}
@@ -219,11 +195,9 @@ class OffsetManager:
         if known:
             not_found = wire.GROUP_ID_NOT_FOUND if request.API_VERSION >= 9 else wire.ILLEGAL_GENERATION
             group, error = self._group_for_commit(group_id, generation, not_found)
-            if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, request.API_VERSION, False,
-                                                 self._committed_ids(known))
-            elif group is not None:
-                error = self._validate_commit(group, member_id, instance_id, generation, False)
+            if group is not None:
+                error = group.validate_offset_commit(member_id, instance_id, generation, False,
+                                                     request.API_VERSION, self._committed_ids(known))
         now = self._coord.now_ms
         expire = None if retention == wire.DEFAULT_RETENTION else _java_long(now + retention)
         results, items = [], []
@@ -244,10 +218,10 @@ class OffsetManager:
             results.append((ident, out))
         if known and not error:
             self._write_offsets(group_id, items)
-            if group is not None and group.group_type == "classic" and \
-                    group.state in ("Stable", "PreparingRebalance"):
-                # Accepted commits keep a classic member's session alive (spec c.3).
-                self._coord.refresh_session(group, member_id)
+            if group is not None:
+                committed = self._coord.group_type_of(group).offset_committed
+                if committed is not None:
+                    committed(self._coord, group, member_id)   # a classic member's session (spec c.3)
         return wire.commit_response(request, results)
 
     # ------------------------------------------------------------------ TxnOffsetCommit
@@ -266,11 +240,9 @@ class OffsetManager:
             error = wire.UNKNOWN_SERVER_ERROR
         else:
             group, error = self._group_for_commit(group_id, generation, wire.ILLEGAL_GENERATION)
-            if group is not None and group.group_type == "consumer":
-                error = validate_consumer_commit(group, member_id, generation, v, True,
-                                                 self._committed_ids([p for _, ps in topics for p in ps]))
-            elif group is not None:
-                error = self._validate_commit(group, member_id, instance_id, generation, True)
+            if group is not None:
+                error = group.validate_offset_commit(member_id, instance_id, generation, True, v,
+                                                     self._committed_ids(p for _, ps in topics for p in ps))
         if not error and producer_epoch < self._producer_epochs.get(producer_id, -1):
             error = wire.INVALID_PRODUCER_EPOCH
         now = self._coord.now_ms
@@ -319,8 +291,8 @@ class OffsetManager:
     def _fetch_group(self, fetch: wire.FetchGroup, require_stable: bool, version: int):
         group_id = fetch.group_id
         group = self._coord.get_group(group_id)
-        if group is not None and group.group_type == "consumer" and version >= 9:
-            error = validate_consumer_fetch(group, fetch.member_id, fetch.member_epoch)
+        if group is not None:
+            error = group.validate_offset_fetch(fetch.member_id, fetch.member_epoch, version)
             if error:
                 return group_id, error, []
         if group is not None and group.state == "Dead":
@@ -370,21 +342,14 @@ class OffsetManager:
         if group_id == "":
             return wire.delete_response(request, wire.INVALID_GROUP_ID, [])
         group = self._coord.get_group(group_id)
-        if group is None or group.state == "Dead" or group.group_type == "connect":
-            # trunk validateOffsetDelete: the group itself must exist
-            return wire.delete_response(request, wire.GROUP_ID_NOT_FOUND, [])
-        modern = group.group_type == "consumer"     # its validateOffsetDelete allows every delete
-        if not modern and group.state != "Empty" and group.protocol_type != "consumer":
-            return wire.delete_response(request, wire.NON_EMPTY_GROUP, [])
-        if modern:  # ConsumerGroup.isSubscribedToTopic: by name or through a resolved regex
-            from ..consumer.regex import subscribed_names
-            known_topics = subscribed_names(group.subscriber_counts, group.resolved_regexes)
-        else:
-            known_topics = subscribed_topics(group)
+        # trunk validateOffsetDelete: the group itself must exist, and its type may refuse
+        error = wire.GROUP_ID_NOT_FOUND if group is None else group.validate_offset_delete()
+        if error:
+            return wire.delete_response(request, error, [])
         topics, items = [], []
         for topic in request.topics:
             out = []
-            if is_subscribed(group, known_topics, topic.name):
+            if group.is_subscribed_to_topic(topic.name):
                 out = [(p.partition_index, wire.GROUP_SUBSCRIBED_TO_TOPIC) for p in topic.partitions]
             else:
                 # Every partition is answered; a tombstone is written only where a committed
@@ -433,10 +398,7 @@ class OffsetManager:
             self._write_offsets(group_id, [(tp, None) for tp in expired])
             expired_all += [(group_id, t, p) for t, p in expired]
             if all_expired and group is not None and group.is_empty():
-                if group.group_type == "consumer":
-                    delete_consumer_group(coord, group)
-                else:
-                    coord.delete_group_metadata(group_id)
+                coord.delete_group(group, offsets=coord.group_type_of(group).expiry_deletes_offsets)
         return expired_all
 
 

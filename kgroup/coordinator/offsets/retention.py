@@ -1,11 +1,22 @@
-"""Which offsets expire and which topics a group subscribes to (KIP-211, KIP-496 as trunk does it).
+"""Which offsets expire (KIP-211, KIP-496 as trunk does it).
 
-Pure functions over an OffsetStore and a group (classic or consumer); the OffsetManager writes the tombstones.
+Pure functions over an OffsetStore and a group's ``offset_expiration_condition`` (the seam, whatever
+its type); the OffsetManager writes the tombstones.
 """
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 from .store import OffsetAndMetadata
+
+
+class OffsetExpirationCondition(NamedTuple):
+    """Kafka's OffsetExpirationCondition: the time an offset without explicit expiry ages from, and
+    the topics whose offsets never expire while the group is subscribed to them."""
+
+    base_timestamp: Callable[[OffsetAndMetadata], int]
+    subscribed: frozenset | set = frozenset()
 
 
 def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
@@ -19,25 +30,10 @@ def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
     committed = store.committed(group_id)
     if not committed:
         return True, []
-    subscribed: set[str] = set()
-    protocol_type = None if group is None else (group.protocol_type or None)
-    if protocol_type is None:
-        base_of = _commit_time
-    elif group.group_type == "consumer":
-        # a KIP-848 group (ConsumerGroup.isSubscribedToTopic): commit time, unsubscribed topics only
-        subscribed = set(group.subscriber_counts)
-        base_of = _commit_time
-    elif group.state == "Empty":
-        state_ts = group.current_state_timestamp
-        base_of = _commit_time if state_ts is None or state_ts < 0 else (lambda _v, ts=state_ts: ts)
-    elif protocol_type == "consumer" and group.state == "Stable":
-        topics = subscribed_topics(group)
-        if topics is None:
-            return False, []
-        subscribed = topics
-        base_of = _commit_time
-    else:
+    condition = COMMIT_TIME if group is None else group.offset_expiration_condition()
+    if condition is None:
         return False, []
+    base_of, subscribed = condition
     all_expired = True
     expired = []
     for tp, value in committed.items():
@@ -55,63 +51,9 @@ def expired_offsets(store, group_id: str, group, now: int, retention_ms: int):
     return all_expired and not store.has_open_transactions(group_id), expired
 
 
-def _commit_time(value: OffsetAndMetadata) -> int:
+def commit_time(value: OffsetAndMetadata) -> int:
     return value.commit_timestamp
 
 
-def is_subscribed(group, known_topics: set[str] | None, topic: str) -> bool:
-    """Trunk's ClassicGroup.isSubscribedToTopic: when the subscription is unknown (metadata that
-    does not parse, no protocol selected yet) a "consumer" group counts as subscribed to every
-    topic, any other group to none."""
-    if known_topics is not None:
-        return topic in known_topics
-    return group is not None and group.protocol_type == "consumer"
-
-
-def subscribed_topics(group) -> set[str] | None:
-    """Topics the members of a "consumer" classic group subscribe to, or None if unknown.
-
-    Kafka's ClassicGroup.subscribedTopics: computed when a generation starts (initNextGeneration)
-    and when the group is loaded (replay), never from the members' current metadata. So a static
-    member that restarts in Stable with another subscription (no rebalance, KAFKA-12759) or a
-    newcomer still in the join phase does not change it until the next generation. A group that
-    never had a generation has none (unknown)."""
-    snapshot = group.generation_subscriptions
-    return None if snapshot is None else snapshot.topics()
-
-
-def remember_subscriptions(group) -> None:
-    """Take the group's subscriptions as its generation's (the caller has saved the group)."""
-    group.generation_subscriptions = GenerationSubscriptions(group)
-
-
-class GenerationSubscriptions:
-    """What Kafka's ClassicGroup.computeSubscribedTopics reads, taken when it runs: only for
-    protocol type "consumer"; an empty group subscribes to nothing; otherwise the v0 prefix of every
-    member's metadata for the selected protocol must parse as a ConsumerProtocolSubscription, else
-    the answer is unknown. The metadata is decoded on first use (a generation of a large group that
-    nobody asks about costs one list of references)."""
-
-    __slots__ = ("_metadata", "_known", "_topics")
-
-    def __init__(self, group):
-        protocol = group.protocol_name
-        self._known = group.protocol_type == "consumer" and (not group.members or bool(protocol))
-        self._metadata = [m.metadata(protocol) for m in group.members.values()] if self._known else []
-        self._topics = None
-
-    def topics(self) -> set[str] | None:
-        if not self._known:
-            return None
-        if self._topics is None:
-            from kgroup.records import RecordDecodeError
-            from kgroup.records.consumer_protocol import subscription_topics_v0
-            topics: set[str] = set()
-            for metadata in self._metadata:
-                try:
-                    topics.update(subscription_topics_v0(metadata))
-                except RecordDecodeError:
-                    self._known = False
-                    return None
-            self._topics = topics
-        return self._topics
+# a group without protocol type (a "simple" group), or offsets of no group: they age from their commit
+COMMIT_TIME = OffsetExpirationCondition(commit_time)

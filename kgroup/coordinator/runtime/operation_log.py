@@ -20,7 +20,7 @@ class OperationLog:
                   worker_log_writer: Callable[[list[tuple]], None] | None = None) -> None:
         self.log_writer = log_writer
         self.worker_log_writer = worker_log_writer
-        # the Connect worker groups' __worker_offsets records (connect_records), a log of its own
+        # the Connect worker groups' __worker_offsets records (connect.records), a log of its own
         self.worker_records: list[tuple[bytes, bytes | None]] = []
         self.keep_log = keep_log
         self.log: list[LogEntry] = []

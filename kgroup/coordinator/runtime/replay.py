@@ -2,11 +2,11 @@
 
 One dispatch by the record's key type, as Kafka's ``GroupMetadataManager.replay`` and
 ``OffsetMetadataManager.replay`` do: OffsetCommit records go through the offsets manager's one
-apply path (the one live commits take too), GroupMetadata records rebuild classic groups, and the
-KIP-848 consumer group's records (types 3-8 and 16) go through ``consumer_records.apply``. The
-``connect`` group's records live in another topic (``__worker_offsets``, whose types 3-8 mean other
-things) and replay through ``connect_records.replay_worker_records``. Replay applies records; it never
-appends any.
+apply path (the one live commits take too); every other key type is a group type's, registered with
+its replay in the facade's ``GROUP_TYPES`` (GroupMetadata rebuilds classic groups, the KIP-848 consumer
+group's types 3-8 and 16 go through ``consumer.records.apply``). The ``connect`` group's records live in
+another topic (``__worker_offsets``, whose types 3-8 mean other things) and replay through its
+registration's ``worker_replay``. Replay applies records; it never appends any.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Iterable
 
 from ..codes import CoordinatorReplayError
 from .log import LogEntry
-from ..classic.records import GROUP_METADATA, group_from_value
 
 
-def replay_log(coord, records: Iterable) -> int:
-    """Apply ``records`` ((key, value) pairs or LogEntry) in order; returns the next log offset."""
+def replay_log(coord, records: Iterable, table: dict) -> int:
+    """Apply ``records`` ((key, value) pairs or LogEntry) in order; returns the next log offset.
+    ``table``: record key type -> replay (``OFFSET_REPLAY`` and the group types' own)."""
     from kgroup.records import decode_key, decode_value
     offset = 0
     for item in records:
@@ -36,16 +36,16 @@ def replay_log(coord, records: Iterable) -> int:
             entry, pairs = None, (item,)
         for key, value in pairs:
             record_entry = entry if entry is not None else LogEntry(records=[(key, value)])
-            _replay_record(coord, key, value, offset, record_entry, decode_key, decode_value)
+            _replay_record(coord, table, key, value, offset, record_entry, decode_key, decode_value)
             offset += 1
     return offset
 
 
-def _replay_record(coord, key, value, offset, entry, decode_key, decode_value) -> None:
+def _replay_record(coord, table, key, value, offset, entry, decode_key, decode_value) -> None:
     if not isinstance(key, (bytes, bytearray)) or len(key) < 2:
         raise CoordinatorReplayError(f"record at log offset {offset}: key is missing or too short")
     record_type = int.from_bytes(key[:2], "big", signed=True)
-    replay = REPLAY.get(record_type)
+    replay = table.get(record_type)
     if replay is None:
         return          # unknown record types are skipped, as Kafka's loader does
     try:
@@ -55,12 +55,6 @@ def _replay_record(coord, key, value, offset, entry, decode_key, decode_value) -
         raise CoordinatorReplayError(
             f"record at log offset {offset} (type {record_type}) cannot be decoded: {exc}") from exc
     replay(coord, decoded_key, decoded_value, offset, entry)
-
-
-def replay_classic_group(coord, key, value, offset, entry) -> None:
-    """GroupMetadata (key type 2): the classic group as its record describes it, or gone."""
-    group_id = key.data["group"]
-    coord._put_group(group_id, None if value is None else group_from_value(group_id, value.data))
 
 
 def replay_offset_commit(coord, key, value, offset, entry) -> None:
@@ -73,12 +67,5 @@ def replay_offset_commit(coord, key, value, offset, entry) -> None:
     coord.offsets.replay(key, value, offset, entry)
 
 
-def _consumer_group_replays() -> dict:
-    from ..consumer.records import replay_functions
-    return replay_functions()
-
-
-# key type -> replay; the KIP-848 consumer group's records (key types 3-8, 16) apply through
-# consumer_records.apply, the path a live heartbeat takes too
-REPLAY = {0: replay_offset_commit, 1: replay_offset_commit, GROUP_METADATA: replay_classic_group,
-          **_consumer_group_replays()}
+# OffsetCommit (key types 0 and 1); the group types' key types come from their registrations
+OFFSET_REPLAY = {0: replay_offset_commit, 1: replay_offset_commit}
