@@ -174,7 +174,7 @@ class _RecordEncodingLeftOut:
         self.saved = []
         fixed = (b"\x00\x02\x00\x05bench", b"")
         for name in self.MODULES:
-            module = importlib.import_module(f"kgroup.coordinator.{name}")
+            module = importlib.import_module(f"kgroup.coordinator.classic.{name}")
             self.saved.append((module, module.group_metadata_record))
             module.group_metadata_record = lambda group, assignments=None: fixed
         return self

@@ -181,7 +181,7 @@ def _member_assignment_text(view, member):
     """A CSV row's assignment: what a worker of a Connect worker group (the draft's type) runs, else
     the member's partitions (a classic group of Kafka Connect's own protocol shows sizes)."""
     if view.group_type == "connect":
-        from kgroup.coordinator.connect import items_text
+        from kgroup.coordinator.connect.protocol import items_text
         return items_text(member.runs)
     return member.assignment_text(view.protocol_type)
 
@@ -276,7 +276,7 @@ def _table(view, with_offsets, offline, before_filter=None, ended=False):
 
 def _connect_table(view):
     """A Connect worker group (the draft's experimental type): epochs, connectors, who runs what."""
-    from kgroup.coordinator.connect import items_text
+    from kgroup.coordinator.connect.protocol import items_text
     from kgroup.writers import table
 
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"

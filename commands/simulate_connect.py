@@ -111,7 +111,7 @@ def simulate_connect(case, output, show_events, compare, plot_path, **options):
 
 
 def _items(item_set: dict) -> str:
-    from kgroup.coordinator.connect import items_text
+    from kgroup.coordinator.connect.protocol import items_text
     return items_text(item_set)
 
 

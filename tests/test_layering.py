@@ -35,7 +35,19 @@ SOURCES = {"kgroup": ROOT / "kgroup", "kgroup.commands": ROOT / "commands"}
 #   lacks, and the transport to a real cluster — data and bytes, no group logic; none needs another.
 # * assignors: the partition assignors, pure functions over members and topics (and Connect's items):
 #   the coordinator runs the server-side ones, clients and the simulator the client-side ones.
-# * coordinator: the embedded group coordinator, on records, protocol and assignors.
+# * the embedded group coordinator, on records, protocol and assignors, in four ranks mirroring
+#   Kafka's group coordinator:
+#   - coordinator floor: the seam and registry (`group_types`), config, error codes and `runtime/` (log,
+#     operation log, undo journal, timers, replay, metadata hash): what every group type stands on;
+#   - offsets: `offsets/`, the offsets manager, which asks a group only through the seam;
+#   - classic, consumer, connect: one package per group type, side by side — no type's package
+#     imports another's, except where two types meet (SIDEWAYS below): the consumer group's
+#     `migration` and `migration_upgrade` (classic <-> consumer) and Connect's `migration`
+#     (classic <-> connect) convert between two types and may import `classic/`; and the consumer
+#     group's `classic_members` answers classic-protocol requests, in the classic responses
+#     (`classic.responses`);
+#   - coordinator: the facade (`coordinator`, which lists the types' registrations, and `admin`'s
+#     ListGroups/DeleteGroups, which see every type), and any new top-level module of the package.
 # * views: what kgroup shows of a group, asked of a cluster or replayed from a dump into the
 #   coordinator (`dump_replay`): the client's verbs and the decode wing's `--view state` tables show
 #   the same views, so they sit below both.
@@ -50,6 +62,11 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
                 "kgroup.writers")},
     {"records": ("kgroup.records",), "protocol": ("kgroup.protocol",), "wire": ("kgroup.wire",)},
     {"assignors": ("kgroup.assignors",)},
+    {"coordinator floor": ("kgroup.coordinator.codes", "kgroup.coordinator.config", "kgroup.coordinator.group_types",
+                           "kgroup.coordinator.runtime")},
+    {"offsets": ("kgroup.coordinator.offsets",)},
+    {"classic": ("kgroup.coordinator.classic",), "consumer": ("kgroup.coordinator.consumer",),
+     "connect": ("kgroup.coordinator.connect",)},
     {"coordinator": ("kgroup.coordinator",)},
     {"views": ("kgroup.views",)},
     {"decode": ("kgroup.decode",)},
@@ -58,6 +75,19 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     {"commands": ("kgroup.commands",)},
 ]
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
+
+# (importer, imported module or package): the only imports allowed between layers side by side,
+# where two group types meet (see the coordinator's ranks above).
+SIDEWAYS = {
+    ("kgroup.coordinator.consumer.migration", "kgroup.coordinator.classic"),
+    ("kgroup.coordinator.consumer.migration_upgrade", "kgroup.coordinator.classic"),
+    ("kgroup.coordinator.connect.migration", "kgroup.coordinator.classic"),
+    ("kgroup.coordinator.consumer.classic_members", "kgroup.coordinator.classic.responses"),
+}
+
+
+def _allowed_sideways(importer: str, target: str) -> bool:
+    return any(importer == a and (target == b or target.startswith(b + ".")) for a, b in SIDEWAYS)
 
 
 def modules() -> dict[str, Path]:
@@ -190,7 +220,9 @@ def upward_imports(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
     for importer, targets in edges.items():
         for target in targets:
             low, high = layer_of(importer), layer_of(target)
-            if RANK[high] > RANK[low] or (RANK[high] == RANK[low] and high != low):
+            if RANK[high] > RANK[low]:
+                found.append((importer, target))
+            elif RANK[high] == RANK[low] and high != low and not _allowed_sideways(importer, target):
                 found.append((importer, target))
     return sorted(found)
 

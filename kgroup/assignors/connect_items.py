@@ -2,7 +2,7 @@
 connector (its name) or a task (``TaskId(connector, n)``, numbered from 1 like the draft).
 
 The assignors (``connect_cooperative``, ``connect_classic``) assign items; the coordinator's
-Connect API (``kgroup.coordinator.connect``, which re-exports these names) carries them as
+Connect API (``kgroup.coordinator.connect.protocol``, which re-exports these names) carries them as
 ``ConnectorsAndTasks``; ``simulate connect`` and ``describe`` show them with ``item_set``.
 """
 

@@ -43,6 +43,6 @@ def _view(raw, coordinator: Coordinator) -> ConnectGroupView:
 
 
 def _items(wire) -> dict:
-    from kgroup.coordinator.connect import TaskId, item_set
+    from kgroup.coordinator.connect.protocol import TaskId, item_set
 
     return item_set(list(wire.connectors) + [TaskId(t.connector, t.task) for t in wire.tasks])

@@ -8,15 +8,15 @@
 The contract (what the embedding API promises) is in docs/architecture.md, "The embedded coordinator".
 """
 
-# Loaded on first use (PEP 562): `kgroup.coordinator.offsets_store`, which the decode wing's state replay
+# Loaded on first use (PEP 562): `kgroup.coordinator.offsets.store`, which the decode wing's state replay
 # shares, must not pull in the request handlers and kafka-python's protocol classes with it.
 _EXPORTS = {
     "CoordinatorReplayError": "codes", "UnsupportedRequest": "codes",
     "CoordinatorConfig": "config", "CoordinatorConfigError": "config",
     "GroupCoordinator": "coordinator",
-    "ClassicGroup": "group", "Member": "group", "Group": "group_types",
-    "GroupSnapshot": "snapshots", "MemberSnapshot": "snapshots",
-    "LogEntry": "log", "Reply": "log",
+    "ClassicGroup": "classic.group", "Member": "classic.group", "Group": "group_types",
+    "GroupSnapshot": "classic.snapshots", "MemberSnapshot": "classic.snapshots",
+    "LogEntry": "runtime.log", "Reply": "runtime.log",
 }
 
 __all__ = ["GroupCoordinator", "CoordinatorConfig", "CoordinatorConfigError", "LogEntry", "Reply",

@@ -17,20 +17,26 @@ from collections import deque
 from typing import Callable, Iterable
 
 from . import codes
+from .admin import handle_delete_groups, handle_list_groups
+from .classic.group import ClassicGroup
+from .classic.rebalance import reschedule_member
+from .classic.records import empty_group_metadata_record
+from .classic.registration import CLASSIC
+from .classic.snapshots import GroupSnapshot
 from .codes import CoordinatorReplayError, UnsupportedRequest  # noqa: F401 - re-exported
 from .config import CoordinatorConfig
-from .consumer_group import ConsumerGroup
-from .group import ClassicGroup
-from .group_types import Group
-from .log import LogEntry, Reply
-from .operation_log import OperationLog
-from .persistence import empty_group_metadata_record, group_tombstone
-from .rebalance import prepare_rebalance, reschedule_heartbeat, reschedule_member
-from .consumer_fencing import restart_sessions, schedule_session_timeout
-from .replay import replay_log
-from .snapshots import GroupSnapshot
-from .timers import TimerQueue
-from .undo import UndoJournal
+from .connect.registration import CONNECT
+from .consumer.registration import CONSUMER
+from .group_types import ClassicProtocol, Group, GroupTypeRegistration, GroupTypes
+from .runtime.log import LogEntry, Reply
+from .runtime.metadata_hash import group_hash, topic_hash
+from .runtime.operation_log import OperationLog
+from .runtime.replay import OFFSET_REPLAY, replay_log
+from .runtime.timers import TimerQueue
+from .runtime.undo import UndoJournal
+
+# The group types this coordinator serves: one registration each (its package's registration.py).
+GROUP_TYPES = GroupTypes((CLASSIC, CONSUMER, CONNECT))
 
 API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat",
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
@@ -38,32 +44,9 @@ API_NAMES = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbea
              68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe"}
 
 
-def _membership_handlers() -> dict:
-    from .admin import handle_delete_groups, handle_describe_groups, handle_list_groups
-    from .consumer_admin import handle_consumer_group_describe
-    from .consumer_heartbeat import handle_consumer_group_heartbeat
-    from .join import handle_join_group
-    from .leave import handle_leave_group
-    from .sync import handle_heartbeat, handle_sync_group
-    return {11: handle_join_group, 12: handle_heartbeat, 13: handle_leave_group,
-            14: handle_sync_group, 15: handle_describe_groups, 16: handle_list_groups,
-            42: handle_delete_groups, 68: handle_consumer_group_heartbeat,
-            69: handle_consumer_group_describe, **_connect_handlers()}
-
-
-def _connect_handlers() -> dict:
-    """The Connect draft's three APIs (kgroup's API keys 1000-1002), kgroup's SetConnectors (1003) and
-    ConnectGroupDescribe (1004)."""
-    from .connect import (CONNECT_GROUP_DESCRIBE, CONNECT_GROUP_HEARTBEAT, CONNECT_GROUP_INSTALL_ASSIGNMENT,
-                          CONNECT_GROUP_PREPARE_ASSIGNMENT, SET_CONNECTORS)
-    from .connect_assignment import (handle_connect_group_describe, handle_install_assignment,
-                                     handle_prepare_assignment, handle_set_connectors)
-    from .connect_heartbeat import handle_connect_group_heartbeat
-    return {CONNECT_GROUP_HEARTBEAT: handle_connect_group_heartbeat,
-            CONNECT_GROUP_PREPARE_ASSIGNMENT: handle_prepare_assignment,
-            CONNECT_GROUP_INSTALL_ASSIGNMENT: handle_install_assignment,
-            SET_CONNECTORS: handle_set_connectors,
-            CONNECT_GROUP_DESCRIBE: handle_connect_group_describe}
+# the admin APIs that see every group type; each type's own come from its registration
+_ADMIN_HANDLERS = {16: handle_list_groups, 42: handle_delete_groups}
+_REPLAY = {**OFFSET_REPLAY, **GROUP_TYPES.replay}
 
 
 _OFFSET_METHODS = {8: "handle_offset_commit", 9: "handle_offset_fetch",
@@ -86,7 +69,7 @@ def _api_key(request) -> int | None:
 
 def _load_offset_manager():
     try:
-        from .offsets import OffsetManager
+        from .offsets.manager import OffsetManager
     except ImportError:      # the offsets side is optional for the membership engine
         return None
     return OffsetManager
@@ -118,7 +101,7 @@ class GroupCoordinator(OperationLog):
         self._timers = TimerQueue(self.undo)
         self._groups: dict[str, Group] = {}       # every group, whatever its type
         self._callbacks: deque[Reply] = deque()    # completed in this operation, callbacks to run
-        self._handlers = _membership_handlers()
+        self._handlers = {**_ADMIN_HANDLERS, **GROUP_TYPES.handlers}
         self._init_log(keep_log, log_writer, worker_log_writer)
         self._on_group_transition: Callable | None = None
         manager = _load_offset_manager()
@@ -222,13 +205,7 @@ class GroupCoordinator(OperationLog):
         group = self.get_group(group_id)
         if group is None or member_id not in group.members:
             return False
-        if isinstance(group, ConsumerGroup):
-            schedule_session_timeout(self, group_id, member_id, timeout_ms)
-        elif group.group_type == "connect":
-            from .connect_fencing import schedule_session
-            schedule_session(self, group_id, member_id, timeout_ms)
-        else:
-            reschedule_heartbeat(self, group, member_id, timeout_ms)
+        self.group_type_of(group).schedule_session(self, group, member_id, timeout_ms)
         return True
 
     def session_deadline(self, group_id: str, member_id: str) -> int | None:
@@ -237,14 +214,7 @@ class GroupCoordinator(OperationLog):
         group = self.get_group(group_id)
         if group is None or member_id not in group.members:
             return None
-        if isinstance(group, ConsumerGroup):
-            from .consumer_group import session_timer_key
-            return self.timer_deadline(session_timer_key(group_id, member_id))
-        if group.group_type == "connect":
-            from .connect_group import session_timer_key
-            return self.timer_deadline(session_timer_key(group_id, member_id))
-        from .rebalance import heartbeat_key
-        return self.timer_deadline(heartbeat_key(group_id, member_id))
+        return self.timer_deadline(self.group_type_of(group).session_timer_key(group_id, member_id))
 
     def schedule(self, key, delay_ms: int, fn: Callable[[], None]) -> None:
         """Keyed timer due delay_ms from now; rescheduling a key replaces it."""
@@ -277,7 +247,6 @@ class GroupCoordinator(OperationLog):
     def metadata_hash(self, names) -> int:
         """The metadata hash of a group subscribed to ``names`` (Kafka's ModernGroup.computeMetadataHash:
         topics the image does not know are left out)."""
-        from .metadata_hash import group_hash, topic_hash
         image, cache = self.topic_image, self._topic_hashes
         hashes = {}
         for name in names:
@@ -295,9 +264,9 @@ class GroupCoordinator(OperationLog):
 
     # ---- groups ------------------------------------------------------------------------
     def connect_group(self, group_id: str):
-        """A Connect worker group's snapshot (``connect_group.ConnectGroupSnapshot``), or None."""
-        group = self._groups.get(group_id)
-        return group.snapshot() if group is not None and group.group_type == "connect" else None
+        """A Connect worker group's snapshot (``connect.group.ConnectGroupSnapshot``), or None."""
+        group = self._group_of_type(group_id, "connect")
+        return None if group is None else group.snapshot()
 
     def group(self, group_id: str) -> GroupSnapshot | None:
         group = self._groups.get(group_id)
@@ -317,8 +286,21 @@ class GroupCoordinator(OperationLog):
     def get_classic_group(self, group_id: str) -> ClassicGroup | None:
         """The group if it is a classic one: the classic APIs see only those (Kafka's
         GroupMetadataManager.getOrMaybeCreateClassicGroup)."""
+        return self._group_of_type(group_id, "classic")
+
+    def _group_of_type(self, group_id: str, group_type: str) -> Group | None:
+        """The group if it is of ``group_type`` (a typed lookup, Kafka's castToClassicGroup & co)."""
         group = self._groups.get(group_id)
-        return group if group is not None and group.group_type == "classic" else None
+        return group if group is not None and group.group_type == group_type else None
+
+    def group_type_of(self, group: Group) -> GroupTypeRegistration:
+        """The registration of the group's type: its session timers, tombstones, deletion."""
+        return GROUP_TYPES.of(group)
+
+    def classic_protocol(self, group: Group | None) -> ClassicProtocol | None:
+        """How a classic-protocol request reaches ``group`` when it is of another type (a consumer
+        group's classic members); None when there is no group or it is a classic one."""
+        return None if group is None else GROUP_TYPES.of(group).classic_protocol
 
     def get_or_create_classic_group(self, group_id: str, persist: bool = True) -> ClassicGroup:
         """The group, created Empty if unknown.
@@ -341,11 +323,10 @@ class GroupCoordinator(OperationLog):
                 self.append_records([empty_group_metadata_record(group_id, self.now_ms)])
         return group
 
-    def create_consumer_group(self, group_id: str) -> ConsumerGroup:
-        """A new, empty consumer group in the map (its records' replay and the heartbeat's apply)."""
-        group = ConsumerGroup(group_id, self.undo)
-        self.undo.push(self._groups.pop, group_id, None)
-        self._groups[group_id] = group
+    def add_group(self, group: Group) -> Group:
+        """A new group in the map (a type's records' replay and live apply create theirs so)."""
+        self.undo.push(self._groups.pop, group.group_id, None)
+        self._groups[group.group_id] = group
         return group
 
     def remove_group(self, group_id: str) -> None:
@@ -360,12 +341,20 @@ class GroupCoordinator(OperationLog):
             reschedule_member(self, group, member)
 
     def delete_group_metadata(self, group_id: str) -> None:
+        """Drop the group and append its tombstones (its type's ``tombstones``)."""
         if group_id not in self._groups:
             return
         self._save_group_map()
         group = self._groups.pop(group_id)
         self._cancel_group_timers(group)
-        self.append_records([group_tombstone(group_id)])
+        self.append_records(GROUP_TYPES.of(group).tombstones(group))
+
+    def delete_group(self, group: Group, offsets: bool = True) -> None:
+        """DeleteGroups (and offsets expiry) once ``validate_delete_group`` passed: the group's
+        offsets' tombstones (unless ``offsets`` is False), then its type's ``delete``."""
+        if offsets and self.offsets is not None:
+            self.offsets.delete_group_offsets(group.group_id)
+        GROUP_TYPES.of(group).delete(self, group)
 
     def _save_group_map(self) -> None:
         """Before removing a group: the map as it was (its order is ListGroups' order)."""
@@ -418,14 +407,14 @@ class GroupCoordinator(OperationLog):
         """
         coord = cls(config=config, now_ms=now_ms, uuid_source=uuid_source, keep_log=keep_log,
                     log_writer=log_writer, worker_log_writer=worker_log_writer)
-        coord.log_end_offset = replay_log(coord, records)
+        coord.log_end_offset = replay_log(coord, records, _REPLAY)
         if worker_records:
-            from .connect_records import replay_worker_records
-            replay_worker_records(coord, worker_records)
+            for worker_replay in GROUP_TYPES.worker_replays():
+                worker_replay(coord, worker_records)
         coord._on_loaded()
         return coord
 
-    def _put_group(self, group_id: str, group: Group | None) -> None:
+    def put_group(self, group_id: str, group: Group | None) -> None:
         """Replay's change of the group map: the record's group replaces any earlier one."""
         old = self._groups.pop(group_id, None)
         if old is not None:
@@ -438,19 +427,8 @@ class GroupCoordinator(OperationLog):
     def _on_loaded(self) -> None:
         """The load's own operation: sessions restart, oversized groups rebalance."""
         start = self._begin()
-        max_size = self.config.group_max_size
         for group in list(self._groups.values()):
-            if group.group_type == ConsumerGroup.group_type:
-                restart_sessions(self, group)
-                continue
-            if group.group_type == "connect":
-                from .connect_fencing import restart_sessions as restart_worker_sessions
-                restart_worker_sessions(self, group)
-                continue
-            for member in group.members.values():
-                reschedule_member(self, group, member)
-            if len(group.members) > max_size and group.can_rebalance():
-                prepare_rebalance(self, group)
+            GROUP_TYPES.of(group).restart_sessions(self, group)
         if self.offsets is not None:
             self.offsets.start()
         self._end(start)

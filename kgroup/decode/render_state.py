@@ -125,7 +125,7 @@ def _group_row(view, record) -> list:
 
 def _member_row(view, member) -> list:
     if view.group_type == "connect":
-        from kgroup.coordinator.connect import items_text
+        from kgroup.coordinator.connect.protocol import items_text
 
         assignment = items_text(member.runs)
     else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgroup.coordinator.offsets_store import OffsetStore
+from kgroup.coordinator.offsets.store import OffsetStore
 
 OFFSET_COMMIT_TYPES = (0, 1)
 

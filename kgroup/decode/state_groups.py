@@ -53,7 +53,7 @@ def committed_topic_names(state) -> dict:
     """topic id -> name from the committed offsets (OffsetCommitValue v4's topicId, Kafka 4.1+): since
     Kafka 4.1 no consumer-group record names the topic ids of an assignment (as `describe --from-dump`
     names them from the commits it replays)."""
-    from kgroup.coordinator.offsets import offset_from_record
+    from kgroup.coordinator.offsets.manager import offset_from_record
 
     names = {}
     for partition in state.partitions.values():

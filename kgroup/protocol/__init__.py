@@ -61,7 +61,7 @@ class DeleteGroupsResponse(ApiMessage, load_json=schemas):
 
 # The Connect draft's three APIs, kgroup's ConnectGroupSetConnectors and ConnectGroupDescribe:
 # EXPERIMENTAL, under kgroup's own API keys 1000-1004 (Kafka never allocated any). The coordinator's Python API for
-# them is kgroup.coordinator.connect.
+# them is kgroup.coordinator.connect.protocol.
 def _declared(name: str) -> type:
     """``class <name>(ApiMessage, load_json=schemas): pass``, for a message that adds nothing."""
     return types.new_class(name, (ApiMessage,), {"load_json": schemas},

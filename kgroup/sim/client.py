@@ -17,7 +17,7 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
                                            SyncGroupRequest)
 
 from kgroup.assignors import get_assignor
-from kgroup.coordinator.group import PREPARING_REBALANCE, STABLE
+from kgroup.coordinator.classic.group import PREPARING_REBALANCE, STABLE
 from kgroup.kafka_errors import (COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
                                  MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID, name_of)

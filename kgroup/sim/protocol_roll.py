@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kgroup.coordinator.topic_regex import InvalidTopicRegex, matching_topics
+from kgroup.coordinator.consumer.topic_regex import InvalidTopicRegex, matching_topics
 
 from .consumer_group import topic_image
 from .model import PROTOCOL_ROLLS, ParameterError, ScenarioError

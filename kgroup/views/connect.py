@@ -82,7 +82,7 @@ class ConnectGroupView(MembersSummary):
 def connect_group_view(coord, group_id: str) -> ConnectGroupView:
     """The view of a worker group the coordinator ``coord`` holds."""
     from kgroup.views.model import member_order
-    from kgroup.coordinator.connect import item_set, items_of
+    from kgroup.coordinator.connect.protocol import item_set, items_of
 
     snap = coord.connect_group(group_id)
     members = [ConnectMemberView(m.member_id, m.instance_id, m.client_id, m.client_host, m.member_epoch,

@@ -213,7 +213,7 @@ def consumer_group_view(coord, gid: str, topic_names: dict | None = None) -> Gro
     the topic ids committed offsets carry — OffsetCommitValue v4, Kafka 4.1+; any group's: ids are
     the cluster's — else those of the commits in ``coord``) and a Kafka 4.0 log's PartitionMetadata
     record; an id none names is shown as the id."""
-    from kgroup.coordinator.consumer_target import preferred_assignor
+    from kgroup.coordinator.consumer.target import preferred_assignor
 
     group = coord.get_group(gid)
     names = dict(_topic_names(coord) if topic_names is None else topic_names)

@@ -12,7 +12,7 @@ from helpers.connect_wire import heartbeat, settle_one_worker
 
 from kgroup.commands.cli import cli
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import (GROUP_ID_NOT_FOUND, NONE, ConnectGroupDescribeRequest,
+from kgroup.coordinator.connect.protocol import (GROUP_ID_NOT_FOUND, NONE, ConnectGroupDescribeRequest,
                                         ConnectGroupSetConnectors)
 from kgroup.server.harness import ThreadedBroker
 

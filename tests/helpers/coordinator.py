@@ -165,6 +165,6 @@ def java_order(items, key=lambda item: item, capacity: int = 16):
     """``items``, listed in join order, in the order Kafka's ClassicGroup.members (a java.util.HashMap
     keyed by member id) iterates them: by bucket at ``capacity`` (16 holds up to 12 members), join
     order within a bucket (the sort is stable). ``key`` gives an item's member id."""
-    from kgroup.coordinator.group import _java_bucket
+    from kgroup.coordinator.classic.group import _java_bucket
 
     return sorted(items, key=lambda item: _java_bucket(key(item), capacity))

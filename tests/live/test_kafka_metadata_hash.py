@@ -11,7 +11,7 @@ import uuid
 
 from helpers.kafka_groups import RdkafkaMember, create_topic, kgroup, produce, wait_for
 
-from kgroup.coordinator.metadata_hash import group_hash, topic_hash
+from kgroup.coordinator.runtime.metadata_hash import group_hash, topic_hash
 from kgroup.server.harness import ThreadedBroker
 
 TOPICS = {"mh-a": 3, "mh-b": 2}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import kgroup.protocol as P
-from kgroup.coordinator.connect import COMPUTE_ASSIGNMENT, UNKNOWN_MEMBER_ID, ConnectGroupSetConnectors
+from kgroup.coordinator.connect.protocol import COMPUTE_ASSIGNMENT, UNKNOWN_MEMBER_ID, ConnectGroupSetConnectors
 from kgroup.server.harness import ThreadedBroker, raw_request
 
 
@@ -71,7 +71,7 @@ def test_the_connector_set_over_the_wire(broker):
     """ConnectGroupSetConnectors (1003): a new group at epoch 0, the same set changes nothing, a new
     set bumps the group epoch and the joined worker is told to compute; a name twice is refused."""
     from helpers.connect_wire import prepare, set_connectors
-    from kgroup.coordinator.connect import INVALID_REQUEST
+    from kgroup.coordinator.connect.protocol import INVALID_REQUEST
     assert (set_connectors(broker, {"A": 1}).error_code, set_connectors(broker, {"A": 1}).group_epoch) == (0, 0)
     assert set_connectors(broker, {"A": 1}).group_epoch == 0
     assert heartbeat(broker, "W1", 0).error_code == COMPUTE_ASSIGNMENT

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from helpers.connect_wire import heartbeat, settle_one_worker
 
 from kgroup.commands.cli import cli
-from kgroup.coordinator.connect import ConnectGroupSetConnectors, TaskId
+from kgroup.coordinator.connect.protocol import ConnectGroupSetConnectors, TaskId
 from kgroup.records import partition_for
 from kgroup.server.harness import ThreadedBroker
 

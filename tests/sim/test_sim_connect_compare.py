@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from kgroup.assignors.connect_classic import COOPERATIVE, EAGER, cooperative_round, eager_assignment
 from kgroup.assignors.connect_cooperative import IncrementalCooperativeAssignor
 from kgroup.commands.cli import cli
-from kgroup.coordinator.connect import TaskId, connector_items
+from kgroup.coordinator.connect.protocol import TaskId, connector_items
 from kgroup.sim.connect.compare import CLASSIC_COOPERATIVE, CLASSIC_EAGER, DRAFT, run_classic, run_compare
 from kgroup.sim.connect.params import CASES, resolve
 

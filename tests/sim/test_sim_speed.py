@@ -91,7 +91,7 @@ def _always_decoded_assignment(self, member_id, assignment):
 def test_classic_protocol_counts_answer_as_a_walk_over_the_members(monkeypatch, scenario, overrides):
     """A classic JoinGroup into a consumer group: the group's counts of the protocols its classic
     members offer give Kafka's supportsClassicProtocols answer that a walk over them gives."""
-    from kgroup.coordinator import classic_in_consumer
+    from kgroup.coordinator.consumer import classic_members as classic_in_consumer
     counted = classic_in_consumer._supports
     answers = []
 

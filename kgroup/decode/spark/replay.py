@@ -35,7 +35,7 @@ from dataclasses import fields
 from itertools import count, groupby, repeat
 from operator import attrgetter, itemgetter
 
-from kgroup.coordinator.offsets_store import pending_until_marker
+from kgroup.coordinator.offsets.store import pending_until_marker
 from kgroup.decode.decoder import DecodedRow, ProblemLog, RowDecoder
 from kgroup.decode.fast_rows import OffsetCommitValues
 from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity

@@ -2,7 +2,7 @@
 ConnectGroupDescribe (EXPERIMENTAL, kgroup's own API keys 1000-1004).
 
 Each request declared in ``kgroup.protocol`` is turned into the coordinator's dataclass of
-``kgroup.coordinator.connect``, handled by the same coordinator as every group API, and its answer
+``kgroup.coordinator.connect.protocol``, handled by the same coordinator as every group API, and its answer
 turned back into the declared response. Connect requests are never parked, so the answer is
 immediate (after the bridge has written the operation's ``__worker_offsets`` records).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from kgroup.coordinator import connect as C
+from kgroup.coordinator.connect import protocol as C
 
 
 def _items(wire) -> C.ConnectorsAndTasks | None:

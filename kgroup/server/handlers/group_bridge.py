@@ -44,7 +44,7 @@ def _add_unknown_partitions(response, unknown):
     if not unknown:
         return response
     if response.API_KEY == OFFSET_DELETE:
-        from kgroup.coordinator.offsets_wire import delete_response
+        from kgroup.coordinator.offsets.wire import delete_response
 
         if not response.error_code:   # a group error is answered alone, as Kafka does
             response.topics.extend(delete_response(response, 0, [

@@ -9,7 +9,7 @@ OffsetFetch and a consumer group's subscription.
 
 from __future__ import annotations
 
-from kgroup.coordinator.offsets_wire import commit_response, delete_response, fetch_response
+from kgroup.coordinator.offsets.wire import commit_response, delete_response, fetch_response
 from kgroup.kafka_errors import GROUP_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
 from kgroup.server.security.acl import operations_field
 from kgroup.server.security.authorization_parts import answer, merged, split
@@ -32,13 +32,13 @@ def _version_error(response_class, **fields):
 
 
 def _join_error(request):
-    from kgroup.coordinator.responses import join_error
+    from kgroup.coordinator.classic.responses import join_error
 
     return join_error(request.version, GROUP_AUTHORIZATION_FAILED)
 
 
 def _sync_error(request):
-    from kgroup.coordinator.responses import sync_response
+    from kgroup.coordinator.classic.responses import sync_response
 
     return sync_response(request.version, GROUP_AUTHORIZATION_FAILED)
 

@@ -27,7 +27,7 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
 from kgroup.assignors.connect_classic import EAGER, PROTOCOL_NAMES, cooperative_round, eager_assignment
 from kgroup.assignors.connect_cooperative import IncrementalCooperativeAssignor
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import TaskId, item_order
+from kgroup.coordinator.connect.protocol import TaskId, item_order
 from kgroup.kafka_errors import (GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS,
                                  UNKNOWN_MEMBER_ID)
 from kgroup.sim.connect.cluster import GROUP, due_times
@@ -85,8 +85,8 @@ class ClassicCluster:
     # ---- setup ---------------------------------------------------------------------------
     def seed(self, generation: int, assignment: dict, leader: str) -> None:
         """A Stable group at ``generation`` whose members run ``assignment``, from its GroupMetadata record."""
-        from kgroup.coordinator.group import STABLE, ClassicGroup, Member
-        from kgroup.coordinator.persistence import group_metadata_record
+        from kgroup.coordinator.classic.group import STABLE, ClassicGroup, Member
+        from kgroup.coordinator.classic.records import group_metadata_record
         group = ClassicGroup(GROUP)
         for name in [leader] + sorted(set(assignment) - {leader}):
             items = frozenset(assignment[name])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from kgroup.assignors.connect_cooperative import NAME, IncrementalCooperativeAssignor, assign_prepared
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import (
+from kgroup.coordinator.connect.protocol import (
     COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID, Assignor,
     ConnectGroupHeartbeatRequest, ConnectGroupInstallAssignmentRequest, ConnectGroupPrepareAssignmentRequest,
     ConnectGroupSetConnectors, InstallMember, connectors_and_tasks, items_of)
@@ -72,8 +72,8 @@ class Cluster:
     # ---- setup ---------------------------------------------------------------------------
     def seed(self, epoch: int, assignment: dict, assigner: str) -> None:
         """A settled group at ``epoch`` (group = assignment = member epochs), built from its records."""
-        from kgroup.coordinator.connect_group import ConnectMember
-        from kgroup.coordinator import connect_records as rec
+        from kgroup.coordinator.connect.group import ConnectMember
+        from kgroup.coordinator.connect import records as rec
         records = [rec.connectors_record(GROUP, epoch, self.coord.get_group(GROUP).connectors)]
         items = {w: frozenset(i) for w, i in assignment.items()}
         for name in sorted(assignment):
@@ -85,7 +85,7 @@ class Cluster:
         rec.write(self.coord, records)
         self.coord.get_group(GROUP).assigner = assigner
         self.workers[assigner].assignor.remember(items)
-        from kgroup.coordinator.connect_fencing import schedule_session
+        from kgroup.coordinator.connect.fencing import schedule_session
         for name in assignment:
             schedule_session(self.coord, GROUP, name)
 

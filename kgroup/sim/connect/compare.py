@@ -18,7 +18,7 @@ group formed from nothing waits for it, the draft's group does not.
 from __future__ import annotations
 
 from kgroup.assignors.connect_classic import COOPERATIVE, EAGER
-from kgroup.coordinator.connect import TaskId, connector_items
+from kgroup.coordinator.connect.protocol import TaskId, connector_items
 from kgroup.sim.connect.simulation import document, play, simulate
 from kgroup.sim.connect.classic import ClassicCluster
 from kgroup.sim.connect.params import ConnectParams

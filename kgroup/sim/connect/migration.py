@@ -3,7 +3,7 @@
 Every worker starts on the classic protocol (incremental cooperative, ``classic``);
 ``upgrade:W`` stops W as a classic worker (LeaveGroup) and starts it on the new protocol
 (``cluster``, which sends the connector set before its join), ``downgrade:W`` the reverse.
-Both kinds share one coordinator, whose group converts as ``kgroup.coordinator.connect_migration``
+Both kinds share one coordinator, whose group converts as ``kgroup.coordinator.connect.migration``
 reads the draft: only once it is empty, the other protocol's workers being answered
 GROUP_ID_NOT_FOUND meanwhile and trying again every heartbeat interval. The other worker actions
 go to whichever protocol the worker runs now; ``join`` starts a classic worker.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kgroup.assignors.connect_classic import COOPERATIVE
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import connector_items, error_name, item_set
+from kgroup.coordinator.connect.protocol import connector_items, error_name, item_set
 from kgroup.sim.connect.classic import ClassicCluster
 from kgroup.sim.connect.cluster import GROUP, Cluster, due_times
 from kgroup.sim.connect.params import ConnectParams

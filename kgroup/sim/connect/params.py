@@ -102,7 +102,7 @@ def parse_connectors(text: str) -> dict:
         if name in connectors:
             raise UsageError(f"--connectors {text!r}: connector {name!r} given twice")
         connectors[name] = int(count)
-    from kgroup.coordinator.connect import connector_set_problem
+    from kgroup.coordinator.connect.protocol import connector_set_problem
     problem = connector_set_problem(connectors)
     if problem:
         raise UsageError(f"--connectors {text!r}: {problem}")
@@ -161,7 +161,7 @@ def parse_workers(text: str) -> tuple:
 
 def parse_item(text: str, connectors: dict):
     """A connector if it names one, else ``CONN-N`` is a task."""
-    from kgroup.coordinator.connect import TaskId    # on use: `simulate connect --help` stays fast
+    from kgroup.coordinator.connect.protocol import TaskId    # on use: `simulate connect --help` stays fast
 
     if text in connectors:
         return text
@@ -200,7 +200,7 @@ def check_workers(params: ConnectParams) -> None:
     """The run's inputs fit together: every event fits what its worker (seeded, or joined before) or
     connector is then; a seed needs its epoch and names only items of the connector set; assignor
     versions name workers of the run; heartbeats come within the session timeout."""
-    from kgroup.coordinator.connect import connector_set_problem
+    from kgroup.coordinator.connect.protocol import connector_set_problem
 
     both = sorted(set(params.initial_assignment) & set(params.workers))
     if both:

@@ -38,7 +38,7 @@ def _items(item_set: dict) -> tuple:
 def seeded(params) -> dict:
     """What the seeded workers of ``params`` (ConnectParams) run at t=0: {W: items}. The document's
     steps start at the first event, so a seed is known only from the parameters."""
-    from kgroup.coordinator.connect import item_set
+    from kgroup.coordinator.connect.protocol import item_set
     if params is None:
         return {}
     return {w: _items(item_set(items)) for w, items in params.seed().items()}

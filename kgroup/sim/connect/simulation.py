@@ -11,7 +11,7 @@ case's script on their clock until the group settles (``script``), and reports w
 from __future__ import annotations
 
 from kgroup.assignors.connect_cooperative import NAME
-from kgroup.coordinator.connect import connector_items, error_name, item_set, items_of
+from kgroup.coordinator.connect.protocol import connector_items, error_name, item_set, items_of
 from kgroup.sim.connect.cluster import Cluster
 from kgroup.sim.connect.migration import run_migration
 from kgroup.sim.connect.params import ConnectParams

@@ -57,7 +57,7 @@ def test_join_refused_on_a_new_group_still_persists_it(kwargs):
 
 
 def test_record_without_leader_replays_with_the_first_member_leading():
-    from kgroup.coordinator.persistence import group_metadata_record
+    from kgroup.coordinator.classic.records import group_metadata_record
     h, ids, _ = in_state("Stable")
     group = h.coord.get_classic_group("g")
     group.leader_id = None
@@ -254,8 +254,8 @@ def test_chained_failover_is_stable():
 def test_group_record_from_cached_member_bytes_equals_the_schema_encoding():
     from hypothesis import given, settings, strategies as st
 
-    from kgroup.coordinator.group import ClassicGroup, Member
-    from kgroup.coordinator.persistence import group_metadata_record
+    from kgroup.coordinator.classic.group import ClassicGroup, Member
+    from kgroup.coordinator.classic.records import group_metadata_record
     from kgroup.records import decode_value, encode_value
 
     text = st.text(max_size=12)
@@ -286,7 +286,7 @@ def test_group_record_from_cached_member_bytes_equals_the_schema_encoding():
 
 def test_record_cache_follows_every_member_change():
     """The cached member encodings (one re-encoded member per static restart) never go stale."""
-    from kgroup.coordinator.persistence import group_metadata_record
+    from kgroup.coordinator.classic.records import group_metadata_record
     h, ids, _ = in_state("Stable")
     g = h.coord.get_classic_group("g")
 
@@ -352,7 +352,7 @@ def test_consumer_record_keys_are_written_as_their_encoder_writes_them():
     """consumer_records remembers key bytes: a hit gives exactly what encode_key gives."""
     import random
 
-    from kgroup.coordinator import consumer_records as rec
+    from kgroup.coordinator.consumer import records as rec
 
     rnd = random.Random(7)
     for _ in range(200):

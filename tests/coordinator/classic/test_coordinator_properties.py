@@ -10,7 +10,7 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, JoinGroupRequest, L
                                            SyncGroupRequest)
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.persistence import group_metadata_record
+from kgroup.coordinator.classic.records import group_metadata_record
 
 CONFIG = {"group.min.session.timeout.ms": 10, "group.initial.rebalance.delay.ms": 300}
 GROUPS = ("g1", "g2")

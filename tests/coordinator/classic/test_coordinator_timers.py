@@ -363,8 +363,8 @@ def test_timer_queue_fires_as_a_sorted_list_would_with_reverts():
     included."""
     from hypothesis import given, settings, strategies as st
 
-    from kgroup.coordinator.timers import TimerQueue
-    from kgroup.coordinator.undo import UndoJournal
+    from kgroup.coordinator.runtime.timers import TimerQueue
+    from kgroup.coordinator.runtime.undo import UndoJournal
 
     op = st.one_of(st.tuples(st.just("schedule"), st.integers(0, 5), st.integers(0, 60)),
                    st.tuples(st.just("cancel"), st.integers(0, 5)),

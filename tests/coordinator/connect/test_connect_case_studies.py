@@ -2,7 +2,7 @@
 
 from kgroup.sim.connect.cluster import Cluster
 
-from kgroup.coordinator.connect import TaskId
+from kgroup.coordinator.connect.protocol import TaskId
 
 A, B = "A", "B"
 A1, A2, B1 = TaskId("A", 1), TaskId("A", 2), TaskId("B", 1)
@@ -92,7 +92,7 @@ def test_worker_bounce_epoch_zero():
 
 
 def test_assigner_selection():
-    from kgroup.coordinator.connect import ConnectGroupHeartbeatRequest, Assignor
+    from kgroup.coordinator.connect.protocol import ConnectGroupHeartbeatRequest, Assignor
     cluster = Cluster({"A": 2, "B": 1}, versions={"W1": (1, 5), "W2": (3, 4), "W3": (2, 4), "W4": (6, 7)})
     cluster.at(0, "join", "W2")
     cluster.at(10_000, "join", "W3")

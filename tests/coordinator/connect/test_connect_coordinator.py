@@ -3,7 +3,7 @@
 import pytest
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import (
+from kgroup.coordinator.connect.protocol import (
     COMPUTE_ASSIGNMENT, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_ASSIGNMENT, INVALID_REQUEST, NONE,
     UNKNOWN_MEMBER_ID, UNSUPPORTED_ASSIGNOR, Assignor, ConnectGroupHeartbeatRequest,
     ConnectGroupInstallAssignmentRequest, ConnectGroupPrepareAssignmentRequest, ConnectGroupSetConnectors,
@@ -76,7 +76,7 @@ def test_malformed_heartbeats_are_invalid_requests(fields, message):
 
 
 def test_worker_selection_takes_the_worker_whose_range_covers_every_other():
-    from kgroup.coordinator.connect_selection import choose_assigner
+    from kgroup.coordinator.connect.selection import choose_assigner
     coord = coordinator()
     assert join(coord, "B", 3, 4).error_code == COMPUTE_ASSIGNMENT
     install(coord, "B", {"B": ((), ())})

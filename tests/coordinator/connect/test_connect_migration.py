@@ -6,7 +6,7 @@ protocol is refused while the group has members, and both logs replay to the mig
 from kafka.protocol.consumer.group import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.connect import (
+from kgroup.coordinator.connect.protocol import (
     COMPUTE_ASSIGNMENT, GROUP_ID_NOT_FOUND, NONE, Assignor, ConnectGroupHeartbeatRequest, ConnectGroupSetConnectors,
     ConnectorsAndTasks)
 from kgroup.kafka_errors import MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID

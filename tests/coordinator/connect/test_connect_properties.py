@@ -4,7 +4,7 @@ no task ever runs on two workers at once, and every task eventually runs."""
 from kgroup.sim.connect.cluster import Cluster
 from hypothesis import given, settings, strategies as st
 
-from kgroup.coordinator.connect import connector_items
+from kgroup.coordinator.connect.protocol import connector_items
 
 WORKERS = ["W1", "W2", "W3", "W4"]
 DELAY = 20_000

@@ -7,7 +7,7 @@ from helpers.consumer import FOO, assignment_of, heartbeat, new_coordinator
 from helpers.offsets import commit_request, errors
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator import consumer_records as rec
+from kgroup.coordinator.consumer import records as rec
 from kgroup.kafka_errors import ILLEGAL_GENERATION, STALE_MEMBER_EPOCH
 from kgroup.records import decode_value, encode_value
 
@@ -74,8 +74,8 @@ def test_an_older_epoch_commits_partitions_held_since_then():
 
 
 def test_a_classic_member_gets_illegal_generation_for_the_same_checks():
-    from kgroup.coordinator.consumer_group import ClassicMemberMetadata
-    from kgroup.coordinator.consumer_offsets import validate_commit
+    from kgroup.coordinator.consumer.group import ClassicMemberMetadata
+    from kgroup.coordinator.consumer.offsets import validate_commit
     coord, kept, a3, b = _two_members()
     group = coord.get_group("g")
     member = group.members["a"].evolve(classic=ClassicMemberMetadata(10_000, (("range", b""),)))

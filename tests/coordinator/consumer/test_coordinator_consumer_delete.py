@@ -66,7 +66,7 @@ def test_a_resolution_left_in_the_log_is_tombstoned_with_the_group():
 
 
 def test_the_tombstones_follow_kafkas_order_for_every_member_and_regex():
-    from kgroup.coordinator.consumer_admin import group_tombstones
+    from kgroup.coordinator.consumer.records import group_tombstones
     coord = new_coordinator()
     heartbeat(coord, member_id="a", topics=["foo"])
     heartbeat(coord, member_id="b", topics=[], regex="ba.")

@@ -450,7 +450,7 @@ def test_a_server_assignor_change_bumps_the_epoch_when_the_preferred_assignor_ch
 def test_a_member_state_this_coordinator_does_not_know_is_unknown():
     """MemberState.fromValue reads a state byte it does not know (a newer coordinator's) as UNKNOWN
     (127); CurrentAssignmentBuilder then fences the member unless it owns nothing, with Kafka's text."""
-    from kgroup.coordinator import consumer_records as rec
+    from kgroup.coordinator.consumer import records as rec
 
     coord = new_coordinator()
     heartbeat(coord, member_id="a")
@@ -470,7 +470,7 @@ def test_a_tie_between_preferred_assignors_goes_to_the_first_name_kafkas_maps_it
     """Kafka's Stream.max keeps the first of equal counts, in its map's order: with one member
     each for range and uniform it is uniform (checked with Kafka 4.4's TimelineHashMap and a
     HashMap copy of it), not the first name in alphabetical order."""
-    from kgroup.coordinator.consumer_target import preferred_assignor
+    from kgroup.coordinator.consumer.target import preferred_assignor
 
     coord = new_coordinator(**{"group.consumer.assignors": "range,uniform"})
     heartbeat(coord, member_id="a", server_assignor="range")

@@ -9,7 +9,7 @@ from helpers.consumer import FOO, assignment_of, heartbeat, new_coordinator
 from kafka.protocol.admin.groups import DeleteGroupsRequest
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator import consumer_records as rec
+from kgroup.coordinator.consumer import records as rec
 from kgroup.protocol import ConsumerGroupDescribeRequest
 from kgroup.records import decode_key, decode_value
 

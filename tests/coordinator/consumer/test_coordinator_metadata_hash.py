@@ -11,8 +11,8 @@ import uuid
 from helpers.consumer import BAR, FOO, TOPICS, assignment_of, heartbeat, new_coordinator
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator import consumer_records as rec
-from kgroup.coordinator.metadata_hash import group_hash, topic_hash
+from kgroup.coordinator.consumer import records as rec
+from kgroup.coordinator.runtime.metadata_hash import group_hash, topic_hash
 from kgroup.records import decode_key, decode_value, encode_key, encode_value
 
 JAVA_ID = uuid.UUID(int=(0x0123456789ABCDEF << 64) | 0xFEDCBA9876543210)

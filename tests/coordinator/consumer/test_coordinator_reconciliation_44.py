@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from helpers.consumer import BAR, FOO, assignment_of, heartbeat, new_coordinator
 
-from kgroup.coordinator.consumer_group import ConsumerGroupMember
-from kgroup.coordinator.reconciliation import STABLE, UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
+from kgroup.coordinator.consumer.group import ConsumerGroupMember
+from kgroup.coordinator.consumer.reconciliation import STABLE, UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, reconcile
 
 
 def _member(epoch, state, assigned, pending=None):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kgroup.coordinator.topic_regex import InvalidTopicRegex, compile_topic_regex, matching_topics
+from kgroup.coordinator.consumer.topic_regex import InvalidTopicRegex, compile_topic_regex, matching_topics
 
 TOPICS = ["orders", "orders.eu", "orders-v2", "payments", "a.b", "aXb", "x1", "x22"]
 

@@ -14,7 +14,7 @@ import pytest
 from kafka.protocol.consumer.group import JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
 
 from kgroup.coordinator import GroupCoordinator
-from kgroup.coordinator.offsets import OffsetAndMetadata
+from kgroup.coordinator.offsets.manager import OffsetAndMetadata
 from kgroup.records import decode_key, decode_value
 from helpers.offsets import (
     commit_request,

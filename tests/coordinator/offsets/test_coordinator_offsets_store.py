@@ -1,6 +1,6 @@
 """The transaction and tombstone rules of Kafka's OffsetMetadataManager.replay, on the bare OffsetStore."""
 
-from kgroup.coordinator.offsets_store import OffsetAndMetadata, OffsetStore
+from kgroup.coordinator.offsets.store import OffsetAndMetadata, OffsetStore
 
 
 def oam(offset, ts=0):

@@ -178,7 +178,7 @@ def _callbacks_without_noop_rebalances(events):
 def in_kafka_map_order(member_ids) -> bool:
     """Are these member ids listed as Kafka's ClassicGroup.members (a java.util.HashMap) iterates
     them? (Capacity 16: the scenarios' groups stay under 13 members.)"""
-    from kgroup.coordinator.group import java_hash_map_order
+    from kgroup.coordinator.classic.group import java_hash_map_order
 
     return list(member_ids) == java_hash_map_order(list(member_ids))
 
