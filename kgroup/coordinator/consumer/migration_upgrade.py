@@ -2,9 +2,9 @@
 / ``convertToConsumerGroup``, ``ConsumerGroup.fromClassicGroup``): the policy and the rules of
 both directions are in ``migration``.
 
-This half sits above ``consumer_fencing``: the converted members' sessions start here, and a
+This half sits above ``fencing``: the converted members' sessions start here, and a
 session that ends fences its member, which may downgrade the group again (``migration``, below
-``consumer_fencing``).
+``fencing``).
 """
 
 from __future__ import annotations
