@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from kgroup.decode.decoder import ProblemLog, iter_decoded, key_group, resolve_family
 from kgroup.errors import EXIT_USAGE, KgroupError
 from kgroup.records import record_type_name, record_types
+from kgroup.records.batch import scan
+from kgroup.records.batch_model import Batch
 from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
 
 STDIN = "-"
@@ -220,3 +222,24 @@ def apply_cutoffs(batches, until_offset=None, until_time=None):
                     and (until_time is None or r.timestamp <= until_time)]
             rows = kept
         yield batch, rows
+
+
+def batches_again(inp: Input, *, until_offset=None, until_time=None, resync=True):
+    """How to read part of an input again, as `iter_input(..., decode=False)` read it the first time:
+    a callable (start, stop) -> the (batch, records) pairs of the batches starting at byte positions
+    start..stop-1 (start: a batch's position), records undecoded and within the cut-offs, problems
+    not reported again (nothing, if the file can no longer be read). None for stdin, which cannot be read twice."""
+    if inp.segment.path == STDIN:
+        return None
+    path = inp.segment.path
+
+    def read(start: int, stop: int):
+        try:
+            with open(path, "rb", buffering=0) as f:
+                batches = ((event, event.records) for event in scan(f, path, start, lean=True, resync=resync,
+                                                                    stop=stop) if isinstance(event, Batch))
+                yield from apply_cutoffs(batches, until_offset, until_time)
+        except OSError:  # gone since the first read: what that read replayed stands
+            return
+
+    return read

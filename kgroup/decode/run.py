@@ -11,14 +11,15 @@ import contextlib
 import gc
 import os
 import sys
+from functools import partial
 
 from kgroup.writers import Progress
 
 from .decoder import ProblemLog, RowDecoder
 from .dump_log_text import batch_lines, header_lines, trailing_bytes_line
 from .fast_rows import FastDumpLog, FastJsonl
-from .inputs import (RowFilter, family_overrides, in_log_order, iter_input, normalize_types,
-                     resolve_inputs)
+from .inputs import (RowFilter, batches_again, family_overrides, in_log_order, iter_input,
+                     normalize_types, resolve_inputs)
 from .outcome import note, run_decode
 from .render import JsonlLines, RowWriter, renderer
 from .render_state import render_state
@@ -97,17 +98,19 @@ class StateSink:
 
     decode = False
 
-    def __init__(self, output, row_filter, stream, problems):
+    def __init__(self, output, row_filter, stream, problems, read_again=None):
         self.output = output
         self.filter = row_filter
         self.stream = stream
         self.problems = problems
+        self.read_again = read_again  # input -> how to read it again (`inputs.batches_again`), or None
         self.state = OffsetsState()
         self.replay = None
 
     def begin(self, inp):
         partition = self.state.for_partition(inp.segment.topic or inp.segment.path, inp.segment.partition)
-        self.replay = CompactingReplay(partition, RowDecoder(inp.segment, inp.family, self.problems), self.problems)
+        self.replay = CompactingReplay(partition, RowDecoder(inp.segment, inp.family, self.problems), self.problems,
+                                       None if self.read_again is None else self.read_again(inp))
 
     def batch(self, batch, records):
         self.replay.batch(batch, records)
@@ -120,14 +123,16 @@ class StateSink:
 
 
 def make_sink(view: str, output: str, row_filter: RowFilter, stream, problems: ProblemLog, *,
-              whole_batches: bool = False):
+              whole_batches: bool = False, read_again=None):
     """The sink for a view and format; every source (files, a cluster) feeds it batches in log order,
     decoded rows or, where the sink's ``decode`` is False, the batch's undecoded records.
 
     whole_batches: every batch comes with all its records (no --until cut-offs), which the text
-    sinks need to write offset commits straight from the undecoded records."""
+    sinks need to write offset commits straight from the undecoded records.
+    read_again: input -> how to read part of it again (`inputs.batches_again`) or None; None for a
+    source that cannot be read twice (a cluster's topic)."""
     if view == "state":
-        return StateSink(output, row_filter, stream, problems)
+        return StateSink(output, row_filter, stream, problems, read_again)
     if output == "dump-log":
         return DumpLogSink(stream, problems, fast=whole_batches)
     return RowSink(output, row_filter, stream, problems, fast=whole_batches and fast_text_output(output))
@@ -187,9 +192,11 @@ def decode(paths, *, output, view, family, groups, topics, types, until_offset, 
         note(str(problem))
 
     problems = ProblemLog(strict=strict, report=report)
-    sink = make_sink(view, output, row_filter, stream, problems,
-                     whole_batches=until_offset is None and until_time is None)
     resync = reads_past_damage(output, strict)
+    sink = make_sink(view, output, row_filter, stream, problems,
+                     whole_batches=until_offset is None and until_time is None,
+                     read_again=partial(batches_again, until_offset=until_offset, until_time=until_time,
+                                        resync=resync))
 
     def body() -> int:
         nonlocal meter

@@ -25,6 +25,7 @@ from kgroup.decode import live, run as local
 from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
+from test_decode_state import write_shadowing_dump
 
 SEGMENT_A = VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log"  # transactions
 COMMON = dict(family=None, groups=[], topics=[], types=[], until_offset=None, until_time=None, strict=False)
@@ -108,6 +109,23 @@ def test_a_bad_crc_is_reported_by_partition_and_offset_and_decoding_goes_on(tmp_
     assert got == expected and got[0] == 3
     err = capsys.readouterr().err
     assert "kgroup decode-offsets: __consumer_offsets-7: offset 2: " in err and "CRC" in err  # no byte position
+
+
+def test_a_value_that_does_not_decode_names_the_key_whose_earlier_write_may_be_missing(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """A cluster's topic is read once: the collapsed replay cannot look for the earlier write of a key whose
+    latest value does not decode (a file can, `state_replay`), so a note names that key."""
+    path = tmp_path / "dump" / "00000000000000000000.log"
+    write_shadowing_dump(path, "later batch")
+    (live_code, live_out), (file_code, file_out) = decode_both(path.read_bytes(), tmp_path, monkeypatch,
+                                                               view="state", output="json")
+    assert live_code == file_code == 3
+    assert [c["partition"] for c in json.loads(live_out)["committed_offsets"]] == [1]
+    assert [c["partition"] for c in json.loads(file_out)["committed_offsets"]] == [0, 1]
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+    assert notes == ["kgroup decode-offsets: note: __consumer_offsets-7: offset 2: any earlier write of this key "
+                     "(group g, topic t, partition 0) since offset 0 is missing from the state: this input cannot "
+                     "be read twice to find the last one that decodes (decode the partition's files)"]
 
 
 class MovingTopicLog(SegmentTopicLog):

@@ -39,7 +39,8 @@ from kgroup.coordinator.offsets.store import pending_until_marker
 from kgroup.decode.decoder import DecodedRow, ProblemLog, RowDecoder
 from kgroup.decode.fast_rows import OffsetCommitValues
 from kgroup.decode.state import OFFSET_COMMIT_TYPES, PartitionState, record_identity
-from kgroup.decode.state_replay import BatchFacts, KeyCheck, decode_survivors, plain_batch, record_keys
+from kgroup.decode.state_replay import (BatchFacts, KeyCheck, decode_survivors, earlier_writes, plain_batch,
+                                       record_keys)
 from kgroup.records.batch_model import Record
 from kgroup.records.lazy_records import ZIGZAG, LazyRecords
 from kgroup.records.schema_records import DecodedKey, DecodedValue
@@ -147,20 +148,10 @@ def _shadowed(reader: RangeReader, shadowing: dict, check) -> list:
     """The records a survivor that does not decode overwrote (rare: a damaged value): collapsing
     by key bytes assumed the later record replaces them, but a record that does not decode changes
     nothing, so the earlier writes of its key in the range's plain batches are read again (a second,
-    silent pass over the range) and those that decode are kept."""
+    silent pass over the range, `state_replay.earlier_writes`) and those that decode are kept."""
     again = RangeReader(reader.task, reader.until_offset, reader.until_time)
-    found = []
-    for batch, records in again.records():
-        if batch.is_control or not batch.crc_valid or not plain_batch(batch):
-            continue
-        facts = BatchFacts(batch)
-        keys = record_keys(records)
-        if not check.good.issuperset(keys):
-            continue  # decoded whole in the first pass: its records are kept already
-        for index, key in enumerate(keys):
-            place = shadowing.get(key)
-            if place is not None and (facts.position, index) < place:
-                found.append(_raw(facts, index, *_fields_in(records, index)))
+    found = [_raw(facts, index, *_fields_in(records, index))
+             for _key, records, index, facts in earlier_writes(again.records(), shadowing, check.good)]
     if not found:
         return []
     rows = RowDecoder(again.decoder.segment, again.decoder.family, ProblemLog()).rows

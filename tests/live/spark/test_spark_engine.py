@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from kgroup.commands.cli import cli
 from kgroup.decode.render import COLUMNS
 from kgroup.decode.spark.session import unavailable_reason
+from decode.test_decode_state import write_shadowing_dump
 from decode.test_spark_plan import BASE_TS, damage, damage_length, write_mixed_dump
 
 REASON = unavailable_reason()
@@ -98,6 +99,19 @@ def test_problems_are_reported_as_the_local_engine_does(spark, dumps, view):
     assert len(lines) == 6 and "byte " in lines[0] and lines[-1].startswith("kgroup decode-offsets: 5 problems;")
     assert " skipped: batch length 268440375 exceeds the file; resumed at byte " in lines[0]
     assert_same(local, remote)
+
+
+def test_a_value_that_does_not_decode_keeps_the_earlier_write_as_locally(spark, tmp_path):
+    """A key's latest record whose value does not decode changes nothing on either engine: both keep
+    the key's earlier good commit (collapsing read the range or run again), report the value once, exit 3."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_shadowing_dump(path, "later batch")
+    for split in ("1m", "100"):  # the good and the bad write in one range, in two
+        local = run("--view", "state", "-o", "json", str(path))
+        remote = run("--engine", "spark", "--split-size", split, "--view", "state", "-o", "json", str(path))
+        assert local.exit_code == 3 and len(local.stderr.splitlines()) == 2
+        assert [(c["partition"], c["offset"]) for c in json.loads(local.stdout)["committed_offsets"]] == [(0, 7), (1, 8)]
+        assert_same(local, remote)
 
 
 def test_strict_stops_at_the_same_problem(spark, dumps):
