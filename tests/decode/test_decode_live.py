@@ -25,7 +25,7 @@ from kgroup.decode import live, run as local
 from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch
 from kgroup.server.harness import PYTHON, ROOT, ThreadedBroker
-from test_decode_state import write_shadowing_dump
+from decode.test_decode_state import write_shadowing_dump
 
 SEGMENT_A = VECTORS / "segments" / "A__consumer_offsets-7__00000000000000000000.log"  # transactions
 COMMON = dict(family=None, groups=[], topics=[], types=[], until_offset=None, until_time=None, strict=False)
