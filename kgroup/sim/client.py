@@ -124,7 +124,7 @@ class SimConsumer(SimProcess):
         self._heartbeat_token += 1
 
     def _event(self, kind: str, **detail) -> None:
-        self.ledger.event(self.engine.now, kind, self.name, **detail)
+        self.ledger.log(self.engine.coordinator.now_ms, kind, self.name, detail)
 
     # ---- join ---------------------------------------------------------------------------
     def _metadata(self) -> bytes:
