@@ -270,12 +270,14 @@ class Engine:
                 target = deadline
             if target is None or target > limit_ms:
                 return False
-            if target > coordinator.now_ms or timer_due:
+            if timer_due:
                 coordinator.advance(max(target - coordinator.now_ms, 0))
                 # Timers fire before client events: a heartbeat due at this very
                 # millisecond has not run yet and sees the change.
-                if timer_due:
-                    self._after_change(None, -1)
+                self._after_change(None, -1)
+            elif target > coordinator.now_ms:
+                # No timer is due by then (just asked): all advance would do is move the clock.
+                coordinator.now_ms = target
             quiet = not timer_due
             now = coordinator.now_ms
             while events and events[0][0] <= now:
