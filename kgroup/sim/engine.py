@@ -110,15 +110,23 @@ class Engine:
             heapq.heappush(self._events, (at_ms, self._seq, soon.popleft(), at_ms))
 
     def after(self, delay_ms: int, fn: Callable[[], None]) -> None:
-        self.at(self.now + delay_ms, fn)
+        self.at(self.coordinator.now_ms + delay_ms, fn)
 
     def soon(self, fn: Callable[[], None]) -> None:
-        self.at(self.now, fn)
+        """``fn`` as an event now, after those already queued (a response, some five a member at every
+        rebalance: ``at`` for the present, without its heap)."""
+        self._seq += 1
+        now = self.coordinator.now_ms
+        if self._soon_ms != now:
+            self._requeue_soon()
+            self._soon_ms = now
+        self._soon.append(fn)
 
     def handle(self, request, client_id: str, on_response: Callable | None = None):
         """Send one request; ``on_response(response)`` runs as an event once it is answered."""
         reply = self.coordinator.handle(request, client_id=client_id, client_host="/127.0.0.1")
-        self._after_change(request, self._born)
+        if self.mixed or self.consumer_protocol or self._sleepers:
+            self._after_change(request, self._born)
         if on_response is not None:
             if reply.done:
                 self.soon(partial(on_response, reply.response))
@@ -133,7 +141,8 @@ class Engine:
         """A request the simulation answered for the coordinator (a heartbeat that could only
         discover a rebalance, see the module docstring): what ``handle`` does after the
         coordinator, with ``on_response`` at the place its response event would have had."""
-        self._after_change(None, self._born)
+        if self.mixed or self.consumer_protocol or self._sleepers:
+            self._after_change(None, self._born)
         self.soon(on_response)
 
     def group(self):
