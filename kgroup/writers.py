@@ -267,7 +267,9 @@ class StatusLine:
 
 class StepProgress(StatusLine):
     """Steps of a known count (a simulation's waves) with an estimate of the time left, drawn only
-    once the work has run ``after_s`` seconds (a quick run draws nothing)."""
+    once the work has run ``after_s`` seconds (a quick run draws nothing). A phase without a count
+    (``total`` 0: forming the group, settling) shows its name and the time so far. The same figures
+    again redraw the clock (at most every 0.2 s)."""
 
     def __init__(self, label: str, after_s: float = 2.0, enabled: bool | None = None, clock=time.monotonic):
         super().__init__(enabled)
@@ -278,13 +280,16 @@ class StepProgress(StatusLine):
         self.last = 0.0
 
     def update(self, what: str, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
+        if not self.enabled:
             return
         now = self.clock()
         elapsed = now - self.start
         if elapsed < self.after_s or now - self.last < 0.2:
             return
         self.last = now
+        if total <= 0:
+            self.show(f"{self.label}: {what}, {_duration(elapsed)} so far")
+            return
         left = f", about {_duration(elapsed / done * (total - done))} left" if done else ""
         self.show(f"{self.label}: {what} {done + 1} of {total}, {_duration(elapsed)} so far{left}")
 

@@ -124,7 +124,7 @@ class SimConsumer(SimProcess):
         self._heartbeat_token += 1
 
     def _event(self, kind: str, **detail) -> None:
-        self.ledger.event(self.engine.now, kind, self.name, **detail)
+        self.ledger.log(self.engine.coordinator.now_ms, kind, self.name, detail)
 
     # ---- join ---------------------------------------------------------------------------
     def _metadata(self) -> bytes:
@@ -138,14 +138,16 @@ class SimConsumer(SimProcess):
     def _join(self) -> None:
         """onJoinPrepare, then JoinGroup: eager protocols give up every partition first."""
         self._heartbeat_token += 1
-        self.engine.unsleep(self)
-        if not self.assignor.cooperative and self.owned:
-            # everything it held (its last "synced" lists them): the count says how much stopped
-            self._event("revoked", partitions=len(self.owned))
-            self.ledger.release(self.engine.now, self.name, self.owned, 0)
-            self.owned = []
+        engine = self.engine
+        engine.unsleep(self)
         if not self.assignor.cooperative:
-            self.ledger.consuming(self.engine.now, self.name, False)
+            now = engine.coordinator.now_ms
+            if self.owned:
+                # everything it held (its last "synced" lists them): the count says how much stopped
+                self._event("revoked", partitions=len(self.owned))
+                self.ledger.release(now, self.name, self.owned, 0)
+                self.owned = []
+            self.ledger.consuming(now, self.name, False)
         self.state = "joining"
         config = self.config
         request = _join_request(
@@ -153,7 +155,7 @@ class SimConsumer(SimProcess):
             self.member_id, self.instance_id, "consumer",
             [_protocol(None, self.assignor.name, self._metadata())], None)
         incarnation = self.incarnation
-        self.engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
+        engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
 
     def _on_join(self, incarnation: int, response) -> None:
         if incarnation != self.incarnation or self.state != "joining":
@@ -220,13 +222,15 @@ class SimConsumer(SimProcess):
         assigned = []
         if response.assignment:
             assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
-        now = self.engine.now
+        now = self.engine.coordinator.now_ms
         if self.owned:
             new = set(assigned)
             revoked = [tp for tp in self.owned if tp not in new]
             kept = set(self.owned)
             added = [tp for tp in assigned if tp not in kept]
             gained, lost = added, revoked
+        elif assigned == self.previous:       # eager, given back the very partitions it gave up
+            revoked, added, gained, lost = [], assigned, (), ()
         else:                     # an eager member has given up everything before joining
             revoked, added = [], assigned
             # what changed against its last assignment (the revocation itself: its "revoked" event)

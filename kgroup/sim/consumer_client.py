@@ -75,7 +75,7 @@ class ConsumerProtocolConsumer(SimProcess):
         return self.epoch
 
     def _event(self, kind: str, **detail) -> None:
-        self.ledger.event(self.engine.now, kind, self.name, **detail)
+        self.ledger.log(self.engine.coordinator.now_ms, kind, self.name, detail)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:

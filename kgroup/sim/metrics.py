@@ -89,6 +89,12 @@ class Ledger:
         if self.recording:
             self.events.append(now_ms - self.start_ms, kind, member, detail)
 
+    def log(self, now_ms: int, kind: str, member: str | None, detail: dict) -> None:
+        """``event`` with the detail as a dict: the simulated clients' call, some three a member at
+        every rebalance, without packing their keywords twice."""
+        if self.recording:
+            self.events.append(now_ms - self.start_ms, kind, member, detail)
+
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)

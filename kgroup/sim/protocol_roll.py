@@ -109,7 +109,7 @@ class ProtocolRoll:
         order = run.bounce_order()
         size = run.params.concurrency
         for start in range(0, len(order), size):
-            run.on_progress("step", self.step, -(-len(order) // size))
+            run.progress("step", self.step, -(-len(order) // size))
             self.step += 1
             before = (self._moved(), ledger.unowned_ms, self.group_epoch_bumps,
                       self.classic_rebalances())

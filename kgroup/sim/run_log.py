@@ -63,27 +63,40 @@ class EventLog(Columns):
 
     def __init__(self):
         self._shapes: list[tuple[str, tuple]] = []     # (kind, detail names), each stored once
-        self._shape_ids: dict[tuple, int] = {}         # shape -> its index in _shapes
+        self._shape_ids: dict[tuple, int] = {}         # (kind, *detail names) -> index in _shapes
         self.clear()
 
     def clear(self) -> None:
         self._t_ms = array("q")
         self._shape_of = array("I")          # index in _shapes
         self._members: list = []             # a name, or None
-        self._first_value = array("Q")       # where the event's detail values start in _values
+        self._first_value = array("Q")       # where the event's detail values start in _values (read)
         self._values: list = []              # every event's detail values, one event after another
 
     def append(self, t_ms: int, kind: str, member: str | None, detail: dict) -> None:
-        shape = (kind, tuple(detail))
-        number = self._shape_ids.get(shape)
+        key = (kind, *detail)
+        number = self._shape_ids.get(key)
         if number is None:
-            number = self._shape_ids[shape] = len(self._shapes)
-            self._shapes.append(shape)
+            number = self._shape_ids[key] = len(self._shapes)
+            self._shapes.append((kind, key[1:]))
         self._t_ms.append(t_ms)
         self._shape_of.append(number)
         self._members.append(member)
-        self._first_value.append(len(self._values))
         self._values.extend(detail.values())
+
+    def _value_starts(self):
+        """Where each event's detail values start in ``_values``: the running sum of its shapes' sizes,
+        worked out when the log is read (``append``, some three times a member at every rebalance,
+        does not keep it)."""
+        starts = self._first_value
+        done = len(starts)
+        if done < len(self._shape_of):
+            shapes, shape_of = self._shapes, self._shape_of
+            first = 0 if not done else starts[-1] + len(shapes[shape_of[done - 1]][1])
+            for number in shape_of[done:]:
+                starts.append(first)
+                first += len(shapes[number][1])
+        return starts
 
     def of_kind(self, *kinds: str, start: int = 0):
         """The events of these kinds from index ``start`` on, as dicts (the others are not built)."""
@@ -103,7 +116,7 @@ class EventLog(Columns):
         member = self._members[index]
         if member is not None:
             event["member"] = member
-        first = self._first_value[index]
+        first = self._value_starts()[index]
         values = self._values[first:first + len(names)]
         event.update(zip(names, [_partitions_text(v) if type(v) is tuple else v for v in values]))
         return event

@@ -41,9 +41,10 @@ class Run:
     def __init__(self, params: SimParams, scenario: str | None = None, on_progress=None):
         params.validate()
         self.params = params
-        # on_progress(what, done, total): the waves of a bounce or a roll as they complete (the
-        # command's status line; a large dynamic bounce runs for minutes)
+        # on_progress(what, done, total): the phase under way (the command's status line; a large
+        # dynamic bounce runs for minutes), see run_scenario
         self.on_progress = on_progress or (lambda what, done, total: None)
+        self._phase = None                 # the last (what, done, total) reported
         self.mixed = scenario in PROTOCOL_ROLLS      # both protocols in one group, in turn
         if self.mixed:
             params = self.params = replace(params, protocol=PROTOCOL_ROLLS[scenario][0])
@@ -62,6 +63,8 @@ class Run:
         self.engine = Engine(self.coordinator, GROUP, on_transition=self.ledger.transition,
                              protocol="mixed" if self.mixed else params.protocol,
                              on_epoch_bump=self.ledger.epoch_bump)
+        if on_progress is not None:
+            self.engine.on_tick = self._progress_again
         self.consumers: list[SimConsumer] = []
         self.random = random.Random(params.seed)
         self._restart_random = restart_random(params.seed)
@@ -117,6 +120,17 @@ class Run:
             self.consumers.append(consumer)
         return consumer
 
+    def progress(self, what: str, done: int = 0, total: int = 0) -> None:
+        """A phase starts: ``what`` and, for waves or steps, how many are done of how many (0 of 0:
+        a phase without a count, forming the group or settling)."""
+        self._phase = (what, done, total)
+        self.on_progress(what, done, total)
+
+    def _progress_again(self) -> None:
+        """The engine's tick: the phase under way, reported again (the line's clock moves on)."""
+        if self._phase is not None:
+            self.on_progress(*self._phase)
+
     # ---- conditions ---------------------------------------------------------------------
     def live(self) -> list[SimConsumer]:
         return [c for c in self.consumers if c.running]
@@ -166,6 +180,7 @@ class Run:
 
     # ---- phases -------------------------------------------------------------------------
     def warm_up(self, static: bool) -> None:
+        self.progress("forming the group")
         for _ in range(self.params.members):
             self.add_consumer(static)
         for consumer in self.consumers:
@@ -228,7 +243,7 @@ class Run:
         waves = [order[i:i + self.params.concurrency]
                  for i in range(0, len(order), self.params.concurrency)]
         for done, wave in enumerate(waves):
-            self.on_progress("wave", done, len(waves))
+            self.progress("wave", done, len(waves))
             limit = self.engine.now + self.cap_ms()
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
@@ -257,6 +272,7 @@ class Run:
 
     def finish(self, scenario: str, membership: str, start_ms: int, epoch_start: int) -> SimResult:
         """``epoch_start``: the classic generation, or the consumer group's epoch, at the start."""
+        self.progress("settling")
         limit = self.engine.now + self.cap_ms()
         settled = self.engine.run_until(limit, self.settled)
         ledger = self.ledger
@@ -346,7 +362,10 @@ def _begin(run: Run) -> tuple[int, int]:
 
 def run_scenario(scenario: str, params: SimParams, on_progress=None) -> SimResult:
     """Play one scenario; raises ScenarioError when it cannot run (message says why).
-    ``on_progress(what, done, total)`` is told of each wave as it starts (``Run.on_progress``)."""
+    ``on_progress(what, done, total)`` is told of each phase as it starts (forming the group, each
+    wave or protocol-roll step with how many are done of how many, settling: 0 of 0 for a phase
+    without a count), and again with the same figures every ``engine.TICK_STEPS`` steps while it
+    runs."""
     with _rare_collections():
         return _play(scenario, params, on_progress)
 

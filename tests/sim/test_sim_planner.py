@@ -187,10 +187,11 @@ def test_a_run_reports_its_waves_and_a_long_one_shows_the_time_left(capsys):
 
     seen = []
     run_scenario("rolling-bounce", SimParams(members=6, concurrency=2), on_progress=lambda *a: seen.append(a))
-    assert seen == [("wave", 0, 3), ("wave", 1, 3), ("wave", 2, 3)]
+    assert seen == [("forming the group", 0, 0), ("wave", 0, 3), ("wave", 1, 3), ("wave", 2, 3),
+                    ("settling", 0, 0)]
     rolled = []
     run_scenario("upgrade-protocol", SimParams(members=4), on_progress=lambda *a: rolled.append(a))
-    assert rolled == [("step", i, 4) for i in range(4)]
+    assert rolled == [("forming the group", 0, 0), *[("step", i, 4) for i in range(4)], ("settling", 0, 0)]
 
     now = [0.0]
     progress = StepProgress("simulate rolling-bounce", enabled=True, clock=lambda: now[0])
@@ -204,3 +205,29 @@ def test_a_run_reports_its_waves_and_a_long_one_shows_the_time_left(capsys):
     err = capsys.readouterr().err
     assert "simulate rolling-bounce: wave 51 of 200, 30s so far, about 1m30s left" in err
     assert err.endswith("\r\033[K")                # erased before the table is printed
+
+
+def test_a_long_phase_redraws_its_line_between_waves_and_a_phase_without_a_count_shows_its_time(
+        capsys, monkeypatch):
+    """A wave of a large dynamic group, its forming and its settling take seconds each: the engine's
+    tick reports the phase under way again, so the line's clock moves within one."""
+    from kgroup.sim import engine
+    from kgroup.writers import StepProgress
+
+    monkeypatch.setattr(engine, "TICK_STEPS", 1)
+    for scenario, protocol in (("rolling-bounce", "consumer"), ("upgrade-protocol", "classic"),
+                               ("scale-up", "classic")):
+        seen = []
+        run_scenario(scenario, SimParams(members=4, membership="dynamic", protocol=protocol),
+                     on_progress=lambda *a: seen.append(a))
+        phases = [a for i, a in enumerate(seen) if i == 0 or a != seen[i - 1]]
+        assert phases[0] == ("forming the group", 0, 0) and phases[-1] == ("settling", 0, 0)
+        assert len(seen) > len(phases)            # the same figures again, between the phases
+
+    now = [0.0]
+    progress = StepProgress("simulate scale-up", enabled=True, clock=lambda: now[0])
+    progress.update("settling", 0, 0)
+    now[0] = 3.0
+    progress.update("settling", 0, 0)
+    progress.clear()
+    assert "simulate scale-up: settling, 3s so far" in capsys.readouterr().err
