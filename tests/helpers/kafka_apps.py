@@ -164,16 +164,41 @@ def share_from_earliest(kafka, group: str) -> None:
     group_config(kafka, group, share_auto_offset_reset="earliest")
 
 
-def close_all(apps, timeout: float = 60) -> None:
-    """Close several applications at once (each close may take seconds)."""
+def close_all(apps, timeout: float = 60, terminate: bool = False) -> None:
+    """Close several applications at once (each close may take seconds): ``close`` on their stdin,
+    or SIGTERM with ``terminate``."""
     for app in apps:
         if app.process.poll() is None:
-            app._send("close")
+            if terminate:
+                app.process.send_signal(signal.SIGTERM)
+            else:
+                app._send("close")
     for app in apps:
         app._finish(timeout)
 
 
 # --- Kafka's own tools on these groups ------------------------------------------------------------
+
+def streams_group_members(classpath: str, bootstrap: str, group: str) -> tuple[str, list[dict]]:
+    """The group's state and members as Kafka's Admin describes them (tests/live/java/
+    StreamsGroupMembers.java): dicts with member, instance (None for a dynamic member), process,
+    client, epoch — the instance ids kafka-streams-groups does not print."""
+    done = subprocess.run([*JVM, "-cp", classpath, "StreamsGroupMembers", bootstrap, group],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise RuntimeError(f"StreamsGroupMembers {group} exited {done.returncode}: {done.stdout}{done.stderr}")
+    state, members = None, []
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["state"]:
+            state = words[1]
+        elif words[:1] == ["member"]:
+            member = dict(zip(words[0::2], words[1::2]))
+            member["instance"] = None if member["instance"] == "-" else member["instance"]
+            member["epoch"] = int(member["epoch"])
+            members.append(member)
+    return state, members
+
 
 def tool_table(text: str, first: str = "GROUP") -> list[dict]:
     """The rows of the tables ``kafka-share-groups`` / ``kafka-streams-groups`` print, as dicts by

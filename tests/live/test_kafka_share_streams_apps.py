@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.kafka_apps import (ShareMember, StreamsInstance, close_all, share_from_earliest, streams_tasks,
-                                tool_table)
+from helpers.kafka_apps import (ShareMember, StreamsInstance, close_all, share_from_earliest,
+                                streams_group_members, streams_tasks, tool_table)
 from helpers.kafka_groups import create_topic, java_classpath, produce, wait_for
 
 APP = "ss-app"
@@ -38,7 +38,7 @@ def apps(kafka, tmp_path_factory):
             app.wait_ready(60)
         produce(kafka.bootstrap, STREAMS_IN, {p: RECORDS for p in range(PARTITIONS)})
         produce(kafka.bootstrap, SHARE_TOPIC, {p: RECORDS for p in range(PARTITIONS)})
-        yield streams, share
+        yield cp, streams, share
     finally:
         close_all(streams + share)
 
@@ -54,7 +54,7 @@ def share_groups(kafka, *args):
 
 
 def test_streams_group_is_stable_with_active_and_standby_tasks(kafka, apps):
-    streams, _ = apps
+    cp, streams, _ = apps
     # every input record counted once: one count update each (the store's cache is off)
     wait_for(lambda: sum(s.counted for s in streams) >= PARTITIONS * RECORDS, 60, "every record counted")
 
@@ -84,9 +84,15 @@ def test_streams_group_is_stable_with_active_and_standby_tasks(kafka, apps):
     state = tool_table(streams_groups(kafka, "--state"))
     assert [(row["STATE"], row["#MEMBERS"]) for row in state] == [("Stable", "3")]
 
+    # static membership (new for streams groups in 4.4): Kafka Streams suffixes the id per thread
+    state, described = streams_group_members(cp, kafka.bootstrap, APP)
+    assert state == "Stable"
+    assert sorted(m["instance"] or "-" for m in described) == ["-", "s-0-1", "s-1-1"]
+    assert sorted(m["instance"] or "-" for m in described) == sorted(s.member_instance_id or "-" for s in streams)
+
 
 def test_share_group_is_stable_with_three_members_acknowledging(kafka, apps):
-    _, share = apps
+    _, _, share = apps
     wait_for(lambda: sum(m.acked for m in share) >= PARTITIONS * RECORDS, 60, "every record acknowledged")
     assert sum(m.acked for m in share) == PARTITIONS * RECORDS      # accepted once, never redelivered
     assert not [e for m in share for e in m.errors]
@@ -95,3 +101,19 @@ def test_share_group_is_stable_with_three_members_acknowledging(kafka, apps):
     assert sorted(m["CLIENT-ID"] for m in members) == ["share-0", "share-1", "share-2"]
     state = tool_table(share_groups(kafka, "--state"))
     assert [(row["STATE"], row["#MEMBERS"]) for row in state] == [("Stable", "3")]
+
+
+def test_sigterm_closes_the_applications_cleanly(kafka, apps):
+    """Last (it stops members): SIGTERM closes from the shutdown hook with exit code 0; a static
+    Streams member's default close keeps it in the group (until its session expires), a share
+    member leaves at once."""
+    cp, streams, share = apps
+    static, member = streams[1], share[2]
+    close_all([static, member], terminate=True)
+    assert (static.process.returncode, static.lines[-1]) == (0, "closed")
+    assert (member.process.returncode, member.lines[-1]) == (0, "closed")
+
+    _, described = streams_group_members(cp, kafka.bootstrap, APP)
+    assert static.member_instance_id in {m["instance"] for m in described}
+    wait_for(lambda: len(tool_table(share_groups(kafka, "--members"))) == 2, 30, "the share member gone",
+             interval=0)

@@ -23,7 +23,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * and commits the acknowledgements after each poll.
  * It prints "READY" once a ShareGroupHeartbeat has been answered (the member has joined), "acked N"
  * whenever the total of acknowledged records grows, "error NAME message" for an exception of poll, and
- * "closed" once closed. It closes (leaving the group) on a line "close", the end of its stdin, or SIGTERM.
+ * "closed" once closed. It closes (leaving the group) on a line "close", the end of its stdin, or SIGTERM (exit code 0).
  */
 public class ShareMember {
     public static void main(String[] args) throws Exception {
@@ -48,6 +48,8 @@ public class ShareMember {
                 closed.await();
             } catch (InterruptedException ignored) {
             }
+            System.out.flush();
+            Runtime.getRuntime().halt(0);       // closed cleanly: exit 0, not SIGTERM's 143
         }));
         Thread stdin = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {

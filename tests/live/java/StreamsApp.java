@@ -27,7 +27,7 @@ import org.apache.kafka.streams.kstream.Produced;
  * It prints "READY" the first time the application is RUNNING, "state S" on every state change,
  * "counted N" after every N-th counted record, and "closed" once closed. It closes on a line
  * "close" (the default close: a static member stays in the group until its session expires),
- * "leave" (a close that leaves the group, static or not), the end of its stdin, or SIGTERM.
+ * "leave" (a close that leaves the group, static or not), the end of its stdin, or SIGTERM (exit code 0).
  */
 public class StreamsApp {
     public static void main(String[] args) throws Exception {
@@ -97,6 +97,8 @@ public class StreamsApp {
                 closed.await();
             } catch (InterruptedException ignored) {
             }
+            System.out.flush();
+            Runtime.getRuntime().halt(0);       // closed cleanly: exit 0, not SIGTERM's 143
         }));
         streams.start();
 
