@@ -31,6 +31,24 @@ GROUP_SETTINGS = {
     "group.consumer.heartbeat.interval.ms": "500",
 }
 
+# Share groups (KIP-932) and streams groups (KIP-1071) are on by default in Kafka 4.4 (share.version
+# and streams.version are formatted at their production levels); what tests need is short timeouts
+# (the defaults allow no session under 45 s), no 3 s wait before a streams group's first assignment,
+# and standby tasks: a streams group's standby count is the broker's (or the group's) setting, not
+# the application's num.standby.replicas. Not in GROUP_SETTINGS: kgroup serve has no such groups.
+SHARE_STREAMS_SETTINGS = {
+    "group.share.min.session.timeout.ms": "1000",
+    "group.share.session.timeout.ms": "6000",
+    "group.share.min.heartbeat.interval.ms": "100",
+    "group.share.heartbeat.interval.ms": "500",
+    "group.streams.min.session.timeout.ms": "1000",
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.min.heartbeat.interval.ms": "100",
+    "group.streams.heartbeat.interval.ms": "500",
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.num.standby.replicas": "1",
+}
+
 BROKER_SETTINGS = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
@@ -41,6 +59,7 @@ BROKER_SETTINGS = {
     "auto.create.topics.enable": "true",
     "log.flush.interval.messages": "1",     # segments on disk as soon as written, for kafka-dump-log
     **GROUP_SETTINGS,
+    **SHARE_STREAMS_SETTINGS,
 }
 
 LOG4J2 = """\
