@@ -19,9 +19,9 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
               help="records: every record in log order. state: what remains after compaction and the "
                    "transaction rules (committed offsets, open transactions, latest record per key); its "
                    "table lists the groups and members as describe --from-dump does.")
-@click.option("--family", type=click.Choice(["consumer", "connect"]), default=None,
-              help="Record family when the path does not name the topic (__consumer_offsets or "
-                   "__worker_offsets). Never guessed from the records.")
+@click.option("--family", type=click.Choice(["consumer", "connect", "share-state"]), default=None,
+              help="Record family when the path does not name the topic (__consumer_offsets, "
+                   "__worker_offsets or __share_group_state). Never guessed from the records.")
 @click.option("--group", "groups", multiple=True, metavar="GLOB", help="Only these groups (repeatable).")
 @click.option("--topic", "topics", multiple=True, metavar="GLOB",
               help="Only offset commits for these topics (repeatable).")
