@@ -1,7 +1,7 @@
 """The Kafka-serialized vectors of tests/vectors/kafka-4.4/serialized, made by Kafka 4.4's own code.
 
-``CoordinatorRecordSegment.java`` reads each record of a spec (``group-records.json``: every share-
-and streams-group record type of ``__consumer_offsets``; ``share-state-records.json``: the share
+``CoordinatorRecordSegment.java`` reads each record of a spec (``group-records.json``: every record
+type of Kafka 4.4's ``__consumer_offsets``, share and streams groups among them; ``share-state-records.json``: the share
 coordinator's ShareSnapshot / ShareUpdate) with Kafka's generated JSON converters, serializes it with
 GroupCoordinatorRecordSerde / ShareCoordinatorRecordSerde into a segment file, and kafka-dump-log
 (``kafka.tools.DumpLogSegments`` of the kafka-tools jar, ``--offsets-decoder`` /
