@@ -91,3 +91,16 @@ def test_share_state_records_are_no_offset_commits(monkeypatch):
                             "__share_group_state-0"))
     assert state["committed_offsets"] == []
     assert [r["type"] for r in state["records"]] == ["share_snapshot"]
+
+
+def test_from_dump_builds_no_group_from_share_state(tmp_path):
+    """list --from-dump over a log directory holding __share_group_state-N: its ShareSnapshot /
+    ShareUpdate keys (types 0-1) are not offset commits and make no group."""
+    import shutil
+
+    shutil.copytree(DIR / "__share_group_state-0", tmp_path / "__share_group_state-0")
+    shutil.copytree(VECTORS / "kafka-4.4" / "__consumer_offsets-25", tmp_path / "__consumer_offsets-25")
+    result = CliRunner().invoke(cli, ["list", "--from-dump", str(tmp_path), "-o", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    groups = {g["group"] for g in json.loads(result.stdout)}
+    assert "dl-classic" in groups and not groups & {"groupId-0-grüße", "groupId-7"}
