@@ -1,4 +1,4 @@
-"""`kgroup decode-offsets`: decode __consumer_offsets / __worker_offsets segments into data or kafka-dump-log text."""
+"""`kgroup decode-offsets`: decode __consumer_offsets / __share_group_state / __worker_offsets segments into data or kafka-dump-log text."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
               help="records: every record in log order. state: what remains after compaction and the "
                    "transaction rules (committed offsets, open transactions, latest record per key); its "
                    "table lists the groups and members as describe --from-dump does.")
-@click.option("--family", type=click.Choice(["consumer", "connect"]), default=None,
-              help="Record family when the path does not name the topic (__consumer_offsets or "
-                   "__worker_offsets). Never guessed from the records.")
+@click.option("--family", type=click.Choice(["consumer", "connect", "share-state"]), default=None,
+              help="Record family when the path does not name the topic (__consumer_offsets, "
+                   "__worker_offsets or __share_group_state). Never guessed from the records.")
 @click.option("--group", "groups", multiple=True, metavar="GLOB", help="Only these groups (repeatable).")
 @click.option("--topic", "topics", multiple=True, metavar="GLOB",
               help="Only offset commits for these topics (repeatable).")
@@ -64,16 +64,19 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
                    "committed (-o jsonl or csv, --view records) until interrupted.")
 def decode_offsets(paths, output, view, family, groups, topics, types, until_offset, until_time, strict,
                    progress, engine, master, spark_conf, out, split_size, spark_threshold, cluster, follow):
-    """Decode __consumer_offsets (or the draft Connect __worker_offsets) segments.
+    """Decode __consumer_offsets, __share_group_state (or the draft Connect __worker_offsets) segments.
 
     PATH is a segment file (.log), a partition directory (__consumer_offsets-N), a log directory
     holding partition directories, or - for raw batches on stdin. Without PATH, --bootstrap-server
-    reads __consumer_offsets (__worker_offsets with --family connect) from a running cluster: every
+    reads __consumer_offsets (__worker_offsets with --family connect, __share_group_state with
+    --family share-state) from a running cluster: every
     partition, or only those holding the --group ids when none is a glob.
 
     Every record type and version is decoded (offset commits, classic group metadata with
-    static members' group.instance.id, KIP-848 and share-group records), over magic 0-2 batches with
-    any codec. `-o dump-log` prints exactly what `kafka-dump-log.sh --offsets-decoder` prints.
+    static members' group.instance.id, KIP-848, share- and streams-group records, the share
+    coordinator's ShareSnapshot / ShareUpdate), over magic 0-2 batches with
+    any codec. `-o dump-log` prints exactly what `kafka-dump-log.sh --offsets-decoder` prints
+    (`--share-group-state-decoder` for __share_group_state).
 
     Problems (bad CRC, corrupt batches, undecodable records) are reported on stderr with the file
     and byte position; decoding goes on. After a batch that cannot be read (a damaged length, say),

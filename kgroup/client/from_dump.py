@@ -34,6 +34,8 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
                           + _why(problems))
     builder = ReplayBuilder()
     for inp in inputs:
+        if inp.family == "share-state":  # share-partition state (types 0-1 are not offset commits): no group
+            continue
         connect = inp.family == "connect"
         inp.family = inp.family or "consumer"
         for batch, rows in iter_input(inp, problems):

@@ -105,6 +105,8 @@ def resolve_family(segment: SegmentFile, family: str | None) -> str | None:
     name = os.path.basename(segment.path)
     if "__worker_offsets" in name:
         return "connect"
+    if "__share_group_state" in name:
+        return "share-state"
     if "__consumer_offsets" in name:
         return "consumer"
     return None

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 
 from kgroup.decode.decoder import ProblemLog, iter_decoded, key_group, resolve_family
 from kgroup.errors import EXIT_USAGE, KgroupError
-from kgroup.records import record_type_name, record_types
+from kgroup.records import FAMILIES, record_type_name, record_types
 from kgroup.records.batch import scan
 from kgroup.records.batch_model import Batch
-from kgroup.records.segment import SegmentFile, SegmentPathError, find_segments
+from kgroup.records.segment import FAMILIES as TOPIC_FAMILIES, SegmentFile, SegmentPathError, find_segments
+
+TOPICS = {family: topic for topic, family in TOPIC_FAMILIES.items()}  # family -> its topic
 
 STDIN = "-"
 
@@ -126,7 +128,7 @@ def parse_until_time(text: str | None) -> int | None:
 def known_type_names() -> dict[str, str]:
     """Every --type spelling -> canonical name."""
     names = {"control": "control", "error": "error"}
-    for family in ("consumer", "connect"):
+    for family in FAMILIES:
         for rtype in record_types(family):
             name = record_type_name(rtype, family)
             names[name] = name
@@ -163,7 +165,9 @@ def family_overrides(inputs, family) -> list[str]:
     clashing = [inp.shown_path for inp in inputs if resolve_family(inp.segment, None) not in (None, family)]
     if not clashing:
         return []
-    topic = "__consumer_offsets" if family == "connect" else "__worker_offsets"
+    topic = {TOPICS[resolve_family(inp.segment, None)] for inp in inputs
+             if resolve_family(inp.segment, None) not in (None, family)}
+    topic = " / ".join(sorted(topic))
     extra = len(clashing) - 1
     more = f" (and {extra} more file{'s' if extra > 1 else ''})" if extra else ""
     return [f"{clashing[0]}{more}: the path names {topic} but --family {family} was given; "

@@ -117,6 +117,8 @@ def table_row(row) -> list:
         detail = f"{key['topic']}-{key['partition']}"
     elif "memberId" in key:
         detail = key["memberId"]
+    elif "topicId" in key:  # __share_group_state: the share-partition's topic id and partition
+        detail = f"{key['topicId']}-{key['partition']}"
     return [partition, row.offset, time, row.type_name, group, detail, value_summary(row)]
 
 
@@ -124,7 +126,7 @@ def value_summary(row) -> str:
     if row.value is None:
         return "<DELETE>"
     v = row.value.data
-    if row.record_type in (0, 1):
+    if row.record_type in (0, 1) and row.key.family != "share-state":
         text = f"offset={v['offset']} metadata={v.get('metadata', '')!r} at {iso_ms(v.get('commitTimestamp'))}"
         if v.get("leaderEpoch", -1) >= 0:
             text += f" epoch={v['leaderEpoch']}"
@@ -322,7 +324,7 @@ class ParquetRows:
         if value is not None:
             data = value.data
             rtype = row.record_type
-            if rtype in (0, 1):
+            if rtype in (0, 1) and row.key.family != "share-state":
                 expire = data.get("expireTimestamp", -1)
                 offsets = (data["offset"], data.get("leaderEpoch", -1), data.get("metadata", ""),
                            data.get("commitTimestamp", -1), None if expire == -1 else expire)

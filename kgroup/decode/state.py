@@ -83,7 +83,7 @@ class PartitionState:
                 if kind == "control":
                     offsets.end_transaction(row.producer_id, row.marker == "COMMIT")
                 continue
-            if row.record_type in OFFSET_COMMIT_TYPES:
+            if row.record_type in OFFSET_COMMIT_TYPES and row.key.family != "share-state":
                 k = row.key.data
                 if row.value is None:  # a tombstone, transactional or not, clears the key everywhere
                     tombstone(k["group"], (k["topic"], k["partition"]))

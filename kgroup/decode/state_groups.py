@@ -36,7 +36,7 @@ def state_groups(state, keep=None) -> StateGroups:
     wanted = set()
     for partition in state.partitions.values():
         rows = sorted(partition.latest.values(), key=lambda r: (r.file, r.offset))
-        builder.add([r for r in rows if r.key.family != "connect"], settled=True)
+        builder.add([r for r in rows if r.key.family == "consumer"], settled=True)  # not share-state's
         builder.add([r for r in rows if r.key.family == "connect"], connect=True, settled=True)
         wanted.update(key_group(r.key.data) for r in rows if is_group_record(r) and (keep is None or keep(r)))
     if not wanted:

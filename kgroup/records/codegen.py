@@ -228,7 +228,14 @@ class _ReaderBuilder:
         if f.type == "struct":
             flush()
             sub = self.struct_fn(f.struct)
-            body.append(f"{var}, pos = {sub}(buf, pos)")
+            if nullable:  # Kafka's presence byte: negative for null
+                body.append("if buf[pos] > 127:")
+                body.append(f"    {var} = None")
+                body.append("    pos += 1")
+                body.append("else:")
+                body.append(f"    {var}, pos = {sub}(buf, pos + 1)")
+            else:
+                body.append(f"{var}, pos = {sub}(buf, pos)")
             return
         raise AssertionError(f.type)
 
@@ -497,7 +504,15 @@ class _WriterBuilder:
             return
         if f.type == "struct":
             flush()
-            body.append(f"{self.struct_fn(f.struct)}(out, {expr})")
+            if nullable:  # Kafka's presence byte: -1 for null, 1 before the struct
+                body.append(f"_p = {expr}")
+                body.append("if _p is None:")
+                body.append("    out.append(255)")
+                body.append("else:")
+                body.append("    out.append(1)")
+                body.append(f"    {self.struct_fn(f.struct)}(out, _p)")
+            else:
+                body.append(f"{self.struct_fn(f.struct)}(out, {expr})")
             return
         raise AssertionError(f.type)
 

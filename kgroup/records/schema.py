@@ -208,7 +208,7 @@ def _schema_files() -> list[tuple[str, str]]:
 
 @cache
 def record_schemas(family: str) -> dict[int, RecordSchema]:
-    """Record type -> schema for one family ("consumer" or "connect")."""
+    """Record type -> schema for one family ("consumer", "connect" or "share-state")."""
     table: dict[int, RecordSchema] = {}
     for spec in _schema_specs():
         if spec.get("family") != family or "recordTypes" not in spec:

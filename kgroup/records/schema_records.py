@@ -19,7 +19,7 @@ from . import codegen
 from .schema import RecordSchema, record_schemas
 from .schema_runtime import ReadFailure, WriteFailure
 
-FAMILIES = ("consumer", "connect")
+FAMILIES = ("consumer", "connect", "share-state")
 _INT16 = struct.Struct(">h")
 _KEY_PREFIX = struct.Struct(">hh")  # record type, then the group id's int16 length
 _KEY_CACHE_LIMIT = 65_536

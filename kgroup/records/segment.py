@@ -34,7 +34,7 @@ _NOT_SEGMENTS = {".index": "an offset index", ".timeindex": "a time index", ".tx
                  ".snapshot": "a producer state snapshot", "partition.metadata": "the partition's metadata file",
                  "leader-epoch-checkpoint": "the leader epoch checkpoint"}
 
-FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect"}
+FAMILIES = {"__consumer_offsets": "consumer", "__worker_offsets": "connect", "__share_group_state": "share-state"}
 
 
 class SegmentPathError(KgroupError):
@@ -50,7 +50,7 @@ class SegmentFile:
 
 
 def family_for_topic(topic: str | None) -> str | None:
-    """Which record family a topic's logs hold: "consumer", "connect", or None if unknown."""
+    """Which record family a topic's logs hold: "consumer", "connect", "share-state", or None if unknown."""
     return FAMILIES.get(topic) if topic else None
 
 

@@ -109,8 +109,14 @@ def test_record_type_names():
         "connect_worker_group_metadata", "connect_worker_group_connectors_tasks_metadata",
         "connect_worker_group_member_metadata", "connect_worker_group_target_assignment",
         "connect_worker_group_current_member_assignment", "connect_worker_group_configuration"]
+    assert [rec.record_type_name(t) for t in (17, 19, 20, 21, 22, 23)] == [
+        "streams_group_metadata", "streams_group_member_metadata", "streams_group_target_assignment_metadata",
+        "streams_group_target_assignment_member", "streams_group_current_member_assignment",
+        "streams_group_topology"]
     with pytest.raises(rec.UnknownRecordType):
-        rec.record_type_name(17)
+        rec.record_type_name(18)  # StreamsGroupPartitionMetadata: gone before Kafka 4.4
+    with pytest.raises(rec.UnknownRecordType):
+        rec.record_type_name(24)
     with pytest.raises(rec.UnknownRecordType):
         rec.record_type_name(9, "connect")
 
@@ -357,3 +363,17 @@ def test_segment_dump_lines_round_trip(dump):
         assert rec.dump_log_payload(record_type, rec.decode_value(record_type, value_bytes)) == payload_text
         checked += 1
     assert checked == {"A.dump_offsets_decoder.txt": 22, "B.dump_offsets_decoder.txt": 12}[dump]
+
+
+def test_streams_member_metadata_nullable_struct_presence_byte():
+    """A non-tagged nullable struct (UserEndpoint, type 19) is preceded by Kafka's presence byte:
+    -1 for null, 1 before the struct, as MessageDataGenerator writes and reads it."""
+    data = {"instanceId": None, "rackId": None, "clientId": "c", "clientHost": "/h", "rebalanceTimeoutMs": 5,
+            "topologyEpoch": 1, "processId": "p", "userEndpoint": None, "clientTags": []}
+    head = bytes.fromhex("0000" "00" "00" "02" "63" "03" "2f68" "00000005" "00000001" "02" "70")
+    null_bytes = rec.encode_value(19, 0, data)
+    assert null_bytes == head + bytes.fromhex("ff" "01" "00")
+    with_endpoint = dict(data, userEndpoint={"host": "a", "port": 65000})
+    assert rec.encode_value(19, 0, with_endpoint) == head + bytes.fromhex("01" "0261" "fde8" "00" "01" "00")
+    for raw, expected in ((null_bytes, data), (rec.encode_value(19, 0, with_endpoint), with_endpoint)):
+        assert rec.decode_value(19, raw).data == expected

@@ -2,8 +2,14 @@
 
 Layouts are written from the field tables of the project's consumer-offsets format spec, in the
 shape of Kafka's message specs. Each record file names its ``family`` ("consumer" for
-``__consumer_offsets``, "connect" for the draft ``__worker_offsets``) and its ``recordTypes``;
+``__consumer_offsets``, "share-state" for the share coordinator's ``__share_group_state``, "connect" for
+the draft ``__worker_offsets``) and its ``recordTypes``;
 embedded messages (the consumer protocol) have a top-level ``message`` instead.
+
+The streams-group files (types 17, 19-23) and ``share_snapshot`` / ``share_update`` are Kafka 4.4's
+``*Key.json`` + ``*Value.json`` copied as they are, with their ``commonStructs`` inlined where used, key
+fields valid in every version (a key's version is its record type) and a JSON ``null`` default read as
+Kafka's generator reads it: no default (an empty array), not ``"null"``.
 
 Choices made where the Connect draft's JSON (seed 004, "Records") is malformed:
 
