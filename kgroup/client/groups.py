@@ -10,9 +10,12 @@ from kgroup.errors import KgroupError
 from kgroup.wire.cluster import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
                                 retriable_coordinator_error, retriable_coordinator_name)
 
+# Classic groups' states, then the consumer/streams groups' (streams: NotReady while its internal
+# topics are missing); share groups use Empty, Stable and Dead.
 GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead",
-                "Assigning", "Reconciling")
-GROUP_TYPES = ("classic", "consumer", "share", "streams")
+                "Assigning", "Reconciling", "NotReady")
+# Kafka 4.4's types (ListGroups v5, KIP-1043), then kgroup serve's Connect worker groups.
+GROUP_TYPES = ("classic", "consumer", "share", "streams", "connect")
 
 
 @dataclass
