@@ -31,7 +31,8 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @cluster_options
 @output_option(["table", "json", "csv"])
 def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, until_time, cluster, output):
-    """Describe groups (classic and KIP-848 consumer groups): coordinator, state, members, assignments.
+    """Describe groups (classic, KIP-848 consumer and KIP-932 share groups): coordinator, state, members,
+    assignments.
 
     Consumer groups (KIP-848) are described with ConsumerGroupDescribe and show their epochs,
     each member's epoch and target assignment, and who is still reconciling; classic groups with
@@ -41,6 +42,10 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     when the log last saw each member (LAST-SEEN: its last record; heartbeats are never logged, so a
     live member may have been seen long before), with --until-time when a later record shows its
     session ended (SESSION-ENDED), and instance ids that changed member id or host.
+
+    Share groups (KIP-932) are described with ShareGroupDescribe: epochs, assignor, each member's
+    rack, subscription and assignment, and per share partition its start offset and the lag Kafka
+    reports (DescribeShareGroupOffsets).
 
     Committed offsets and lag per partition are shown unless --no-offsets; from a dump, the committed
     offsets the log holds (it has no log end offsets, so no lag).
@@ -203,6 +208,8 @@ def _table(view, with_offsets, offline, before_filter=None, ended=False):
 
     if view.group_type == "connect":
         return _connect_table(view)
+    if view.group_type == "share":
+        return _share_table(view, with_offsets)
 
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
@@ -298,6 +305,28 @@ def _connect_table(view):
         click.echo(f"{behind} of {len(view.members)} worker(s) still reconciling to assignment epoch "
                    f"{view.assignment_epoch}" if behind else
                    f"all {len(view.members)} worker(s) caught up at assignment epoch {view.assignment_epoch}")
+
+
+def _share_table(view, with_offsets):
+    """A share group (KIP-932): epochs, assignor, members with what they subscribe to and are
+    assigned, then each share partition's start offset and lag (as kafka-share-groups --describe
+    --offsets shows them: a partition has no owner, the members read it together)."""
+    from kgroup.views.model import topic_partitions_text
+    from kgroup.writers import table
+
+    coordinator = str(view.coordinator) if view.coordinator else "(offline)"
+    table([[view.group, coordinator, view.state, view.group_type, str(view.group_epoch),
+            str(view.assignment_epoch), view.assignor or "-", str(len(view.members))]],
+          ["GROUP", "COORDINATOR", "STATE", "TYPE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "ASSIGNOR", "MEMBERS"])
+    click.echo("")
+    table([[m.member_id, m.client_id, m.client_host, m.rack_id or "-", _cell(m.member_epoch),
+            ",".join(m.subscription or []) or "-", topic_partitions_text(m.assignment)] for m in view.members],
+          ["MEMBER-ID", "CLIENT-ID", "HOST", "RACK", "MEMBER-EPOCH", "SUBSCRIPTION", "ASSIGNMENT"])
+    if with_offsets and view.offsets is not None:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch), _cell(r.lag),
+                r.error or "-"] for r in view.offsets],
+              ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH", "LAG", "ERROR"])
 
 
 def _cell(value):

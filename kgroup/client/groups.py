@@ -194,8 +194,11 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
 def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:
     from kgroup.client.connect_describe import describe_connect_groups
     from kgroup.client.consumer_describe import describe_consumer_groups
+    from kgroup.client.share_describe import describe_share_groups
 
     listed = listed_types(client, coordinator)
+    share = describe_share_groups(client, coordinator, [g for g in groups if listed.get(g) == "share"])
+    groups = [g for g in groups if g not in share]
     views = dict(describe_consumer_groups(client, coordinator,
                                           [g for g in groups if listed.get(g, "consumer") == "consumer"]))
     views.update(describe_connect_groups(client, coordinator,
@@ -203,7 +206,7 @@ def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[s
     classic = [g for g in groups if g not in views]
     if classic:
         views.update(_describe_classic(client, coordinator, classic))
-    return views
+    return {**views, **share}
 
 
 def listed_types(client: ClusterClient, coordinator: Coordinator) -> dict[str, str]:
@@ -362,7 +365,12 @@ def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str
 
 
 def attach_offsets(client: ClusterClient, view: GroupView) -> None:
-    """Fill view.offsets: committed offsets, log end, lag and the owner of every partition."""
+    """Fill view.offsets: committed offsets, log end, lag and the owner of every partition (a
+    share group's: start offset and lag per share partition)."""
+    if view.group_type == "share":
+        from kgroup.client.share_describe import attach_share_offsets
+
+        return attach_share_offsets(client, view)
     owners = view.owners()
     assigned: dict[str, set[int]] = defaultdict(set)
     for t, p in owners:
