@@ -197,8 +197,12 @@ def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[s
     from kgroup.client.share_describe import describe_share_groups
 
     listed = listed_types(client, coordinator)
-    share = describe_share_groups(client, coordinator, [g for g in groups if listed.get(g) == "share"])
-    groups = [g for g in groups if g not in share]
+    from kgroup.client.streams_describe import describe_streams_groups
+
+    # share and streams groups: only their own describe API knows them (listed by ListGroups v5)
+    typed = describe_share_groups(client, coordinator, [g for g in groups if listed.get(g) == "share"])
+    typed.update(describe_streams_groups(client, coordinator, [g for g in groups if listed.get(g) == "streams"]))
+    groups = [g for g in groups if g not in typed]
     views = dict(describe_consumer_groups(client, coordinator,
                                           [g for g in groups if listed.get(g, "consumer") == "consumer"]))
     views.update(describe_connect_groups(client, coordinator,
@@ -206,7 +210,7 @@ def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[s
     classic = [g for g in groups if g not in views]
     if classic:
         views.update(_describe_classic(client, coordinator, classic))
-    return {**views, **share}
+    return {**views, **typed}
 
 
 def listed_types(client: ClusterClient, coordinator: Coordinator) -> dict[str, str]:
