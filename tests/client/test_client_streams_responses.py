@@ -89,3 +89,39 @@ def test_table_and_json(capsys):
     assert (b["process_id"], b["endpoint"], b["active_tasks"], b["target_standby_tasks"]) == (
         "proc-b", "10.0.0.1:8081", {"0": [1]}, {"1": [0]})
     assert data["offsets"][0]["lag"] == 7 and "start_offset" not in data["offsets"][0]
+
+
+def test_groups_listed_as_share_or_streams_are_asked_only_with_their_own_describe_api():
+    """Kafka answers ConsumerGroupDescribe and DescribeGroups for a share or streams group with
+    GROUP_ID_NOT_FOUND / Dead: the coordinator's ListGroups v5 type picks the API instead."""
+    from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
+
+    from kgroup.client.groups import _describe_at
+    from kgroup.protocol import ShareGroupDescribeRequest, ShareGroupDescribeResponse, StreamsGroupDescribeRequest
+
+    share = ShareGroupDescribeResponse.DescribedGroup(
+        error_code=0, error_message=None, group_id="sg", group_state="Empty", group_epoch=1, assignment_epoch=1,
+        assignor_name="simple", members=[], authorized_operations=-2147483648)
+
+    class Coordinator1:
+        sent = []
+
+        def max_version(self, cls, floor=0):
+            return {ListGroupsRequest: 5, ShareGroupDescribeRequest: 1, StreamsGroupDescribeRequest: 1}.get(cls, -1)
+
+        def send(self, request, node_id=None, what=""):
+            self.sent.append(type(request).__name__)
+            if isinstance(request, ListGroupsRequest):
+                return ListGroupsResponse(version=5, throttle_time_ms=0, error_code=0, groups=[
+                    ListGroupsResponse.ListedGroup(group_id=g, protocol_type=t, group_state="Stable", group_type=t)
+                    for g, t in (("wc", "streams"), ("sg", "share"))])
+            if isinstance(request, ShareGroupDescribeRequest):
+                assert request.group_ids == ["sg"]
+                return ShareGroupDescribeResponse(version=1, throttle_time_ms=0, groups=[share])
+            assert request.group_ids == ["wc"]
+            return StreamsGroupDescribeResponse(version=1, throttle_time_ms=0, groups=[recorded_group()])
+
+    client = Coordinator1()
+    views = _describe_at(client, COORD, ["wc", "sg"])
+    assert {g: v.group_type for g, v in views.items()} == {"wc": "streams", "sg": "share"}
+    assert client.sent == ["ListGroupsRequest", "ShareGroupDescribeRequest", "StreamsGroupDescribeRequest"]
