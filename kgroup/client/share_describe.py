@@ -52,8 +52,8 @@ def group_from_share_described(raw, coordinator: Coordinator | None, names: dict
 
 def attach_share_offsets(client: ClusterClient, view: GroupView) -> None:
     """view.offsets: each share partition's start offset and lag (every topic the group has
-    initialized), from one DescribeShareGroupOffsets to the coordinator."""
-    from kgroup.errors import KgroupError
+    initialized), from one DescribeShareGroupOffsets to the coordinator. A group-level error is
+    the view's error (this group only: the others are still described)."""
     from kgroup.protocol import DescribeShareGroupOffsetsRequest
 
     version = min(client.max_version(DescribeShareGroupOffsetsRequest), 1)
@@ -68,8 +68,8 @@ def attach_share_offsets(client: ClusterClient, view: GroupView) -> None:
     for group in response.groups:
         if group.error_code:
             message = group.error_message
-            raise KgroupError(f"group {view.group!r}: DescribeShareGroupOffsets: {error_name(group.error_code)}"
-                              + (f": {message}" if message else ""))
+            view.error = (f"group {view.group!r}: DescribeShareGroupOffsets: {error_name(group.error_code)}"
+                          + (f": {message}" if message else ""))
         for topic in group.topics:
             for p in topic.partitions:
                 error = error_name(p.error_code) if p.error_code else None

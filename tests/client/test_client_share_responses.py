@@ -98,3 +98,15 @@ def test_share_partitions_show_start_offset_and_kafkas_lag_in_table_and_json(cap
                                   "lag": 30, "member_id": None, "group_instance_id": None, "leader_epoch": 0,
                                   "start_offset": 12}
     assert data["members"][0]["rack_id"] == "r1" and data["members"][0]["member_type"] == "share"
+
+
+def test_a_group_level_offsets_error_is_the_views_error_not_the_whole_describes():
+    class Denying(OffsetsBroker):
+        def send(self, request, node_id=None, what=""):
+            group_cls = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
+            return DescribeShareGroupOffsetsResponse(version=1, throttle_time_ms=0, groups=[group_cls(
+                group_id="sg", error_code=30, error_message="denied", topics=[])])
+
+    view = group_from_share_described(share_group(share_member("m1", [0])), COORD, {})
+    attach_share_offsets(Denying(), view)
+    assert view.error == "group 'sg': DescribeShareGroupOffsets: GROUP_AUTHORIZATION_FAILED: denied" and view.offsets == []
