@@ -31,7 +31,8 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @cluster_options
 @output_option(["table", "json", "csv"])
 def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps, until_time, cluster, output):
-    """Describe groups (classic and KIP-848 consumer groups): coordinator, state, members, assignments.
+    """Describe groups (classic, KIP-848 consumer, KIP-932 share and KIP-1071 streams groups): coordinator,
+    state, members, assignments.
 
     Consumer groups (KIP-848) are described with ConsumerGroupDescribe and show their epochs,
     each member's epoch and target assignment, and who is still reconciling; classic groups with
@@ -41,6 +42,12 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     when the log last saw each member (LAST-SEEN: its last record; heartbeats are never logged, so a
     live member may have been seen long before), with --until-time when a later record shows its
     session ended (SESSION-ENDED), and instance ids that changed member id or host.
+
+    Share groups (KIP-932) are described with ShareGroupDescribe: epochs, assignor, each member's
+    rack, subscription and assignment, and per share partition its start offset and the lag Kafka
+    reports (DescribeShareGroupOffsets). Streams groups with StreamsGroupDescribe: epochs (group,
+    target assignment, topology), the topology's subtopologies and topics, each member's process,
+    endpoint and active/standby/warm-up tasks beside its target, then the input topics' lag.
 
     Committed offsets and lag per partition are shown unless --no-offsets; from a dump, the committed
     offsets the log holds (it has no log end offsets, so no lag).
@@ -183,6 +190,9 @@ def _member_assignment_text(view, member):
     if view.group_type == "connect":
         from kgroup.coordinator.connect.protocol import items_text
         return items_text(member.runs)
+    if view.group_type == "streams":
+        from kgroup.views.streams import tasks_text
+        return tasks_text(member.tasks.get("active"))
     return member.assignment_text(view.protocol_type)
 
 
@@ -203,6 +213,10 @@ def _table(view, with_offsets, offline, before_filter=None, ended=False):
 
     if view.group_type == "connect":
         return _connect_table(view)
+    if view.group_type == "share":
+        return _share_table(view, with_offsets)
+    if view.group_type == "streams":
+        return _streams_table(view, with_offsets)
 
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
@@ -298,6 +312,61 @@ def _connect_table(view):
         click.echo(f"{behind} of {len(view.members)} worker(s) still reconciling to assignment epoch "
                    f"{view.assignment_epoch}" if behind else
                    f"all {len(view.members)} worker(s) caught up at assignment epoch {view.assignment_epoch}")
+
+
+def _share_table(view, with_offsets):
+    """A share group (KIP-932): epochs, assignor, members with what they subscribe to and are
+    assigned, then each share partition's start offset and lag (as kafka-share-groups --describe
+    --offsets shows them: a partition has no owner, the members read it together)."""
+    from kgroup.views.model import topic_partitions_text
+    from kgroup.writers import table
+
+    coordinator = str(view.coordinator) if view.coordinator else "(offline)"
+    table([[view.group, coordinator, view.state, view.group_type, str(view.group_epoch),
+            str(view.assignment_epoch), view.assignor or "-", str(len(view.members))]],
+          ["GROUP", "COORDINATOR", "STATE", "TYPE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "ASSIGNOR", "MEMBERS"])
+    click.echo("")
+    table([[m.member_id, m.client_id, m.client_host, m.rack_id or "-", _cell(m.member_epoch),
+            ",".join(m.subscription or []) or "-", topic_partitions_text(m.assignment)] for m in view.members],
+          ["MEMBER-ID", "CLIENT-ID", "HOST", "RACK", "MEMBER-EPOCH", "SUBSCRIPTION", "ASSIGNMENT"])
+    if with_offsets and view.offsets is not None:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch), _cell(r.lag),
+                r.error or "-"] for r in view.offsets],
+              ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH", "LAG", "ERROR"])
+
+
+def _streams_table(view, with_offsets):
+    """A streams group (KIP-1071): epochs, topology, members with their tasks beside their target,
+    then its input topics' committed offsets and lag (an active task owns its source partitions)."""
+    from kgroup.views.streams import tasks_text
+    from kgroup.writers import table
+
+    coordinator = str(view.coordinator) if view.coordinator else "(offline)"
+    table([[view.group, coordinator, view.state, view.group_type, _cell(view.group_epoch),
+            _cell(view.assignment_epoch), _cell(view.topology_epoch), view.assignor or "-", str(len(view.members))]],
+          ["GROUP", "COORDINATOR", "STATE", "TYPE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH",
+           "ASSIGNOR", "MEMBERS"])
+    click.echo("")
+    table([[s["subtopology"], ",".join(s["source_topics"]) or "-", ",".join(s["repartition_source_topics"]) or "-",
+            ",".join(s["repartition_sink_topics"]) or "-", ",".join(s["state_changelog_topics"]) or "-"]
+           for s in view.subtopologies],
+          ["SUBTOPOLOGY", "SOURCE-TOPICS", "REPARTITION-SOURCE-TOPICS", "REPARTITION-SINK-TOPICS",
+           "CHANGELOG-TOPICS"])
+    click.echo("")
+    table([[m.member_id, m.group_instance_id or "-", m.process_id, m.client_id, m.client_host, m.rack_id or "-",
+            m.endpoint or "-", _cell(m.member_epoch),
+            tasks_text(m.tasks.get("active")), tasks_text(m.target_tasks.get("active")),
+            tasks_text(m.tasks.get("standby")), tasks_text(m.target_tasks.get("standby")),
+            tasks_text(m.tasks.get("warmup")), tasks_text(m.target_tasks.get("warmup")),
+            "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"] for m in view.members],
+          ["MEMBER-ID", "INSTANCE-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "RACK", "ENDPOINT", "MEMBER-EPOCH",
+           "ACTIVE", "TARGET-ACTIVE", "STANDBY", "TARGET-STANDBY", "WARMUP", "TARGET-WARMUP", "STATUS"])
+    if with_offsets and view.offsets is not None:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),
+                r.member_id or "-"] for r in view.offsets],
+              ["TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "MEMBER-ID"])
 
 
 def _cell(value):

@@ -12,16 +12,17 @@ COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
 @cluster_options
 @click.option("--state", "states", multiple=True, metavar="STATE", type=GroupState(),
               help="Only groups in this state (Stable, PreparingRebalance, CompletingRebalance, Empty, "
-                   "Dead, Assigning, Reconciling; repeatable, case-insensitive).")
+                   "Dead, Assigning, Reconciling, NotReady; repeatable, case-insensitive).")
 @click.option("--type", "types", multiple=True, metavar="TYPE",
-              help="Only groups of this type (classic, consumer, share, streams; repeatable). Before "
-                   "ListGroups v5 the types are learnt by describing the groups.")
+              help="Only groups of this type (classic, consumer, share, streams; connect: kgroup serve's "
+                   "Connect worker groups; repeatable). Before ListGroups v5 the types are learnt by "
+                   "describing the groups.")
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
               help="List offline from __consumer_offsets (and __worker_offsets: Connect worker groups, "
                    "type connect) segment files, partition directories or a log directory (repeatable).")
 @output_option(["table", "json", "csv"])
 def list_command(cluster, states, types, dumps, output):
-    """List consumer groups on every broker of the cluster (or in a dump, with --from-dump).
+    """List the groups (every type) on every broker of the cluster (or in a dump, with --from-dump).
 
     Exit status: 0 ok (also when no group matches), 1 broker unreachable or a request failed,
     3 --from-dump found problems in the dump (warnings) and listed the rest.
@@ -32,10 +33,9 @@ def list_command(cluster, states, types, dumps, output):
     from kgroup.errors import KgroupError
 
     refuse_cluster_with_dump(dumps)
-    known_types = GROUP_TYPES + ("connect",) if dumps else GROUP_TYPES
     for t in types:
-        if t.lower() not in known_types:
-            raise click.BadParameter(f"{t!r}; choose from {', '.join(known_types)}", param_hint="--type")
+        if t.lower() not in GROUP_TYPES:
+            raise click.BadParameter(f"{t!r}; choose from {', '.join(GROUP_TYPES)}", param_hint="--type")
     warnings = DumpWarnings("list")
     try:
         if dumps:

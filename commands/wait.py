@@ -9,7 +9,8 @@ from kgroup.commands.options import CONTEXT_SETTINGS, GroupState, Seconds, clust
 @click.argument("group")
 @click.option("--state", "state", type=GroupState(), default="Stable", metavar="STATE",
               show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance "
-                   "(classic groups), Assigning, Reconciling (consumer groups) or Dead (which also matches a "
+                   "(classic groups), Assigning, Reconciling (consumer and streams groups), NotReady (streams "
+                   "groups) or Dead (which also matches a "
                    "group that does not exist).")
 @click.option("--caught-up", is_flag=True,
               help="Wait until the group is Stable and every member's epoch equals the group epoch with its "

@@ -10,9 +10,12 @@ from kgroup.errors import KgroupError
 from kgroup.wire.cluster import (RETRY_BACKOFF_S, ClusterClient, Coordinator, TransportError, error_name,
                                 retriable_coordinator_error, retriable_coordinator_name)
 
+# Classic groups' states, then the consumer/streams groups' (streams: NotReady while its internal
+# topics are missing); share groups use Empty, Stable and Dead.
 GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead",
-                "Assigning", "Reconciling")
-GROUP_TYPES = ("classic", "consumer", "share", "streams")
+                "Assigning", "Reconciling", "NotReady")
+# Kafka 4.4's types (ListGroups v5, KIP-1043), then kgroup serve's Connect worker groups.
+GROUP_TYPES = ("classic", "consumer", "share", "streams", "connect")
 
 
 @dataclass
@@ -191,8 +194,15 @@ def describe_groups(client: ClusterClient, group_ids, deadline: float | None = N
 def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[str]) -> dict[str, GroupView]:
     from kgroup.client.connect_describe import describe_connect_groups
     from kgroup.client.consumer_describe import describe_consumer_groups
+    from kgroup.client.share_describe import describe_share_groups
 
     listed = listed_types(client, coordinator)
+    from kgroup.client.streams_describe import describe_streams_groups
+
+    # share and streams groups: only their own describe API knows them (listed by ListGroups v5)
+    typed = describe_share_groups(client, coordinator, [g for g in groups if listed.get(g) == "share"])
+    typed.update(describe_streams_groups(client, coordinator, [g for g in groups if listed.get(g) == "streams"]))
+    groups = [g for g in groups if g not in typed]
     views = dict(describe_consumer_groups(client, coordinator,
                                           [g for g in groups if listed.get(g, "consumer") == "consumer"]))
     views.update(describe_connect_groups(client, coordinator,
@@ -200,7 +210,7 @@ def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[s
     classic = [g for g in groups if g not in views]
     if classic:
         views.update(_describe_classic(client, coordinator, classic))
-    return views
+    return {**views, **typed}
 
 
 def listed_types(client: ClusterClient, coordinator: Coordinator) -> dict[str, str]:
@@ -359,7 +369,12 @@ def topic_partitions(client: ClusterClient, topics) -> dict[str, list[int] | str
 
 
 def attach_offsets(client: ClusterClient, view: GroupView) -> None:
-    """Fill view.offsets: committed offsets, log end, lag and the owner of every partition."""
+    """Fill view.offsets: committed offsets, log end, lag and the owner of every partition (a
+    share group's: start offset and lag per share partition)."""
+    if view.group_type == "share":
+        from kgroup.client.share_describe import attach_share_offsets
+
+        return attach_share_offsets(client, view)
     owners = view.owners()
     assigned: dict[str, set[int]] = defaultdict(set)
     for t, p in owners:

@@ -30,6 +30,16 @@ __all__ = [
     "ConnectGroupSetConnectorsResponse",
     "ConnectGroupDescribeRequest",
     "ConnectGroupDescribeResponse",
+    "ShareGroupDescribeRequest",
+    "ShareGroupDescribeResponse",
+    "DescribeShareGroupOffsetsRequest",
+    "DescribeShareGroupOffsetsResponse",
+    "StreamsGroupDescribeRequest",
+    "StreamsGroupDescribeResponse",
+    "AlterShareGroupOffsetsRequest",
+    "AlterShareGroupOffsetsResponse",
+    "DeleteShareGroupOffsetsRequest",
+    "DeleteShareGroupOffsetsResponse",
     "fast_constructor",
 ]
 
@@ -78,6 +88,21 @@ ConnectGroupSetConnectorsRequest = _declared("ConnectGroupSetConnectorsRequest")
 ConnectGroupSetConnectorsResponse = _declared("ConnectGroupSetConnectorsResponse")
 ConnectGroupDescribeRequest = _declared("ConnectGroupDescribeRequest")
 ConnectGroupDescribeResponse = _declared("ConnectGroupDescribeResponse")
+
+
+# Share groups (KIP-932) and streams groups (KIP-1071) at Kafka 4.4's versions: describe reads them
+# (ShareGroupDescribe v1, DescribeShareGroupOffsets v0-1, StreamsGroupDescribe v0-1); the share
+# offsets' Alter (v0) and Delete (v0) are declared for reset-offsets / delete-offsets.
+ShareGroupDescribeRequest = _declared("ShareGroupDescribeRequest")
+ShareGroupDescribeResponse = _declared("ShareGroupDescribeResponse")
+DescribeShareGroupOffsetsRequest = _declared("DescribeShareGroupOffsetsRequest")
+DescribeShareGroupOffsetsResponse = _declared("DescribeShareGroupOffsetsResponse")
+StreamsGroupDescribeRequest = _declared("StreamsGroupDescribeRequest")
+StreamsGroupDescribeResponse = _declared("StreamsGroupDescribeResponse")
+AlterShareGroupOffsetsRequest = _declared("AlterShareGroupOffsetsRequest")
+AlterShareGroupOffsetsResponse = _declared("AlterShareGroupOffsetsResponse")
+DeleteShareGroupOffsetsRequest = _declared("DeleteShareGroupOffsetsRequest")
+DeleteShareGroupOffsetsResponse = _declared("DeleteShareGroupOffsetsResponse")
 
 
 def fast_constructor(cls):

@@ -95,9 +95,15 @@ class OffsetRow:
     group_instance_id: str | None = None
     error: str | None = None
     leader_epoch: int | None = None     # the committed offset's leader epoch (kafka-consumer-groups --verbose)
+    # A share group's partition (KIP-932): its share-partition start offset and the lag Kafka
+    # reports for it (DescribeShareGroupOffsets v1), instead of a committed offset.
+    start_offset: int | None = None
+    share_lag: int | None = None
 
     @property
     def lag(self) -> int | None:
+        if self.start_offset is not None:
+            return self.share_lag
         if self.committed is None or self.log_end is None or self.committed < 0:
             return None
         # Negative, as kafka-consumer-groups shows it, when the committed offset is past the log
@@ -108,6 +114,8 @@ class OffsetRow:
         data = {"topic": self.topic, "partition": self.partition, "committed": self.committed,
                 "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id,
                 "group_instance_id": self.group_instance_id, "leader_epoch": self.leader_epoch}
+        if self.start_offset is not None:
+            data["start_offset"] = self.start_offset
         if self.error:
             data["error"] = self.error
         return data
@@ -149,8 +157,8 @@ class GroupView(MembersSummary):
     error: str | None = None
     generation: int | None = None          # known offline only (DescribeGroups does not carry it)
     instance_moves: list[dict] | None = None  # offline only: instance ids seen with several member ids/hosts
-    group_type: str = "classic"            # "consumer" for a KIP-848 group
-    group_epoch: int | None = None         # consumer groups only, as the three below
+    group_type: str = "classic"            # "consumer" for a KIP-848 group, "share" for a KIP-932 one
+    group_epoch: int | None = None         # consumer and share groups only, as the three below
     assignment_epoch: int | None = None
     assignor: str | None = None
 

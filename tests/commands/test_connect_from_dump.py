@@ -61,8 +61,8 @@ def test_list_from_dump(serve_dump):
         ("cc", "Stable", "connect", None), ("g", "Empty", "classic", None)]
     only = json.loads(invoke("list", "--from-dump", str(serve_dump), "--type", "connect", "-o", "json"))
     assert [r["group"] for r in only] == ["cc"]
-    result = CliRunner().invoke(cli, ["list", "--type", "connect"])
-    assert result.exit_code == 2 and "'connect'; choose from classic, consumer, share, streams" in result.output
+    result = CliRunner().invoke(cli, ["list", "--type", "kafka"])
+    assert result.exit_code == 2 and "'kafka'; choose from classic, consumer, share, streams, connect" in result.output
 
 
 def test_a_simulated_run_replayed_from_its_records(tmp_path, monkeypatch):

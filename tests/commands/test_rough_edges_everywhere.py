@@ -68,7 +68,7 @@ def test_an_unknown_state_is_one_wording_listing_the_states(command, args, state
     assert result.exit_code == 2, result.output
     assert result.stderr == (f"kgroup {command}: Invalid value for '--state': '{state}' is not a group state; "
                              "choose from Stable, PreparingRebalance, CompletingRebalance, Empty, Dead, Assigning, "
-                             "Reconciling\n")
+                             "Reconciling, NotReady\n")
 
 
 # An operator's client.properties, written for Kafka's tools and clients (issue 26 point 3).
