@@ -318,7 +318,7 @@ def _apply(coord, group: ConsumerGroup, records: list) -> ConsumerGroup:
 
 
 def _assignment(assigned) -> object:
-    items = assigned.items() if len(assigned) < 2 else sorted(assigned.items(), key=lambda i: i[0].bytes)
+    items = assigned.items() if len(assigned) < 2 else sorted(assigned.items(), key=rec.topic_id_order)
     return _assignment_of(None, [_topic_partitions(None, t, sorted(p)) for t, p in items])
 
 

@@ -86,9 +86,20 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Record:
 
 
 def _partitions_with_epochs(m: ConsumerGroupMember, row: Mapping) -> list[dict]:
+    """Each partition's ``m.assignment_epoch``, looked up per topic rather than per partition (a
+    topic id's hash is computed in Python: a per-partition lookup of it dominated this record)."""
     out = _partitions_out(row)
+    if not out:
+        return out
+    default = max(m.member_epoch, 0)
+    assigned, pending, epochs = m.assigned, m.pending_revocation, m.assignment_epochs
     for topic in out:
-        topic["assignmentEpochs"] = [m.assignment_epoch(topic["topicId"], p) for p in topic["partitions"]]
+        topic_id = topic["topicId"]
+        held, revoking = assigned.get(topic_id, ()), pending.get(topic_id, ())
+        known = epochs.get(topic_id) or {}
+        topic["assignmentEpochs"] = [
+            (default if (epoch := known.get(p)) is None else epoch) if p in held or p in revoking else None
+            for p in topic["partitions"]]
     return out
 
 
@@ -130,12 +141,14 @@ def group_tombstones(group: ConsumerGroup) -> list:
 def _partitions_out(row: Mapping) -> list[dict]:
     if not row:
         return []
-    items = row.items() if len(row) < 2 else sorted(row.items(), key=_topic_id_order)
+    items = row.items() if len(row) < 2 else sorted(row.items(), key=topic_id_order)
     return [{"topicId": topic_id, "partitions": sorted(parts)} for topic_id, parts in items if parts]
 
 
-def _topic_id_order(item) -> bytes:
-    return item[0].bytes
+def topic_id_order(item) -> int:
+    """Kafka's order of topic ids (by their bytes, unsigned): the same as their 128-bit value's,
+    which a UUID holds, while ``.bytes`` is computed at each call."""
+    return item[0].int
 
 
 def _partitions_in(items, epochs: dict | None = None, member_epoch: int = 0) -> dict:
