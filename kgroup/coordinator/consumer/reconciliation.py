@@ -164,10 +164,17 @@ def _epochs(member, assigned: Mapping, pending: Mapping, target_epoch: int) -> d
     epoch (kept or moved to pending revocation), a new one gets the target epoch (Kafka 4.4's
     CurrentAssignmentBuilder.computeNextAssignment)."""
     out: dict = {}
+    default = max(member.member_epoch, 0)       # member.assignment_epoch's, looked up per topic
     for partitions in (assigned, pending):
         for topic_id, parts in partitions.items():
             epochs = out.setdefault(topic_id, {})
+            held = member.assigned.get(topic_id, ())
+            revoking = member.pending_revocation.get(topic_id, ())
+            known = member.assignment_epochs.get(topic_id) or {}
             for partition in parts:
-                epoch = member.assignment_epoch(topic_id, partition)
-                epochs[partition] = target_epoch if epoch is None else epoch
+                if partition in held or partition in revoking:
+                    epoch = known.get(partition)
+                    epochs[partition] = default if epoch is None else epoch
+                else:
+                    epochs[partition] = target_epoch
     return out
