@@ -98,13 +98,27 @@ def _supports(group: ConsumerGroup, protocol_type: str, names: list) -> bool:
     return any(group.classic_protocols.get(name, 0) == everyone for name in names)
 
 
+_SUBSCRIPTIONS: dict[bytes, dict] = {}
+_SUBSCRIPTIONS_LIMIT = 1 << 12
+
+
 def _subscription(protocols: list) -> dict:
-    """The first protocol's embedded ConsumerProtocolSubscription."""
+    """The first protocol's embedded ConsumerProtocolSubscription (read only: remembered by its
+    bytes, since a classic member rejoins with the same ones at every epoch bump of the group)."""
     from kgroup.records import decode_subscription
+    metadata = protocols[0][1]
+    known = _SUBSCRIPTIONS.get(metadata) if isinstance(metadata, bytes) else None
+    if known is not None:
+        return known
     try:
-        return decode_subscription(protocols[0][1])
+        subscription = decode_subscription(metadata)
     except Exception:     # noqa: BLE001 - a subscription that does not parse cannot join
         raise _Refused(INCONSISTENT_GROUP_PROTOCOL) from None
+    if isinstance(metadata, bytes):
+        if len(_SUBSCRIPTIONS) >= _SUBSCRIPTIONS_LIMIT:
+            _SUBSCRIPTIONS.clear()
+        _SUBSCRIPTIONS[metadata] = subscription
+    return subscription
 
 
 def _member_for(group: ConsumerGroup, member_id: str, instance_id, unknown: bool, records: list):
