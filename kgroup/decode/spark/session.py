@@ -148,7 +148,17 @@ def get_session(master: str = "local[*]", conf: dict | None = None, app_name: st
         raise SparkUnavailable(f"could not start Spark (master {master}): {_first_line(exc)} "
                                f"(Spark's log: {log})") from None
     context.setLogLevel("ERROR")
+    _quiet_accumulator_server(context)
     return session, True
+
+
+def _quiet_accumulator_server(context) -> None:
+    """pyspark's accumulator server (a socketserver in this process that the JVM sends task updates
+    to) prints a traceback on stderr when the JVM drops its connection mid-update, as it does when
+    an interrupted run stops the JVM: the run says "interrupted" and nothing else."""
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, client_address: None
 
 
 def _launch_gateway(launch_gateway, spark_conf, sink):
