@@ -85,17 +85,6 @@ def bootstrap_text(addresses) -> str:
     return ",".join(f"[{host}]:{port}" if ":" in host else f"{host}:{port}" for host, port in addresses)
 
 
-#: How long closing a client may take before it is left to the (daemon) IO thread.
-CLOSE_GRACE_S = 5.0
-
-
-def _close_quietly(admin) -> None:
-    try:
-        admin.close()
-    except Exception:  # noqa: BLE001 - closing must not mask the real outcome
-        pass
-
-
 class ClusterClient:
     """A bootstrapped cluster connection; use as a context manager so sockets close."""
 
@@ -181,26 +170,12 @@ class ClusterClient:
         return False
 
     def close(self) -> None:
-        """Close the admin client, waiting for it at most CLOSE_GRACE_S while waking kafka-python's IO
-        thread (whose stop() joins that thread without a limit, and the thread can miss its wake-up
-        under load, as `_run_bounded` says): a Ctrl-C during `remove-members --wait` hung for 20 s and
-        more in the tests. The IO thread is a daemon, so one left behind does not hold the exit."""
-        import threading
-
-        if self._admin is None:
-            return
-        admin, self._admin = self._admin, None
-        closer = threading.Thread(target=_close_quietly, args=(admin,), name="kgroup-close", daemon=True)
-        closer.start()
-        net = getattr(self._manager, "_net", None)
-        deadline = time.monotonic() + CLOSE_GRACE_S
-        while closer.is_alive() and time.monotonic() < deadline:
-            closer.join(0.25)
-            if net is not None:
-                try:
-                    net.wakeup()
-                except Exception:  # noqa: BLE001 - a loop already stopped has nothing to wake
-                    pass
+        if self._admin is not None:
+            admin, self._admin = self._admin, None
+            try:
+                admin.close()
+            except Exception:  # noqa: BLE001 - closing must not mask the real outcome
+                pass
 
     # -- requests ---------------------------------------------------------------------------
 
