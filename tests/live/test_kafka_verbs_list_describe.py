@@ -54,8 +54,9 @@ def groups(kafka, tmp_path_factory):
         "vd-consumer": [JavaMember(cp, kafka.bootstrap, "vd-consumer", [TOPIC], "jk-0"),
                         RdkafkaMember(kafka.bootstrap, "vd-consumer", [TOPIC], "rk-0"),
                         JavaMember(cp, kafka.bootstrap, "vd-consumer", [TOPIC], None)],
-        "vd-py": [PythonMember(kafka.bootstrap, "vd-py", [TOPIC], "p-0"),
-                  PythonMember(kafka.bootstrap, "vd-py", [TOPIC], None)],
+        # kafka-python heartbeats from this process's threads: a long session rides out a busy GIL
+        "vd-py": [PythonMember(kafka.bootstrap, "vd-py", [TOPIC], "p-0", session_timeout_ms=30000),
+                  PythonMember(kafka.bootstrap, "vd-py", [TOPIC], None, session_timeout_ms=30000)],
         "vd-rdk-classic": [RdkafkaMember(kafka.bootstrap, "vd-rdk-classic", [TOPIC], "rc-0", protocol="classic")],
         "vd-reconciling": [RdkafkaMember(kafka.bootstrap, "vd-reconciling", [TOPIC], "q-0"),
                            RdkafkaMember(kafka.bootstrap, "vd-reconciling", [TOPIC], "q-1")],
