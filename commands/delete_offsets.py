@@ -33,8 +33,13 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     from kgroup.errors import KgroupError
 
     try:
+        from kgroup.client.share_offsets import delete_share_offsets, is_share_group
+
         with cluster.connect() as client:
-            rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
+            if is_share_group(client, group):    # per topic, DeleteShareGroupOffsets
+                rows = delete_share_offsets(client, group, topics, dry_run)
+            else:
+                rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
     except KgroupError as exc:
         fail("delete-offsets", exc)
     render_rows(rows, ["topic", "partition", "error"], output)
