@@ -22,6 +22,9 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     Kafka refuses a partition of a topic a member is still subscribed to
     (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
 
+    A share group's (KIP-932) start offsets are deleted per topic (DeleteShareGroupOffsets), only
+    while it is Empty.
+
     Exit status: 0 all deleted (dry run: all would be), 3 some partitions failed, 1 nothing
     deleted, 2 usage error.
     """

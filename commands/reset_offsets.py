@@ -51,6 +51,9 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     that --execute will be refused until it is, naming its members and the `kgroup wait` or
     `kgroup remove-members` command that gets it there.
 
+    A share group's (KIP-932) start offsets are planned and reset (AlterShareGroupOffsets) as
+    kafka-share-groups does, only while it is Empty; --shift-by and --instance-id do not apply.
+
     Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
     every partition failed), 2 usage error.
     """
