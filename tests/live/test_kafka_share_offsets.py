@@ -131,6 +131,23 @@ def test_the_plan_is_what_kafka_share_groups_dry_run_plans(kafka, members, spec)
     assert start_offsets(kafka) == before == kafka_start_offsets(kafka)     # a plan changes nothing
 
 
+def test_export_and_from_file_are_kafka_share_groups_csv(kafka, members, tmp_path):
+    spec = ["--topic", TOPIC, "--to-offset", "1"]
+    ours = kg(kafka, "reset-offsets", GROUP, *spec, "--export")
+    assert ours.exit_code == 0, ours.stderr
+    theirs = share_groups(kafka, "--reset-offsets", "--group", GROUP, *spec, "--dry-run", "--export").stdout
+    assert sorted(ours.stdout.split()) == sorted(theirs.split()) == [f"{TOPIC},0,1", f"{TOPIC},1,1"]
+
+    plan = tmp_path / "plan.csv"
+    plan.write_text(f"{TOPIC},0,2\n{TOPIC},1,99\n")
+    ours = kg(kafka, "reset-offsets", GROUP, "--from-file", plan, "-o", "json")
+    assert ours.exit_code == 0, ours.stderr
+    theirs = tool_table(share_groups(kafka, "--reset-offsets", "--group", GROUP, "--from-file", str(plan),
+                                     "--dry-run").stdout)
+    assert sorted((r["topic"], r["partition"], r["new"]) for r in ours.json["offsets"]) == sorted(
+        (r["TOPIC"], int(r["PARTITION"]), int(r["NEW-OFFSET"])) for r in theirs) == [(TOPIC, 0, 2), (TOPIC, 1, 7)]
+
+
 def test_reset_offsets_execute_moves_the_start_offsets(kafka, members):
     before = start_offsets(kafka)
     done = kg(kafka, "reset-offsets", GROUP, "--topic", TOPIC, "--to-offset", "3", "--execute", "-o", "json")
