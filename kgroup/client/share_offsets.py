@@ -133,7 +133,7 @@ def alter_start_offsets(client: ClusterClient, view: GroupView, plans: list[Part
     response, _ = client.to_coordinator(group, lambda _c: request, f"AlterShareGroupOffsets for group {group!r}",
                                         code_of=_alter_code, coordinator=view.coordinator)
     if response.error_code:
-        _top_level(response, group, view, "Read", "resets")
+        _top_level(response, view, "AlterShareGroupOffsets", "Read", "resets")
     index = {(p.topic, p.partition): p for p in plans}
     for topic in response.responses:
         for part in topic.partitions:
@@ -147,17 +147,16 @@ def _alter_code(response) -> int:
                                         if retriable_coordinator_error(p.error_code)), 0)
 
 
-def _top_level(response, group: str, view: GroupView, operation: str, what: str) -> None:
-    """Raise the request's top-level error as one line."""
-    name = error_name(response.error_code)
+def _top_level(response, view: GroupView, api: str, operation: str, what: str) -> None:
+    """Raise `api`'s top-level error as one line (`operation`: the group right it needs)."""
+    group, name = view.group, error_name(response.error_code)
     check(name, operation, group)
     if name == "NON_EMPTY_GROUP":         # a member joined since the describe
         raise KgroupError(not_empty_error(group, view, what) + " (NON_EMPTY_GROUP)")
     if name == "GROUP_ID_NOT_FOUND":
         raise KgroupError(no_such_group(group, view.coordinator))
-    message = getattr(response, "error_message", None)
-    raise KgroupError(f"group {group!r}: {'AlterShareGroupOffsets' if operation == 'Read' else 'DeleteShareGroupOffsets'}"
-                      f" failed: {name}" + (f": {message}" if message else ""))
+    message = response.error_message
+    raise KgroupError(f"group {group!r}: {api} failed: {name}" + (f": {message}" if message else ""))
 
 
 def _whole_topics(group: str, selectors) -> list[str]:
@@ -186,7 +185,7 @@ def delete_share_offsets(client: ClusterClient, group: str, selectors, dry_run: 
     response, _ = client.to_coordinator(group, lambda _c: request, f"DeleteShareGroupOffsets for group {group!r}",
                                         coordinator=view.coordinator)
     if response.error_code:
-        _top_level(response, group, view, "Delete", "deletes")
+        _top_level(response, view, "DeleteShareGroupOffsets", "Delete", "deletes")
     answered = {r.topic_name: (error_name(r.error_code) if r.error_code else None) for r in response.responses}
     return [{"topic": t, "partition": None, "error": answered.get(t, "MISSING_FROM_RESPONSE")} for t in sorted(topics)]
 
