@@ -173,7 +173,11 @@ class GroupView(MembersSummary):
         """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it
         does not own exactly its row of the target assignment (Kafka's member states
         UNREVOKED_PARTITIONS / UNRELEASED_PARTITIONS). Always False in a classic group."""
-        if self.group_type != "consumer" or member.member_epoch is None:
+        if member.member_epoch is None:
+            return False
+        if self.group_type == "share":   # no revocation: a member takes its target at its next heartbeat
+            return member.member_epoch != self.group_epoch
+        if self.group_type != "consumer":
             return False
         return (member.member_epoch != self.group_epoch
                 or _partition_set(member.assignment) != _partition_set(member.target_assignment or []))
