@@ -76,10 +76,14 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
         instances = split_ids(instance_ids)
         if not (topics or all_topics or file_offsets or instances):
             raise click.UsageError("no partitions selected: give --topic, --all-topics, --from-file or --instance-id")
-        from kgroup.client.offsets_admin import plan_reset
+        from kgroup.client.offsets_admin import describe_one, plan_reset
+        from kgroup.client.streams_offsets import plan_streams_reset
+        from kgroup.views.streams import STREAMS_TYPE
 
         with cluster.connect() as client:
-            report = plan_reset(client, group, chosen, topics, all_topics, file_offsets, instances, execute)
+            view = describe_one(client, group)
+            plan = plan_streams_reset if view.group_type == STREAMS_TYPE else plan_reset
+            report = plan(client, group, chosen, topics, all_topics, file_offsets, instances, execute, view=view)
     except KgroupError as exc:
         fail("reset-offsets", exc)
     _render(report, output, export)

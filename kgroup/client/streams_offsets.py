@@ -1,0 +1,240 @@
+"""A streams group's (KIP-1071) offsets and internal topics as kafka-streams-groups handles them
+(Kafka 4.4's StreamsGroupCommand): reset-offsets of its input topics, delete-offsets, and the
+repartition and changelog topics `delete --internal-topics` removes with the group.
+
+Kafka's Admin maps its streams-group calls onto the consumer-group wire requests
+(alterStreamsGroupOffsets: OffsetCommit as an admin, deleteStreamsGroupOffsets: OffsetDelete,
+deleteStreamsGroups: DeleteGroups), so kgroup sends the same requests; what differs is which
+partitions are chosen and the coordinator's rules for a streams group (StreamsGroup.java): an admin
+commit only while the group has no member, DeleteGroups only while it is Empty, OffsetDelete refused
+(GROUP_SUBSCRIBED_TO_TOPIC) for a source or repartition-source topic of its topology while it is
+neither Empty nor Dead. Kafka 4.4 has no admin removal of a streams group's member: LeaveGroup
+answers UNKNOWN_MEMBER_ID for one ("Group ... not found"), and Admin has no removeMembers call for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgroup.client.groups import committed_offsets, offsets_at
+from kgroup.client.offsets_admin import (EARLIEST, LATEST, ResetReport, commit_plan, describe_one, mark_refusals,
+                                         select_partitions)
+from kgroup.client.reset import TIMESTAMP_TARGETS, plan_partition
+from kgroup.errors import KgroupError, KgroupUsageError
+from kgroup.views.streams import StreamsGroupView
+from kgroup.wire.cluster import ClusterClient, error_name
+
+INACTIVE_STATES = ("Empty", "Dead")
+
+# StreamsGroupCommand.matchesInternalTopicFormat: the suffixes Kafka Streams gives its internal topics
+_INTERNAL_SUFFIXES = ("-changelog", "-repartition", "-subscription-registration-topic",
+                      "-subscription-response-topic")
+_FK_JOIN = re.compile(r".+-KTABLE-FK-JOIN-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic")
+
+
+def input_topics(view: StreamsGroupView) -> set[str]:
+    """The topology's source topics (not the repartition topics it reads): what
+    `--all-topics` resets, kafka-streams-groups' --all-input-topics."""
+    return {t for s in view.subtopologies for t in s["source_topics"]}
+
+
+def read_topics(view: StreamsGroupView) -> set[str]:
+    """Source and repartition-source topics: what the coordinator counts as the group's subscription
+    (StreamsTopology.sourceTopicMap)."""
+    return {t for s in view.subtopologies for t in s["source_topics"] + s["repartition_source_topics"]}
+
+
+def subscribed_topics(view: StreamsGroupView) -> set[str]:
+    """The topics OffsetDelete refuses (GROUP_SUBSCRIBED_TO_TOPIC): none while the group is Empty
+    or Dead (StreamsGroup.isSubscribedToTopic), else those it reads."""
+    return set() if view.state in INACTIVE_STATES else read_topics(view)
+
+
+def inferred_internal(topic: str, application_id: str) -> bool:
+    """StreamsGroupCommand.isInferredInternalTopic: named `{application id}-...` with an internal suffix."""
+    return topic.startswith(application_id + "-") and (topic.endswith(_INTERNAL_SUFFIXES)
+                                                          or bool(_FK_JOIN.fullmatch(topic)))
+
+
+def internal_topics(view: StreamsGroupView) -> tuple[list[str], list[str]]:
+    """(the group's repartition and changelog topics that deleting it may delete, those its topology
+    names but that are not named as Kafka Streams names internal topics, which Kafka's tool keeps)."""
+    sources = input_topics(view)
+    named = sorted({t for s in view.subtopologies for t in s["repartition_source_topics"] + s["state_changelog_topics"]}
+                   - sources)
+    return ([t for t in named if inferred_internal(t, view.group)],
+            [t for t in named if not inferred_internal(t, view.group)])
+
+
+def make_empty_steps(view: StreamsGroupView) -> str:
+    """What makes a streams group Empty: its instances stopped, and the static ones that closed
+    without leaving (member epoch -2) gone when their session times out — Kafka 4.4 cannot remove a
+    streams group's member as an admin."""
+    def listed(names):
+        return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+    running = [m.group_instance_id or m.member_id for m in view.members if not m.left]
+    left = [m.group_instance_id for m in view.members if m.left]
+    steps = []
+    if running:
+        steps.append(f"stop the application's instances ({listed(running)})")
+    if left:
+        steps.append(f"{listed(left)} closed but the group keeps static members until their session times out "
+                     "(Kafka 4.4 cannot remove a streams group's member)")
+    return "; ".join(steps) + f", then wait (kgroup wait {view.group} --state Empty)"
+
+
+def active_group_error(view: StreamsGroupView) -> str:
+    """kafka-streams-groups' rule for --reset-offsets --execute, as one line."""
+    return (f"streams group {view.group!r} is {view.state}, not Empty: offsets can only be reset while no "
+            f"instance of the application is in the group; {make_empty_steps(view)}")
+
+
+def member_removal_refusal(group: str) -> str:
+    """Why `remove-members` cannot act on a streams group."""
+    return (f"group {group!r} is a streams group: Kafka 4.4 cannot remove its members as an admin (its "
+            "LeaveGroup does not apply to streams groups and Admin has no such call); stop the instance "
+            "(KafkaStreams.close with leaveGroup) or let its session time out")
+
+
+def select_streams_partitions(client: ClusterClient, view: StreamsGroupView, selectors, all_topics: bool,
+                              committed, file_offsets):
+    """The partitions kafka-streams-groups resets -> (chosen, failed rows): `--all-topics` the input
+    topics' committed partitions; `--topic` the given ones, each of which the group must have a
+    committed offset for (Kafka's tool otherwise resets nothing: "One or more topics are not part of
+    the group"); `--from-file` the file's."""
+    chosen, missing = select_partitions(client, selectors, False, committed, file_offsets, None)
+    if selectors:
+        foreign = [tp for tp in chosen if tp not in committed and not (file_offsets and tp in file_offsets)]
+        if foreign:
+            named = ", ".join(f"{t}:{p}" for t, p in foreign[:10]) + (" ..." if len(foreign) > 10 else "")
+            raise KgroupError(f"streams group {view.group!r} has no committed offset for {named}: a streams group "
+                              f"resets only partitions it has committed (its input topics: "
+                              f"{', '.join(sorted(input_topics(view))) or 'none'})")
+    if all_topics:
+        chosen = sorted(set(chosen) | {tp for tp in committed if tp[0] in input_topics(view)})
+    return chosen, missing
+
+
+def delete_topics(client: ClusterClient, topics) -> dict[str, str | None]:
+    """DeleteTopics (a broker forwards it to the controller) -> topic: error name or None."""
+    from kafka.protocol.admin import DeleteTopicsRequest
+
+    topics = sorted(set(topics))
+    if not topics:
+        return {}
+    version = min(client.max_version(DeleteTopicsRequest), 5)
+    if version < 0:
+        raise KgroupError("the broker does not support DeleteTopics")
+    response = client.send(DeleteTopicsRequest(version=version, topic_names=topics,
+                                               timeout_ms=int(client.timeout_s * 1000)),
+                           what="DeleteTopics for the group's internal topics")
+    answered = {r.name: (error_name(r.error_code) if r.error_code else None) for r in response.responses}
+    return {t: answered.get(t, "MISSING_FROM_RESPONSE") for t in topics}
+
+
+def require_streams_selectors(instance_ids) -> None:
+    if instance_ids:
+        raise KgroupUsageError("--instance-id selects the partitions a consumer owns; a streams group's members "
+                               "run tasks: select with --topic, --all-topics or --from-file")
+
+
+def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), all_topics=False,
+                       file_offsets=None, instance_ids=(), execute=False, view: StreamsGroupView | None = None):
+    """`plan_reset` of a streams group, as kafka-streams-groups --reset-offsets: its input topics'
+    partitions planned with the same targets; with `execute`, committed as an admin while the group
+    is Empty (else a KgroupError naming its instances). Internal topics are not reset (nor deleted)."""
+    require_streams_selectors(instance_ids)
+    view = view or describe_one(client, group)
+    if execute and view.state not in INACTIVE_STATES:
+        raise KgroupError(active_group_error(view))
+    committed = committed_offsets(client, view.group, view.coordinator)
+    partitions, missing = select_streams_partitions(client, view, selectors, all_topics, committed, file_offsets)
+    if not partitions and not missing:
+        raise KgroupUsageError(f"streams group {view.group!r}: no partition selected"
+                               + (" (it has no committed offset of an input topic)" if all_topics else ""))
+    timed = target.kind in TIMESTAMP_TARGETS
+    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
+    by_time = found[target.value] if timed else {}
+    plans = [plan_partition(t, p, target, committed.get((t, p)), found[EARLIEST].get((t, p)),
+                            found[LATEST].get((t, p)),
+                            timestamp_offset=by_time.get((t, p)) if isinstance(by_time.get((t, p)), int) else None,
+                            file_offset=(file_offsets or {}).get((t, p)))
+             for t, p in partitions]
+    plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+    report = ResetReport(view.group, view.state, execute, plans)
+    if view.state not in INACTIVE_STATES:
+        report.execute_refused = make_empty_steps(view)
+    if execute:
+        commit_plan(client, view.group, view.coordinator, [p for p in plans if not p.error])
+    else:
+        mark_refusals(client, view, plans)
+    return report
+
+
+def streams_internal_topics(client: ClusterClient, groups) -> dict[str, tuple[list[str], list[str]]]:
+    """group -> (its internal topics that exist, topology topics not named as internal ones) for
+    the streams groups among `groups`, read before they are deleted (their topology goes with them)."""
+    from kgroup.client.groups import describe_groups, list_groups, topic_partitions
+    from kgroup.views.streams import STREAMS_TYPE
+
+    wanted = set(groups)
+    streams = [g.group for g in list_groups(client, types=[STREAMS_TYPE]) if g.group in wanted]
+    found = {}
+    for view in describe_groups(client, streams) if streams else ():
+        if view.error or view.group_type != STREAMS_TYPE:
+            continue
+        deletable, foreign = internal_topics(view)
+        existing = topic_partitions(client, deletable)
+        found[view.group] = ([t for t in deletable if isinstance(existing.get(t), list)], foreign)
+    return found
+
+
+def settle_internal_topics(client: ClusterClient, rows: list[dict], found, delete: bool, dry_run: bool) -> None:
+    """A streams group's delete row gets `internal_topics`: [{"topic", "action", "error"}] (the rows of
+    other groups stay as they were), action "deleted", "failed", "kept" (no --internal-topics, or the group was not deleted),
+    or in a dry run "would-delete"; with `delete`, DeleteTopics for the deleted groups' topics."""
+    doomed = [t for r in rows if r["error"] is None and r["group"] in found for t in found[r["group"]][0]]
+    answers = delete_topics(client, doomed) if delete and not dry_run else {}
+    for row in (r for r in rows if r["group"] in found):
+        entries = []
+        for topic in found[row["group"]][0]:
+            if row["error"] is None and delete:
+                error = answers.get(topic) if not dry_run else None
+                action = "would-delete" if dry_run else ("failed" if error else "deleted")
+            else:
+                error, action = None, "kept"
+            entries.append({"topic": topic, "action": action, "error": error})
+        row["internal_topics"] = entries
+
+
+def internal_topic_lines(rows: list[dict], found) -> list[str]:
+    """What delete says of each streams group's internal topics, one line each."""
+    lines = []
+    for row in rows:
+        entries = row.get("internal_topics") or []
+        group = row["group"]
+        for action, words in (("deleted", "deleted its internal topics"),
+                              ("would-delete", "would delete its internal topics")):
+            named = [e["topic"] for e in entries if e["action"] == action]
+            if named:
+                lines.append(f"group {group!r}: {words} {', '.join(named)}")
+        kept = [e["topic"] for e in entries if e["action"] == "kept"]
+        if kept:
+            how = ("--internal-topics deletes them with the group" if row["error"] is None
+                   else "the group was not deleted")
+            lines.append(f"group {group!r}: internal topics kept: {', '.join(kept)} ({how})")
+        for e in entries:
+            if e["action"] == "failed":
+                lines.append(f"group {group!r}: internal topic {e['topic']} not deleted: {e['error']}")
+        for topic in found.get(group, ([], []))[1]:
+            lines.append(f"group {group!r}: {topic} is not named as an internal topic of the group "
+                         "(application id prefix and internal suffix) and is never deleted with it")
+    return lines
+
+
+def internal_topic_failures(rows: list[dict]) -> int:
+    """Rows whose group was deleted but an internal topic was not (gone already does not count, as
+    kafka-streams-groups does not count it)."""
+    return sum(1 for r in rows if any(e["action"] == "failed" and e["error"] != "UNKNOWN_TOPIC_OR_PARTITION"
+                                      for e in r.get("internal_topics") or []))
