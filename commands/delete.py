@@ -13,7 +13,7 @@ from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, exit_for_
                    "(NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND).")
 @click.option("--internal-topics", "internal_topics", is_flag=True,
               help="A streams group's repartition and changelog topics (from its topology) are deleted "
-                   "too, once the group is (kafka-streams-groups --delete --delete-all-internal-topics). "
+                   "too, once the group is, as kafka-streams-groups can. "
                    "Without it they stay, and each one that exists is named.")
 @cluster_options
 @output_option(["table", "json", "csv"])

@@ -15,13 +15,14 @@ answers UNKNOWN_MEMBER_ID for one ("Group ... not found"), and Admin has no remo
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from kgroup.client.groups import committed_offsets, offsets_at
+from kgroup.client.groups import committed_offsets, describe_groups, list_groups, offsets_at, topic_partitions
 from kgroup.client.offsets_admin import (EARLIEST, LATEST, ResetReport, commit_plan, describe_one, mark_refusals,
                                          select_partitions)
 from kgroup.client.reset import TIMESTAMP_TARGETS, plan_partition
 from kgroup.errors import KgroupError, KgroupUsageError
-from kgroup.views.streams import StreamsGroupView
+from kgroup.views.streams import STREAMS_TYPE, StreamsGroupView
 from kgroup.wire.cluster import ClusterClient, error_name
 
 INACTIVE_STATES = ("Empty", "Dead")
@@ -139,11 +140,28 @@ def require_streams_selectors(instance_ids) -> None:
                                "run tasks: select with --topic, --all-topics or --from-file")
 
 
+@dataclass
+class StreamsResetReport(ResetReport):
+    """A streams group's reset: with --internal-topics, what became of its internal topics."""
+    internal_topics: list | None = None      # [{"topic", "action", "error"}], as `delete` has them
+
+    def to_json(self) -> dict:
+        doc = super().to_json()
+        if self.internal_topics is not None:
+            doc["internal_topics"] = self.internal_topics
+        return doc
+
+    @property
+    def topic_failures(self) -> int:
+        return internal_topic_failures([{"internal_topics": self.internal_topics}])
+
+
 def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), all_topics=False,
                        file_offsets=None, instance_ids=(), execute=False, view: StreamsGroupView | None = None):
     """`plan_reset` of a streams group, as kafka-streams-groups --reset-offsets: its input topics'
     partitions planned with the same targets; with `execute`, committed as an admin while the group
-    is Empty (else a KgroupError naming its instances). Internal topics are not reset (nor deleted)."""
+    is Empty (else a KgroupError naming its instances). Internal topics are not reset; with
+    --internal-topics `reset_internal_topics` deletes them afterwards."""
     require_streams_selectors(instance_ids)
     view = view or describe_one(client, group)
     if execute and view.state not in INACTIVE_STATES:
@@ -162,7 +180,7 @@ def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), 
                             file_offset=(file_offsets or {}).get((t, p)))
              for t, p in partitions]
     plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
-    report = ResetReport(view.group, view.state, execute, plans)
+    report = StreamsResetReport(view.group, view.state, execute, plans)
     if view.state not in INACTIVE_STATES:
         report.execute_refused = make_empty_steps(view)
     if execute:
@@ -175,9 +193,6 @@ def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), 
 def streams_internal_topics(client: ClusterClient, groups) -> dict[str, tuple[list[str], list[str]]]:
     """group -> (its internal topics that exist, topology topics not named as internal ones) for
     the streams groups among `groups`, read before they are deleted (their topology goes with them)."""
-    from kgroup.client.groups import describe_groups, list_groups, topic_partitions
-    from kgroup.views.streams import STREAMS_TYPE
-
     wanted = set(groups)
     streams = [g.group for g in list_groups(client, types=[STREAMS_TYPE]) if g.group in wanted]
     found = {}
@@ -222,7 +237,7 @@ def internal_topic_lines(rows: list[dict], found) -> list[str]:
         kept = [e["topic"] for e in entries if e["action"] == "kept"]
         if kept:
             how = ("--internal-topics deletes them with the group" if row["error"] is None
-                   else "the group was not deleted")
+                   else row.get("kept_because", "the group was not deleted"))
             lines.append(f"group {group!r}: internal topics kept: {', '.join(kept)} ({how})")
         for e in entries:
             if e["action"] == "failed":
@@ -238,3 +253,18 @@ def internal_topic_failures(rows: list[dict]) -> int:
     kafka-streams-groups does not count it)."""
     return sum(1 for r in rows if any(e["action"] == "failed" and e["error"] != "UNKNOWN_TOPIC_OR_PARTITION"
                                       for e in r.get("internal_topics") or []))
+
+
+def reset_internal_topics(client: ClusterClient, view: StreamsGroupView, report: StreamsResetReport) -> list[str]:
+    """kafka-streams-groups --reset-offsets --execute --delete-all-internal-topics: once the offsets are
+    committed, DeleteTopics for the group's internal topics that exist (a plan: the ones it would
+    delete), so the application rebuilds its state from the reset input. -> the lines to say."""
+    deletable, foreign = internal_topics(view)
+    existing = topic_partitions(client, deletable)
+    found = {view.group: ([t for t in deletable if isinstance(existing.get(t), list)], foreign)}
+    committed = not report.executed or report.failed < len(report.offsets)
+    row = {"group": view.group, "error": None if committed else "NOTHING_COMMITTED",
+           "kept_because": "no offset was committed"}
+    settle_internal_topics(client, [row], found, True, not report.executed)
+    report.internal_topics = row["internal_topics"]
+    return internal_topic_lines([row], found)

@@ -148,12 +148,27 @@ def test_reset_offsets_plans_as_kafka_streams_groups_then_executes(kafka, app):
     foreign = kg(kafka, "reset-offsets", APP, "--topic", SINK, "--to-earliest")
     assert foreign.exit_code == 1 and f"has no committed offset for {SINK}:0" in foreign.stderr
 
+    internal = sorted((REPARTITION, CHANGELOG))
+    planned = kg(kafka, "reset-offsets", APP, "--all-topics", "--to-offset", "2", "--internal-topics", "-o", "json")
+    assert planned.json["internal_topics"] == [{"topic": t, "action": "would-delete", "error": None} for t in internal]
+    assert set(internal) <= topics(kafka)
+    classic = kg(kafka, "reset-offsets", "no-such-group", "--all-topics", "--to-earliest", "--internal-topics")
+    assert classic.exit_code == 2 and "is not a streams group" in classic.stderr
+
     before = committed(kafka)
+    assert {tp for tp in before if tp[0] == REPARTITION}        # the repartition topic's offsets are committed too
     done = kg(kafka, "reset-offsets", APP, "--all-topics", "--to-offset", "2", "--execute")
     assert done.exit_code == 0, done.stderr
-    assert "committed 2 partition(s)" in done.stderr
+    assert "committed 2 partition(s)" in done.stderr and "internal topics" not in done.stderr
     after = committed(kafka)
     assert after == {**before, (SOURCE, 0): 2, (SOURCE, 1): 2}     # the repartition topic's offsets untouched
+    assert set(internal) <= topics(kafka)
+    # as Kafka's --delete-all-internal-topics: the internal topics go too (the application's state
+    # is rebuilt from the reset input; the broker creates them again when the application returns)
+    done = kg(kafka, "reset-offsets", APP, "--all-topics", "--to-offset", "2", "--execute", "--internal-topics")
+    assert done.exit_code == 0, done.stderr
+    assert f"kgroup reset-offsets: group '{APP}': deleted its internal topics {', '.join(internal)}" in done.stderr
+    wait_for(lambda: not set(internal) & topics(kafka), 30, "the internal topics deleted", interval=0.5)
     # Kafka's view of the committed input offsets (its --describe shows none of an Empty group)
     assert tool_plan(kafka, "--all-input-topics", "--to-current") == {(SOURCE, 0): 2, (SOURCE, 1): 2}
 
@@ -167,7 +182,7 @@ def test_reset_offsets_plans_as_kafka_streams_groups_then_executes(kafka, app):
         theirs = {(r["TOPIC"], int(r["PARTITION"])): int(r["CURRENT-OFFSET"]) for r in theirs
                   if r["CURRENT-OFFSET"] != "-"}
         ours = committed(kafka)
-        at_end = all(ours.get((SOURCE, p)) == end for p, end in ENDS.items())
+        at_end = all(ours.get((SOURCE, p)) == end for p, end in ENDS.items()) and (REPARTITION, 0) in ours
         return theirs if at_end and theirs == ours else None
     wait_for(both_at_the_end, 60, "kgroup and kafka-streams-groups at the input's end", interval=0.5)
     assert instance.counted == reread
