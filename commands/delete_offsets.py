@@ -9,18 +9,23 @@ from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, exit_for
 @click.command("delete-offsets", context_settings=CONTEXT_SETTINGS)
 @click.argument("group")
 @topic_selector_option("Delete the offsets of this topic (every partition the group has an offset for, or "
-                       "TOPIC:P,P only; repeatable).", required=True)
+                       "TOPIC:P,P only; repeatable).")
+@click.option("--all-input-topics", "all_input_topics", is_flag=True,
+              help="A streams group only, instead of --topic: every input topic of its topology it has "
+                   "offsets for, as kafka-streams-groups has it.")
 @click.option("--dry-run", is_flag=True,
               help="Delete nothing: report for each partition the error Kafka would give "
                    "(GROUP_SUBSCRIBED_TO_TOPIC, UNKNOWN_TOPIC_OR_PARTITION, a missing right: "
                    "\"would be refused: not authorized to ...\"), with the exit status the real run would have.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def delete_offsets(group, topics, dry_run, cluster, output):
+def delete_offsets(group, topics, all_input_topics, dry_run, cluster, output):
     """Delete GROUP's committed offsets of the given topics with one OffsetDelete request.
 
     Kafka refuses a partition of a topic a member is still subscribed to
-    (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
+    (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error. A
+    streams group (KIP-1071) is refused the topics its topology reads unless it is
+    Empty; --all-input-topics selects its input topics' partitions.
 
     Exit status: 0 all deleted (dry run: all would be), 3 some partitions failed, 1 nothing
     deleted, 2 usage error.
@@ -32,8 +37,14 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     from kgroup.commands.output import render_rows
     from kgroup.errors import KgroupError
 
+    from kgroup.client.streams_offsets import input_topic_selectors
+
+    if bool(topics) == all_input_topics:
+        raise click.UsageError("give --topic or (for a streams group) --all-input-topics")
     try:
         with cluster.connect() as client:
+            if all_input_topics:
+                topics = input_topic_selectors(client, group)
             rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
     except KgroupError as exc:
         fail("delete-offsets", exc)

@@ -268,3 +268,20 @@ def reset_internal_topics(client: ClusterClient, view: StreamsGroupView, report:
     settle_internal_topics(client, [row], found, True, not report.executed)
     report.internal_topics = row["internal_topics"]
     return internal_topic_lines([row], found)
+
+
+def input_topic_selectors(client: ClusterClient, group: str) -> list[tuple[str, list[int]]]:
+    """kafka-streams-groups --delete-offsets --all-input-topics: the partitions of the topology's
+    source topics the group has committed offsets for, as `--topic T:P,...` selectors."""
+    view = describe_one(client, group)
+    if view.group_type != STREAMS_TYPE:
+        raise KgroupUsageError(f"--all-input-topics: group {group!r} is not a streams group")
+    sources = input_topics(view)
+    partitions: dict[str, list[int]] = {}
+    for topic, partition in sorted(committed_offsets(client, group, view.coordinator)):
+        if topic in sources:
+            partitions.setdefault(topic, []).append(partition)
+    if not partitions:
+        raise KgroupError(f"streams group {group!r} has no committed offset of an input topic "
+                          f"({', '.join(sorted(sources)) or 'none'})")
+    return sorted(partitions.items())

@@ -197,6 +197,15 @@ def test_delete_offsets_of_an_empty_streams_group(kafka, app):
     assert (SOURCE, 0) not in committed(kafka) and committed(kafka)[(SOURCE, 1)] == ENDS[1]
     assert tool_plan(kafka, "--all-input-topics", "--to-current") == {(SOURCE, 1): ENDS[1]}
 
+    usage = kg(kafka, "delete-offsets", APP)
+    assert usage.exit_code == 2 and "give --topic or (for a streams group) --all-input-topics" in usage.stderr
+    rest = kg(kafka, "delete-offsets", APP, "--all-input-topics", "-o", "json")    # Kafka's --all-input-topics
+    assert rest.exit_code == 0 and rest.json == [{"topic": SOURCE, "partition": 1, "error": None}]
+    left = committed(kafka)
+    assert not {tp for tp in left if tp[0] == SOURCE} and {tp for tp in left if tp[0] == REPARTITION}
+    none = kg(kafka, "delete-offsets", APP, "--all-input-topics")
+    assert none.exit_code == 1 and "has no committed offset of an input topic (so-in)" in none.stderr
+
 
 def test_delete_keeps_the_internal_topics_unless_asked(kafka, app):
     assert {REPARTITION, CHANGELOG} <= topics(kafka)
