@@ -145,6 +145,13 @@ def test_reset_offsets_plans_as_kafka_streams_groups_then_executes(kafka, app):
     ours = kg(kafka, "reset-offsets", APP, "--topic", f"{SOURCE}:1", "--shift-by", "-3", "-o", "json").json
     assert {(r["topic"], r["partition"]): r["new"] for r in ours["offsets"]} == \
         tool_plan(kafka, "--input-topic", f"{SOURCE}:1", "--shift-by", "-3") == {(SOURCE, 1): 4}
+    exported = kg(kafka, "reset-offsets", APP, "--all-topics", "--to-offset", "4", "--export")
+    assert exported.stdout == f"{SOURCE},0,4\n{SOURCE},1,4\n"
+    plan_file = app.root / "plan.csv"
+    plan_file.write_text(f"{SOURCE},1,6\n")
+    ours = kg(kafka, "reset-offsets", APP, "--from-file", plan_file, "-o", "json").json
+    assert {(r["topic"], r["partition"]): r["new"] for r in ours["offsets"]} == \
+        tool_plan(kafka, "--from-file", str(plan_file)) == {(SOURCE, 1): 6}
     foreign = kg(kafka, "reset-offsets", APP, "--topic", SINK, "--to-earliest")
     assert foreign.exit_code == 1 and f"has no committed offset for {SINK}:0" in foreign.stderr
 
