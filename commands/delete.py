@@ -31,10 +31,9 @@ def delete(groups, dry_run, internal_topics, cluster, output):
     from kgroup.client.offsets_admin import delete_groups
     from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows
+    from kgroup.client.streams_topics import (internal_topic_failures, internal_topic_lines,
+                                              settle_internal_topics, streams_internal_topics)
     from kgroup.errors import KgroupError
-
-    from kgroup.client.streams_offsets import (internal_topic_failures, internal_topic_lines,
-                                               settle_internal_topics, streams_internal_topics)
 
     try:
         with cluster.connect() as client:

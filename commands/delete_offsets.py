@@ -35,9 +35,8 @@ def delete_offsets(group, topics, all_input_topics, dry_run, cluster, output):
     from kgroup.client.offsets_admin import delete_offsets as delete
     from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows
-    from kgroup.errors import KgroupError
-
     from kgroup.client.streams_offsets import input_topic_selectors
+    from kgroup.errors import KgroupError
 
     if bool(topics) == all_input_topics:
         raise click.UsageError("give --topic or (for a streams group) --all-input-topics")

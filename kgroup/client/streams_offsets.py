@@ -1,6 +1,7 @@
-"""A streams group's (KIP-1071) offsets and internal topics as kafka-streams-groups handles them
-(Kafka 4.4's StreamsGroupCommand): reset-offsets of its input topics, delete-offsets, and the
-repartition and changelog topics `delete --internal-topics` removes with the group.
+"""A streams group's (KIP-1071) offsets as kafka-streams-groups handles them (Kafka 4.4's
+StreamsGroupCommand): reset-offsets of its input topics (and, asked, the deletion of its internal
+topics after it: `streams_topics`), delete-offsets' --all-input-topics and its dry run's rule, and why
+remove-members cannot act on it.
 
 Kafka's Admin maps its streams-group calls onto the consumer-group wire requests
 (alterStreamsGroupOffsets: OffsetCommit as an admin, deleteStreamsGroupOffsets: OffsetDelete,
@@ -14,29 +15,19 @@ answers UNKNOWN_MEMBER_ID for one ("Group ... not found"), and Admin has no remo
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from kgroup.client.groups import committed_offsets, describe_groups, list_groups, offsets_at, topic_partitions
+from kgroup.client.groups import committed_offsets, offsets_at, topic_partitions
 from kgroup.client.offsets_admin import (EARLIEST, LATEST, ResetReport, commit_plan, describe_one, mark_refusals,
                                          select_partitions)
 from kgroup.client.reset import TIMESTAMP_TARGETS, plan_partition
+from kgroup.client.streams_topics import (input_topics, internal_topic_failures, internal_topic_lines,
+                                          internal_topics, settle_internal_topics)
 from kgroup.errors import KgroupError, KgroupUsageError
 from kgroup.views.streams import STREAMS_TYPE, StreamsGroupView
-from kgroup.wire.cluster import ClusterClient, error_name
+from kgroup.wire.cluster import ClusterClient
 
 INACTIVE_STATES = ("Empty", "Dead")
-
-# StreamsGroupCommand.matchesInternalTopicFormat: the suffixes Kafka Streams gives its internal topics
-_INTERNAL_SUFFIXES = ("-changelog", "-repartition", "-subscription-registration-topic",
-                      "-subscription-response-topic")
-_FK_JOIN = re.compile(r".+-KTABLE-FK-JOIN-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic")
-
-
-def input_topics(view: StreamsGroupView) -> set[str]:
-    """The topology's source topics (not the repartition topics it reads): what
-    `--all-topics` resets, kafka-streams-groups' --all-input-topics."""
-    return {t for s in view.subtopologies for t in s["source_topics"]}
 
 
 def read_topics(view: StreamsGroupView) -> set[str]:
@@ -49,22 +40,6 @@ def subscribed_topics(view: StreamsGroupView) -> set[str]:
     """The topics OffsetDelete refuses (GROUP_SUBSCRIBED_TO_TOPIC): none while the group is Empty
     or Dead (StreamsGroup.isSubscribedToTopic), else those it reads."""
     return set() if view.state in INACTIVE_STATES else read_topics(view)
-
-
-def inferred_internal(topic: str, application_id: str) -> bool:
-    """StreamsGroupCommand.isInferredInternalTopic: named `{application id}-...` with an internal suffix."""
-    return topic.startswith(application_id + "-") and (topic.endswith(_INTERNAL_SUFFIXES)
-                                                          or bool(_FK_JOIN.fullmatch(topic)))
-
-
-def internal_topics(view: StreamsGroupView) -> tuple[list[str], list[str]]:
-    """(the group's repartition and changelog topics that deleting it may delete, those its topology
-    names but that are not named as Kafka Streams names internal topics, which Kafka's tool keeps)."""
-    sources = input_topics(view)
-    named = sorted({t for s in view.subtopologies for t in s["repartition_source_topics"] + s["state_changelog_topics"]}
-                   - sources)
-    return ([t for t in named if inferred_internal(t, view.group)],
-            [t for t in named if not inferred_internal(t, view.group)])
 
 
 def make_empty_steps(view: StreamsGroupView) -> str:
@@ -115,23 +90,6 @@ def select_streams_partitions(client: ClusterClient, view: StreamsGroupView, sel
     if all_topics:
         chosen = sorted(set(chosen) | {tp for tp in committed if tp[0] in input_topics(view)})
     return chosen, missing
-
-
-def delete_topics(client: ClusterClient, topics) -> dict[str, str | None]:
-    """DeleteTopics (a broker forwards it to the controller) -> topic: error name or None."""
-    from kafka.protocol.admin import DeleteTopicsRequest
-
-    topics = sorted(set(topics))
-    if not topics:
-        return {}
-    version = min(client.max_version(DeleteTopicsRequest), 5)
-    if version < 0:
-        raise KgroupError("the broker does not support DeleteTopics")
-    response = client.send(DeleteTopicsRequest(version=version, topic_names=topics,
-                                               timeout_ms=int(client.timeout_s * 1000)),
-                           what="DeleteTopics for the group's internal topics")
-    answered = {r.name: (error_name(r.error_code) if r.error_code else None) for r in response.responses}
-    return {t: answered.get(t, "MISSING_FROM_RESPONSE") for t in topics}
 
 
 def require_streams_selectors(instance_ids) -> None:
@@ -190,71 +148,6 @@ def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), 
     return report
 
 
-def streams_internal_topics(client: ClusterClient, groups) -> dict[str, tuple[list[str], list[str]]]:
-    """group -> (its internal topics that exist, topology topics not named as internal ones) for
-    the streams groups among `groups`, read before they are deleted (their topology goes with them)."""
-    wanted = set(groups)
-    streams = [g.group for g in list_groups(client, types=[STREAMS_TYPE]) if g.group in wanted]
-    found = {}
-    for view in describe_groups(client, streams) if streams else ():
-        if view.error or view.group_type != STREAMS_TYPE:
-            continue
-        deletable, foreign = internal_topics(view)
-        existing = topic_partitions(client, deletable)
-        found[view.group] = ([t for t in deletable if isinstance(existing.get(t), list)], foreign)
-    return found
-
-
-def settle_internal_topics(client: ClusterClient, rows: list[dict], found, delete: bool, dry_run: bool) -> None:
-    """A streams group's delete row gets `internal_topics`: [{"topic", "action", "error"}] (the rows of
-    other groups stay as they were), action "deleted", "failed", "kept" (no --internal-topics, or the group was not deleted),
-    or in a dry run "would-delete"; with `delete`, DeleteTopics for the deleted groups' topics."""
-    doomed = [t for r in rows if r["error"] is None and r["group"] in found for t in found[r["group"]][0]]
-    answers = delete_topics(client, doomed) if delete and not dry_run else {}
-    for row in (r for r in rows if r["group"] in found):
-        entries = []
-        for topic in found[row["group"]][0]:
-            if row["error"] is None and delete:
-                error = answers.get(topic) if not dry_run else None
-                action = "would-delete" if dry_run else ("failed" if error else "deleted")
-            else:
-                error, action = None, "kept"
-            entries.append({"topic": topic, "action": action, "error": error})
-        row["internal_topics"] = entries
-
-
-def internal_topic_lines(rows: list[dict], found) -> list[str]:
-    """What delete says of each streams group's internal topics, one line each."""
-    lines = []
-    for row in rows:
-        entries = row.get("internal_topics") or []
-        group = row["group"]
-        for action, words in (("deleted", "deleted its internal topics"),
-                              ("would-delete", "would delete its internal topics")):
-            named = [e["topic"] for e in entries if e["action"] == action]
-            if named:
-                lines.append(f"group {group!r}: {words} {', '.join(named)}")
-        kept = [e["topic"] for e in entries if e["action"] == "kept"]
-        if kept:
-            how = ("--internal-topics deletes them with the group" if row["error"] is None
-                   else row.get("kept_because", "the group was not deleted"))
-            lines.append(f"group {group!r}: internal topics kept: {', '.join(kept)} ({how})")
-        for e in entries:
-            if e["action"] == "failed":
-                lines.append(f"group {group!r}: internal topic {e['topic']} not deleted: {e['error']}")
-        for topic in found.get(group, ([], []))[1]:
-            lines.append(f"group {group!r}: {topic} is not named as an internal topic of the group "
-                         "(application id prefix and internal suffix) and is never deleted with it")
-    return lines
-
-
-def internal_topic_failures(rows: list[dict]) -> int:
-    """Rows whose group was deleted but an internal topic was not (gone already does not count, as
-    kafka-streams-groups does not count it)."""
-    return sum(1 for r in rows if any(e["action"] == "failed" and e["error"] != "UNKNOWN_TOPIC_OR_PARTITION"
-                                      for e in r.get("internal_topics") or []))
-
-
 def reset_internal_topics(client: ClusterClient, view: StreamsGroupView, report: StreamsResetReport) -> list[str]:
     """kafka-streams-groups --reset-offsets --execute --delete-all-internal-topics: once the offsets are
     committed, DeleteTopics for the group's internal topics that exist (a plan: the ones it would
@@ -262,9 +155,9 @@ def reset_internal_topics(client: ClusterClient, view: StreamsGroupView, report:
     deletable, foreign = internal_topics(view)
     existing = topic_partitions(client, deletable)
     found = {view.group: ([t for t in deletable if isinstance(existing.get(t), list)], foreign)}
-    committed = not report.executed or report.failed < len(report.offsets)
-    row = {"group": view.group, "error": None if committed else "NOTHING_COMMITTED",
-           "kept_because": "no offset was committed"}
+    committed = not report.executed or not report.failed      # Kafka's tool: only after the whole commit
+    row = {"group": view.group, "error": None if committed else "NOT_ALL_COMMITTED",
+           "kept_because": "not every offset was committed"}
     settle_internal_topics(client, [row], found, True, not report.executed)
     report.internal_topics = row["internal_topics"]
     return internal_topic_lines([row], found)

@@ -1,13 +1,14 @@
-"""A streams group's topics and rules as kafka-streams-groups has them, without a broker: which topics
-are its input, its subscription and its deletable internal topics, what makes it Empty, and what
-`delete` says of its internal topics. (The verbs themselves against Kafka 4.4 and a Kafka Streams
+"""A streams group's topics and rules as kafka-streams-groups has them (client.streams_offsets,
+client.streams_topics), without a broker: which topics are its input, its subscription and its
+deletable internal topics, what makes it Empty, and what `delete` says of its internal topics. (The verbs themselves against Kafka 4.4 and a Kafka Streams
 application: tests/live/test_kafka_streams_offsets.py.)"""
 
 import pytest
 
-from kgroup.client.streams_offsets import (active_group_error, inferred_internal, input_topics, internal_topic_failures,
-                                           internal_topic_lines, internal_topics, member_removal_refusal,
-                                           require_streams_selectors, settle_internal_topics, subscribed_topics)
+from kgroup.client.streams_offsets import (active_group_error, member_removal_refusal, require_streams_selectors,
+                                           subscribed_topics)
+from kgroup.client.streams_topics import (inferred_internal, input_topics, internal_topic_failures, internal_topic_lines,
+                                          internal_topics, settle_internal_topics)
 from kgroup.errors import KgroupUsageError
 from kgroup.views.streams import StreamsGroupView, StreamsMemberView
 
@@ -99,7 +100,7 @@ def test_a_dry_run_with_the_flag_would_delete_them_and_a_refused_group_keeps_the
 
 
 def test_a_topic_deletion_failure_counts_but_one_already_gone_does_not(monkeypatch):
-    import kgroup.client.streams_offsets as streams
+    import kgroup.client.streams_topics as streams
 
     answers = {"wc-by-value-repartition": "TOPIC_AUTHORIZATION_FAILED", "wc-counts-changelog": None}
     monkeypatch.setattr(streams, "delete_topics", lambda client, topics: {t: answers[t] for t in topics})
