@@ -37,7 +37,8 @@ def delete(groups, dry_run, internal_topics, cluster, output):
 
     try:
         with cluster.connect() as client:
-            found = streams_internal_topics(client, groups)    # before: a streams group's topology goes with it
+            # before: a streams group's topology goes with it
+            found, unread = streams_internal_topics(client, groups, required=internal_topics)
             rows = delete_groups(client, groups, dry_run)
             settle_internal_topics(client, rows, found, internal_topics, dry_run)
     except KgroupError as exc:
@@ -55,6 +56,7 @@ def delete(groups, dry_run, internal_topics, cluster, output):
             message = denial(row["error"], "Delete", row["group"])
             message = predicted(message, dry_run) if message else f"group {row['group']!r}: {row['error']}"
             click.echo(f"kgroup delete: {message}", err=True)
-    for line in internal_topic_lines(rows, found):
+    for line in internal_topic_lines(rows, found, unread if internal_topics else None):
         click.echo(f"kgroup delete: {line}", err=True)
-    exit_for_failures(sum(1 for r in rows if r["error"]) + internal_topic_failures(rows), len(rows))
+    failed = {r["group"] for r in rows if r["error"]} | {g for g in unread if internal_topics}
+    exit_for_failures(len(failed) + internal_topic_failures(rows), len(rows))

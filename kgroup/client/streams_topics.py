@@ -60,19 +60,27 @@ def delete_topics(client: ClusterClient, topics) -> dict[str, str | None]:
     return {t: answered.get(t, "MISSING_FROM_RESPONSE") for t in topics}
 
 
-def streams_internal_topics(client: ClusterClient, groups) -> dict[str, tuple[list[str], list[str]]]:
-    """group -> (its internal topics that exist, topology topics not named as internal ones) for
-    the streams groups among `groups`, read before they are deleted (their topology goes with them)."""
-    wanted = set(groups)
-    streams = [g.group for g in list_groups(client, types=[STREAMS_TYPE]) if g.group in wanted]
-    found = {}
-    for view in describe_groups(client, streams) if streams else ():
-        if view.error or view.group_type != STREAMS_TYPE:
-            continue
-        deletable, foreign = internal_topics(view)
-        existing = topic_partitions(client, deletable)
-        found[view.group] = ([t for t in deletable if isinstance(existing.get(t), list)], foreign)
-    return found
+def streams_internal_topics(client: ClusterClient, groups, required: bool = True):
+    """({group: (its internal topics that exist, topology topics not named as internal ones)},
+    {group: why they could not be read}) for the streams groups among `groups`, read before they are
+    deleted (their topology goes with them). Not `required` (nobody asked to delete them: they are
+    only named), a failure to read them is no failure of the verb: nothing is named."""
+    try:
+        wanted = set(groups)
+        streams = [g.group for g in list_groups(client, types=[STREAMS_TYPE]) if g.group in wanted]
+        found, unread = {}, {}
+        for view in describe_groups(client, streams) if streams else ():
+            if view.error or view.group_type != STREAMS_TYPE:
+                unread[view.group] = view.error or f"not a streams group now ({view.group_type})"
+                continue
+            deletable, foreign = internal_topics(view)
+            existing = topic_partitions(client, deletable)
+            found[view.group] = ([t for t in deletable if isinstance(existing.get(t), list)], foreign)
+    except KgroupError:
+        if required:
+            raise
+        return {}, {}
+    return found, unread
 
 
 def settle_internal_topics(client: ClusterClient, rows: list[dict], found, delete: bool, dry_run: bool) -> None:
@@ -93,9 +101,10 @@ def settle_internal_topics(client: ClusterClient, rows: list[dict], found, delet
         row["internal_topics"] = entries
 
 
-def internal_topic_lines(rows: list[dict], found) -> list[str]:
+def internal_topic_lines(rows: list[dict], found, unread=None) -> list[str]:
     """What delete says of each streams group's internal topics, one line each."""
-    lines = []
+    lines = [f"group {group!r}: its internal topics could not be read, none is deleted: {why}"
+             for group, why in sorted((unread or {}).items())]
     for row in rows:
         entries = row.get("internal_topics") or []
         group = row["group"]

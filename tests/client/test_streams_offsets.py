@@ -113,3 +113,18 @@ def test_a_topic_deletion_failure_counts_but_one_already_gone_does_not(monkeypat
             in internal_topic_lines(done, FOUND))
     done[0]["internal_topics"][0]["error"] = "UNKNOWN_TOPIC_OR_PARTITION"
     assert internal_topic_failures(done) == 0
+
+
+def test_internal_topics_that_cannot_be_read_fail_only_when_they_were_to_be_deleted():
+    from kgroup.client.streams_topics import streams_internal_topics
+    from kgroup.errors import KgroupError
+
+    class Unreachable:
+        def max_version(self, request_class, floor=0):
+            raise KgroupError("ListGroups on broker 1 failed: COORDINATOR_NOT_AVAILABLE")
+
+    assert streams_internal_topics(Unreachable(), ["wc"], required=False) == ({}, {})
+    with pytest.raises(KgroupError, match="COORDINATOR_NOT_AVAILABLE"):
+        streams_internal_topics(Unreachable(), ["wc"], required=True)
+    assert internal_topic_lines([], {}, {"wc": "GROUP_AUTHORIZATION_FAILED"}) == [
+        "group 'wc': its internal topics could not be read, none is deleted: GROUP_AUTHORIZATION_FAILED"]
