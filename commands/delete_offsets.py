@@ -9,18 +9,23 @@ from kgroup.commands.options import (CONTEXT_SETTINGS, cluster_options, exit_for
 @click.command("delete-offsets", context_settings=CONTEXT_SETTINGS)
 @click.argument("group")
 @topic_selector_option("Delete the offsets of this topic (every partition the group has an offset for, or "
-                       "TOPIC:P,P only; repeatable).", required=True)
+                       "TOPIC:P,P only; repeatable).")
+@click.option("--all-input-topics", "all_input_topics", is_flag=True,
+              help="A streams group only, instead of --topic: every input topic of its topology it has "
+                   "offsets for, as kafka-streams-groups has it.")
 @click.option("--dry-run", is_flag=True,
               help="Delete nothing: report for each partition the error Kafka would give "
                    "(GROUP_SUBSCRIBED_TO_TOPIC, UNKNOWN_TOPIC_OR_PARTITION, a missing right: "
                    "\"would be refused: not authorized to ...\"), with the exit status the real run would have.")
 @cluster_options
 @output_option(["table", "json", "csv"])
-def delete_offsets(group, topics, dry_run, cluster, output):
+def delete_offsets(group, topics, all_input_topics, dry_run, cluster, output):
     """Delete GROUP's committed offsets of the given topics with one OffsetDelete request.
 
     Kafka refuses a partition of a topic a member is still subscribed to
-    (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
+    (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error. A
+    streams group (KIP-1071) is refused the topics its topology reads unless it is
+    Empty; --all-input-topics selects its input topics' partitions.
 
     A share group's (KIP-932) start offsets are deleted per topic (DeleteShareGroupOffsets), only
     while it is Empty.
@@ -33,12 +38,17 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     from kgroup.client.offsets_admin import delete_offsets as delete
     from kgroup.client.rights import predicted
     from kgroup.commands.output import render_rows
+    from kgroup.client.streams_offsets import input_topic_selectors
     from kgroup.errors import KgroupError
 
+    if bool(topics) == all_input_topics:
+        raise click.UsageError("give --topic or (for a streams group) --all-input-topics")
     try:
         from kgroup.client.share_offsets import delete_share_offsets, is_share_group
 
         with cluster.connect() as client:
+            if all_input_topics:
+                topics = input_topic_selectors(client, group)
             if is_share_group(client, group):    # per topic, DeleteShareGroupOffsets
                 rows = delete_share_offsets(client, group, topics, dry_run)
             else:

@@ -35,10 +35,13 @@ COLUMNS = ["topic", "partition", "current", "new", "log_start", "log_end", "lag_
               help="Commit the plan. Kafka's rule: only while the group is Empty or Dead (a plan of a group "
                    "that is not says so, with the commands that make it Empty).")
 @click.option("--export", is_flag=True, help="Print the plan as TOPIC,PARTITION,OFFSET CSV instead of a table.")
+@click.option("--internal-topics", "internal_topics", is_flag=True,
+              help="A streams group only: with --execute, also delete its repartition and changelog topics "
+                   "once the offsets are committed, as kafka-streams-groups can; a plan names them.")
 @cluster_options
 @output_option(["table", "json", "csv"])
 def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_latest, to_current, to_offset, shift_by, to_datetime,
-                  by_duration, from_file, dry_run, execute, export, cluster, output):
+                  by_duration, from_file, dry_run, execute, export, internal_topics, cluster, output):
     """Plan new committed offsets for GROUP and, with --execute, commit them.
 
     \b
@@ -54,8 +57,14 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     A share group's (KIP-932) start offsets are planned and reset (AlterShareGroupOffsets) as
     kafka-share-groups does, only while it is Empty; --shift-by and --instance-id do not apply.
 
-    Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
-    every partition failed), 2 usage error.
+    \b
+    A streams group (KIP-1071) is reset as kafka-streams-groups resets it:
+    --all-topics takes its input topics, --topic only partitions it has
+    committed, --execute only while it is Empty; --internal-topics also
+    deletes its repartition and changelog topics.
+
+    Exit status: 0 ok, 3 some partitions (or internal topics) failed, 1 nothing done (unreachable
+    broker, active group, every partition failed), 2 usage error.
     """
     from kgroup.wire.authorization import partition_failure_lines
     from kgroup.client.rights import predicted
@@ -79,21 +88,31 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
         instances = split_ids(instance_ids)
         if not (topics or all_topics or file_offsets or instances):
             raise click.UsageError("no partitions selected: give --topic, --all-topics, --from-file or --instance-id")
-        from kgroup.client.offsets_admin import plan_reset
-        from kgroup.client.share_offsets import is_share_group, plan_share_reset
+        from kgroup.client.offsets_admin import describe_one, plan_reset
+        from kgroup.client.share_offsets import plan_share_reset
+        from kgroup.client.streams_offsets import plan_streams_reset, reset_internal_topics
+        from kgroup.views.streams import STREAMS_TYPE
 
         with cluster.connect() as client:
-            plan = plan_share_reset if is_share_group(client, group) else plan_reset
-            report = plan(client, group, chosen, topics, all_topics, file_offsets, instances, execute)
+            view = describe_one(client, group)
+            streams = view.group_type == STREAMS_TYPE
+            if internal_topics and not streams:
+                raise click.UsageError(f"--internal-topics: group {group!r} is not a streams group")
+            plan = {"share": plan_share_reset, STREAMS_TYPE: plan_streams_reset}.get(view.group_type, plan_reset)
+            report = plan(client, group, chosen, topics, all_topics, file_offsets, instances, execute, view=view)
+            notes = reset_internal_topics(client, view, report) if internal_topics else []
     except KgroupError as exc:
         fail("reset-offsets", exc)
     _render(report, output, export)
+    for line in notes:
+        click.echo(f"kgroup reset-offsets: {line}", err=True)
     # a topic's Metadata (partition -1) needs Describe on it, its OffsetCommit Read
     rows = [(row.topic if row.partition < 0 else f"{row.topic}:{row.partition}", row.error, row.topic,
              "Describe" if row.partition < 0 else "Read") for row in report.offsets]
     for line in partition_failure_lines(rows, group):
         click.echo(f"kgroup reset-offsets: {predicted(line, not report.executed)}", err=True)
-    exit_for_failures(report.failed, len(report.offsets))
+    topic_failures = getattr(report, "topic_failures", 0)      # a streams group's internal topics
+    exit_for_failures(report.failed + topic_failures, len(report.offsets) + topic_failures)
 
 
 def _target(flags, to_offset, shift_by, to_datetime, by_duration, from_file):

@@ -15,7 +15,8 @@ from kgroup.commands.options import CONTEXT_SETTINGS, GroupState, Seconds, clust
 @click.option("--caught-up", is_flag=True,
               help="Wait until the group is Stable and every member's epoch equals the group epoch with its "
                    "target assignment owned (a consumer group has converged; a share group: every member at the "
-                   "group epoch; for a classic group: Stable).")
+                   "group epoch; a streams group: every member runs exactly its target tasks; for a classic group: "
+                   "Stable).")
 @click.option("--interval", type=Seconds(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
               help="Time between describe polls.")
 @cluster_options
@@ -47,7 +48,7 @@ def wait(ctx, group, state, caught_up, interval, cluster, output):
     except KgroupError as exc:
         fail("wait", exc)
     reached = view.state if state != "Dead" else "Dead"
-    consumer = view.group_type in ("consumer", "share") and reached != "Dead"   # groups with epochs
+    consumer = view.group_type in ("consumer", "share", "streams") and reached != "Dead"   # groups with epochs
     if output == "json":
         data = {"group": group, "state": reached, "members": len(view.members),
                 "static": view.static_count, "dynamic": view.dynamic_count}

@@ -18,6 +18,8 @@ from kgroup.client.groups import group_exists, no_such_group, topic_partitions
 from kgroup.views.model import GroupView
 from kgroup.client.offsets_admin import NO_OFFSETS, describe_one, offsets_to_delete
 from kgroup.client.rights import WOULD_BE_REFUSED, group_refusal, refused_topics
+from kgroup.client.streams_offsets import subscribed_topics as streams_subscribed_topics
+from kgroup.views.streams import STREAMS_TYPE
 from kgroup.errors import KgroupError
 from kgroup.wire.authorization import NotAuthorized
 from kgroup.wire.cluster import ClusterClient
@@ -62,6 +64,8 @@ def plan_offset_delete(client: ClusterClient, group: str, selectors) -> list[dic
 def subscribed_topics(view: GroupView) -> set[str] | None:
     """The topics the group counts as subscribed to (None: every one, Kafka's answer for a classic
     "consumer" group whose subscriptions it cannot read)."""
+    if view.group_type == STREAMS_TYPE:
+        return streams_subscribed_topics(view)
     if view.group_type == "consumer":
         return {t for m in view.members for t in (m.subscription or [])} | \
                {tp["topic"] for m in view.members if m.subscribed_topic_regex for tp in m.target_assignment or []}

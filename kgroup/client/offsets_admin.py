@@ -97,11 +97,12 @@ def _why_none(instances, all_topics: bool) -> str:
 
 
 def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), all_topics=False,
-               file_offsets=None, instance_ids=(), execute=False) -> ResetReport:
-    """Describe the group, choose its partitions, plan each one; with `execute`, commit the plan
-    when the group is Empty or Dead (else a KgroupError naming its members). A plan of a group that
-    is neither carries what makes it Empty (`execute_refused`), the refusal's own words."""
-    view = describe_one(client, group)
+               file_offsets=None, instance_ids=(), execute=False, view: GroupView | None = None) -> ResetReport:
+    """Describe the group (unless `view` is its description), choose its partitions, plan each one;
+    with `execute`, commit the plan when the group is Empty or Dead (else a KgroupError naming its
+    members). A plan of a group that is neither carries what makes it Empty (`execute_refused`), the
+    refusal's own words."""
+    view = view or describe_one(client, group)
     if view.group_type == CONNECT_TYPE:
         raise KgroupError(worker_group_refusal(group, NO_OFFSETS))
     exists = group_exists(view)

@@ -13,6 +13,8 @@ from kgroup.assignors import MemberInfo, get_assignor, predict_after_removal
 from kgroup.views.connect import CONNECT_TYPE, worker_group_refusal
 from kgroup.client.consumer_removal import predict_consumer_group_moves
 from kgroup.client.groups import describe_groups, group_exists, no_such_group
+from kgroup.client.streams_offsets import member_removal_refusal
+from kgroup.views.streams import STREAMS_TYPE
 from kgroup.views.model import GroupView
 from kgroup.client.removal_targets import members_named, target_member_ids
 from kgroup.errors import EXIT_USAGE, KgroupError
@@ -180,6 +182,8 @@ def describe_existing(client: ClusterClient, group: str) -> GroupView:
         from kgroup.client.share_describe import NO_MEMBER_REMOVAL
 
         raise KgroupError(NO_MEMBER_REMOVAL.format(group=group))
+    if view.group_type == STREAMS_TYPE:
+        raise KgroupError(member_removal_refusal(group))
     return view
 
 

@@ -73,13 +73,13 @@ def start_offsets(client: ClusterClient, view: GroupView) -> dict[tuple[str, int
 
 
 def plan_share_reset(client: ClusterClient, group: str, target: Target, selectors=(), all_topics=False,
-                     file_offsets=None, instance_ids=(), execute=False):
+                     file_offsets=None, instance_ids=(), execute=False, view=None):
     """A share group's reset-offsets (`offsets_admin.plan_reset`'s arguments): the plan (and with
     `execute`, AlterShareGroupOffsets) of new start offsets. Refused (KgroupError, exit 1) with
     --execute while the group has members."""
     from kgroup.client.offsets_admin import ResetReport, describe_one, mark_refusals, select_partitions
 
-    view = describe_one(client, group)
+    view = view or describe_one(client, group)
     if instance_ids:
         raise KgroupUsageError(f"group {group!r} is a share group: --instance-id selects static members' "
                                f"partitions, and a share group has none (its members share every partition)")
