@@ -321,10 +321,11 @@ class ReplayedPartition:
     """A log partition's replayed state as the driver renders it (`state.OffsetsState` reads
     `committed_rows()`, `pending_rows()` and `latest` of each partition), unpacked from `pack_state`."""
 
-    __slots__ = ("committed", "pending", "latest")
+    __slots__ = ("committed", "pending", "latest", "share_state")
 
     def __init__(self, committed: list, pending: dict, latest: dict):
         self.committed, self.pending, self.latest = committed, pending, latest
+        self.share_state = None   # not carried: the Spark engine shows no share-partition state
 
     def committed_rows(self) -> list:
         return self.committed
