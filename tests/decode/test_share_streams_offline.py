@@ -12,6 +12,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
+from decode.test_decode_state_groups import sections
 from kgroup.commands.cli import cli
 from kgroup.records import encode_key, encode_value
 from kgroup.records.writer import encode_batch
@@ -173,9 +174,14 @@ def test_state_view_shows_share_and_streams_groups_as_describe_from_dump(log_dir
     assert share == described["sg"] and streams == described["st"]
     assert [p["topic"] for p in doc["share_partitions"]] == ["t", "t"]   # named by the share group's record
 
-    table = run("decode-offsets", "--view", "state", "-o", "table", *parts)
-    assert "SHARE PARTITIONS" in table and "12-14:2/1" in table
-    assert "share_group" not in table.split("GROUPS", 1)[1].split("MEMBERS")[0].replace("share ", "")
+    table = sections(run("decode-offsets", "--view", "state", "-o", "table", *parts))
+    assert [(g["GROUP"], g["TYPE"], g["STATE"], g["GENERATION/EPOCH"], g["MEMBERS"]) for g in table["GROUPS"]] == [
+        ("sg", "share", "Stable", "3", "1"), ("st", "streams", "Stable", "5", "1")]
+    assert [(m["GROUP"], m["MEMBER ID"], m["ASSIGNMENT"]) for m in table["MEMBERS"]] == [
+        ("sg", "m1", "t:0"), ("st", "x", "active=0:0,1 1:0,1")]
+    assert [(p["TOPIC"], p["PARTITION"], p["START OFFSET"], p["IN FLIGHT (first-last:state/deliveries)"])
+            for p in table["SHARE PARTITIONS"]] == [("t", "0", "12", "12-14:2/1"), ("t", "1", "4", "-")]
+    assert "OTHER RECORDS (latest per key)" not in table   # the groups and share partitions stand for them
     lines = [json.loads(line) for line in run("decode-offsets", "--view", "state", "-o", "jsonl", *parts).splitlines()]
     assert {line["kind"] for line in lines} >= {"share_group", "streams_group", "share_partition"}
 
@@ -221,3 +227,17 @@ def test_list_from_dump_lists_share_and_streams_groups(log_dir):
         ("sg", "Stable", "share", "share"), ("st", "Stable", "streams", "streams")]
     assert [g["group"] for g in json.loads(run("list", "--from-dump", str(log_dir), "--type", "streams",
                                                "-o", "json"))] == ["st"]
+
+
+def test_filters_choose_the_share_partitions_and_groups_shown(log_dir):
+    parts = [str(log_dir / "__consumer_offsets-0"), str(log_dir / "__share_group_state-0")]
+    doc = json.loads(run("decode-offsets", "--view", "state", "-o", "json", "--group", "st", *parts))
+    assert ([g["group"] for g in doc["streams_groups"]], doc["share_groups"], doc["share_partitions"]) == (["st"], [], [])
+    doc = json.loads(run("decode-offsets", "--view", "state", "-o", "json", "--type", "share_update", *parts))
+    assert (doc["share_groups"], doc["streams_groups"], len(doc["share_partitions"])) == ([], [], 2)
+
+
+def test_a_share_group_state_path_given_as_a_group_is_a_usage_error(log_dir):
+    result = CliRunner().invoke(cli, ["describe", "--from-dump", str(log_dir / "__consumer_offsets-0"),
+                                      str(log_dir / "__share_group_state-0")])
+    assert result.exit_code == 2 and "is a dump path" in result.stderr
