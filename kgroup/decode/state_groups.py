@@ -20,7 +20,8 @@ from .decoder import key_group
 
 GROUP_METADATA = 2
 #: Record types that make up a group, per family: what its view shows (the rest stay records).
-#: Share-group (10-15) and streams-group (17, 19-23) record types: `views.dump_share_streams` replays them.
+#: Share-group (10-15) and streams-group (17, 19-23) record types: `views.dump_share_streams` replays them
+#: (its own constant: that module is imported only for a state that holds such records).
 SHARE_STREAMS_TYPES = frozenset({*range(10, 16), 17, *range(19, 24)})
 GROUP_RECORD_TYPES = {"consumer": frozenset({2, 3, 4, 5, 6, 7, 8, 16}) | SHARE_STREAMS_TYPES,
                       "connect": frozenset(range(3, 9))}

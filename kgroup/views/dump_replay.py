@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from kgroup.errors import KgroupError
 from kgroup.views.connect import CONNECT_TYPE, connect_group_view
 from kgroup.views.dump_members import MemberTimes
-from kgroup.views.dump_share_streams import ShareStreamsReplay, share_group_view, streams_group_view, topic_names_of
+from kgroup.views.dump_share_streams import (SHARE_STREAMS_TYPES, ShareStreamsReplay, share_group_view,
+                                             streams_group_view, topic_names_of)
 from kgroup.views.model import (CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order,
                                  topic_rows)
 
@@ -107,7 +108,8 @@ class ReplayBuilder:
                 continue
             if row.kind != "data":
                 continue
-            self.share_streams.apply_all((row,))
+            if row.record_type in SHARE_STREAMS_TYPES:     # kgroup's coordinator runs no share or streams group
+                self.share_streams.apply(row)
             if settled:
                 self.entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], timestamp_ms=row.timestamp))
             else:

@@ -11,7 +11,7 @@ broker configured it against the live topics (the stored topology is shown, as K
 does until a member's heartbeat configures it), lag (no log end offsets).
 
 Records replay in log order; a tombstone that Kafka's replay would refuse (a group deleted while it
-has members) is applied anyway and noted, not fatal: a dump is read, not trusted.
+has members, a member deleted before its assignment) is applied anyway: a dump is read, not trusted.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from kgroup.views.streams import TASK_KINDS, StreamsGroupView, StreamsMemberView
 
 SHARE_TYPES = frozenset(range(10, 16))
 STREAMS_TYPES = frozenset({17, 19, 20, 21, 22, 23})
+SHARE_STREAMS_TYPES = SHARE_TYPES | STREAMS_TYPES
 SHARE_MEMBER_METADATA, SHARE_METADATA, SHARE_TARGET_METADATA, SHARE_TARGET_MEMBER = 10, 11, 12, 13
 SHARE_CURRENT_ASSIGNMENT, SHARE_STATE_PARTITION_METADATA = 14, 15
 STREAMS_METADATA, STREAMS_MEMBER_METADATA, STREAMS_TARGET_METADATA = 17, 19, 20
@@ -83,12 +84,10 @@ class ShareStreamsReplay:
 
     def __init__(self):
         self.groups: dict = {}   # group id -> ModernGroup
-        self.notes: list = []    # tombstones Kafka's replay would refuse
 
     def apply_all(self, rows) -> None:
         for row in rows:
-            if row.kind == "data" and row.key is not None and row.key.family == "consumer" and (
-                    row.record_type in SHARE_TYPES or row.record_type in STREAMS_TYPES):
+            if row.kind == "data" and row.record_type in SHARE_STREAMS_TYPES and row.key.family == "consumer":
                 self.apply(row)
 
     def _group(self, gid: str, group_type: str, create: bool):
@@ -109,9 +108,6 @@ class ShareStreamsReplay:
         member_id = key.get("memberId")
         if rtype in (SHARE_METADATA, STREAMS_METADATA):
             if value is None:
-                if group.members:
-                    self.notes.append(f"offset {row.offset}: group {gid!r} deleted while it has "
-                                      f"{len(group.members)} member(s) (Kafka's replay refuses this)")
                 del self.groups[gid]
                 return
             group.group_epoch, group.metadata_hash = value["epoch"], value.get("metadataHash", 0)
@@ -149,10 +145,6 @@ class ShareStreamsReplay:
                 for t in (value.get("initializingTopics") or []) + (value.get("initializedTopics") or [])}
         elif rtype == STREAMS_TOPOLOGY:
             group.topology = dict(value) if value is not None else None
-
-    def merge(self, other: "ShareStreamsReplay") -> None:
-        self.groups.update(other.groups)
-        self.notes += other.notes
 
 
 def _share_partitions(topics) -> dict:

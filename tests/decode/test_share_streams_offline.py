@@ -241,3 +241,11 @@ def test_a_share_group_state_path_given_as_a_group_is_a_usage_error(log_dir):
     result = CliRunner().invoke(cli, ["describe", "--from-dump", str(log_dir / "__consumer_offsets-0"),
                                       str(log_dir / "__share_group_state-0")])
     assert result.exit_code == 2 and "is a dump path" in result.stderr
+
+
+def test_the_state_view_and_the_replay_name_the_same_record_types():
+    """`state_groups` keeps its own copy (so that a state without such groups does not import the views)."""
+    from kgroup.decode.state_groups import SHARE_STREAMS_TYPES as in_state
+    from kgroup.views.dump_share_streams import SHARE_STREAMS_TYPES as replayed
+
+    assert in_state == replayed
