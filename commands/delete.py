@@ -16,7 +16,8 @@ from kgroup.commands.options import CONTEXT_SETTINGS, cluster_options, exit_for_
 def delete(groups, dry_run, cluster, output):
     """Delete GROUP... and their committed offsets (DeleteGroups, one request per coordinator).
 
-    Kafka deletes only groups without members: a group in use answers NON_EMPTY_GROUP.
+    Kafka deletes only groups without members: a group in use answers NON_EMPTY_GROUP. Share
+    groups are deleted alike (with their share-partition state).
 
     Exit status: 0 all deleted (dry run: all deletable), 3 some failed, 1 none, 2 usage error.
     """

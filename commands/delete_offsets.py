@@ -22,6 +22,9 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     Kafka refuses a partition of a topic a member is still subscribed to
     (GROUP_SUBSCRIBED_TO_TOPIC): each partition is reported with its own error.
 
+    A share group's (KIP-932) start offsets are deleted per topic (DeleteShareGroupOffsets), only
+    while it is Empty.
+
     Exit status: 0 all deleted (dry run: all would be), 3 some partitions failed, 1 nothing
     deleted, 2 usage error.
     """
@@ -33,8 +36,13 @@ def delete_offsets(group, topics, dry_run, cluster, output):
     from kgroup.errors import KgroupError
 
     try:
+        from kgroup.client.share_offsets import delete_share_offsets, is_share_group
+
         with cluster.connect() as client:
-            rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
+            if is_share_group(client, group):    # per topic, DeleteShareGroupOffsets
+                rows = delete_share_offsets(client, group, topics, dry_run)
+            else:
+                rows = (plan_offset_delete if dry_run else delete)(client, group, topics)
     except KgroupError as exc:
         fail("delete-offsets", exc)
     render_rows(rows, ["topic", "partition", "error"], output)

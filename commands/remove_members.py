@@ -41,6 +41,7 @@ def remove_members(ctx, group, instance_ids, from_file, member_ids, remove_all, 
     (UNKNOWN_MEMBER_ID for an id the group does not have). Stop the consumer process first: a
     running static consumer rejoins under the same instance id (--wait reports it as "rejoined").
     Ctrl-C during --wait still prints each id's result (JSON: the wait's error "interrupted").
+    A share group (KIP-932) has no member removal in Kafka 4.4: one line says so (exit 1).
 
     Exit status: 0 all removed (dry run: all exist), 3 some failed (dry run: some unknown), --wait
     timed out or saw a removed id rejoin, 1 nothing done (unreachable broker, unknown group, old

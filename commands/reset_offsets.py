@@ -51,6 +51,9 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
     that --execute will be refused until it is, naming its members and the `kgroup wait` or
     `kgroup remove-members` command that gets it there.
 
+    A share group's (KIP-932) start offsets are planned and reset (AlterShareGroupOffsets) as
+    kafka-share-groups does, only while it is Empty; --shift-by and --instance-id do not apply.
+
     Exit status: 0 ok, 3 some partitions failed, 1 nothing done (unreachable broker, active group,
     every partition failed), 2 usage error.
     """
@@ -77,9 +80,11 @@ def reset_offsets(group, topics, all_topics, instance_ids, to_earliest, to_lates
         if not (topics or all_topics or file_offsets or instances):
             raise click.UsageError("no partitions selected: give --topic, --all-topics, --from-file or --instance-id")
         from kgroup.client.offsets_admin import plan_reset
+        from kgroup.client.share_offsets import is_share_group, plan_share_reset
 
         with cluster.connect() as client:
-            report = plan_reset(client, group, chosen, topics, all_topics, file_offsets, instances, execute)
+            plan = plan_share_reset if is_share_group(client, group) else plan_reset
+            report = plan(client, group, chosen, topics, all_topics, file_offsets, instances, execute)
     except KgroupError as exc:
         fail("reset-offsets", exc)
     _render(report, output, export)

@@ -10,11 +10,12 @@ from kgroup.commands.options import CONTEXT_SETTINGS, GroupState, Seconds, clust
 @click.option("--state", "state", type=GroupState(), default="Stable", metavar="STATE",
               show_default=True, help="State to wait for: Stable, Empty, PreparingRebalance, CompletingRebalance "
                    "(classic groups), Assigning, Reconciling (consumer and streams groups), NotReady (streams "
-                   "groups) or Dead (which also matches a "
-                   "group that does not exist).")
+                   "groups) or Dead (which also matches a group that does not exist); a share group is Empty, "
+                   "Stable or Dead.")
 @click.option("--caught-up", is_flag=True,
               help="Wait until the group is Stable and every member's epoch equals the group epoch with its "
-                   "target assignment owned (a consumer group has converged; for a classic group: Stable).")
+                   "target assignment owned (a consumer group has converged; a share group: every member at the "
+                   "group epoch; for a classic group: Stable).")
 @click.option("--interval", type=Seconds(min=0.05), default=0.5, show_default=True, metavar="SECONDS",
               help="Time between describe polls.")
 @cluster_options
@@ -46,7 +47,7 @@ def wait(ctx, group, state, caught_up, interval, cluster, output):
     except KgroupError as exc:
         fail("wait", exc)
     reached = view.state if state != "Dead" else "Dead"
-    consumer = view.group_type == "consumer" and reached != "Dead"
+    consumer = view.group_type in ("consumer", "share") and reached != "Dead"   # groups with epochs
     if output == "json":
         data = {"group": group, "state": reached, "members": len(view.members),
                 "static": view.static_count, "dynamic": view.dynamic_count}

@@ -382,14 +382,18 @@ def attach_offsets(client: ClusterClient, view: GroupView) -> None:
     epochs: dict[tuple[str, int], int] = {}
     committed = committed_offsets(client, view.group, view.coordinator, assigned, epochs) if view.coordinator else {}
     partitions = set(committed) | set(owners)
-    ends = log_end_offsets(client, partitions)
+    # a streams group's lag before its first commit is the whole log (kafka-streams-groups): its start too
+    streams = view.group_type == "streams"
+    found = offsets_at(client, partitions, (-1, -2) if streams else (-1,))
+    ends, starts = found[-1], found.get(-2, {})
     rows = []
     for tp in sorted(partitions):
         owner = owners.get(tp)
-        end = ends.get(tp)
+        end, start = ends.get(tp), starts.get(tp)
         rows.append(OffsetRow(tp[0], tp[1], committed.get(tp), end if isinstance(end, int) else None,
                               owner.member_id if owner else None, owner.group_instance_id if owner else None,
-                              end if isinstance(end, str) else None, epochs.get(tp)))
+                              end if isinstance(end, str) else None, epochs.get(tp),
+                              log_start=start if isinstance(start, int) else None))
     view.offsets = rows
 
 

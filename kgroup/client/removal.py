@@ -176,6 +176,10 @@ def describe_existing(client: ClusterClient, group: str) -> GroupView:
     if view.group_type == CONNECT_TYPE:  # the coordinator answers UNKNOWN_MEMBER_ID for each of them
         raise KgroupError(worker_group_refusal(group, "LeaveGroup does not remove its workers; a worker "
                                                       "leaves with its own heartbeat"))
+    if view.group_type == "share":
+        from kgroup.client.share_describe import NO_MEMBER_REMOVAL
+
+        raise KgroupError(NO_MEMBER_REMOVAL.format(group=group))
     return view
 
 

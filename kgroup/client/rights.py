@@ -3,7 +3,8 @@
 A dry run only describes, which needs Describe; the real run needs more — LeaveGroup and
 OffsetCommit need Read on the group, OffsetDelete and DeleteGroups Delete, and OffsetCommit and
 OffsetDelete Read on each topic (Kafka's KafkaApis). Kafka says what a principal may do without
-acting: DescribeGroups v3+ and ConsumerGroupDescribe report a group's AuthorizedOperations, Metadata
+acting: DescribeGroups v3+, ConsumerGroupDescribe and ShareGroupDescribe (a share group, which
+DescribeGroups does not know) report a group's AuthorizedOperations, Metadata
 v8+ each topic's, when asked (``include_*authorized_operations``), as the set bits of an int32 whose
 positions are Kafka's AclOperation codes. A broker that does not say (an older version, or the
 "not provided" value INT32_MIN) leaves the answer unknown: the dry run then claims nothing.
@@ -36,9 +37,13 @@ def group_operations(client: ClusterClient, view: GroupView) -> set[str] | None:
     Describe (GROUP_AUTHORIZATION_FAILED) allows nothing."""
     from kafka.protocol.admin import DescribeGroupsRequest
 
-    from kgroup.protocol import ConsumerGroupDescribeRequest
+    from kgroup.protocol import ConsumerGroupDescribeRequest, ShareGroupDescribeRequest
     coordinator = view.coordinator or client.find_coordinator(view.group)
-    if view.group_type == "consumer":
+    if view.group_type == "share":     # DescribeGroups does not know a share group: no rights there
+        if client.max_version(ShareGroupDescribeRequest) < 1:
+            return None
+        request = ShareGroupDescribeRequest(version=1, group_ids=[view.group], include_authorized_operations=True)
+    elif view.group_type == "consumer":
         version = min(client.max_version(ConsumerGroupDescribeRequest), 1)
         if version < 0:
             return None

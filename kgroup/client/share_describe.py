@@ -13,6 +13,13 @@ from kgroup.views.model import GroupView, MemberView, OffsetRow, member_order, t
 from kgroup.wire.cluster import ClusterClient, Coordinator, error_name
 
 SHARE = "share"
+# Kafka 4.4 has no admin request that removes a share group's member: its coordinator answers
+# LeaveGroup for a share group UNKNOWN_MEMBER_ID ("Group ... not found"), and Admin has no
+# removeMembersFromShareGroup. A member leaves with its own ShareGroupHeartbeat (epoch -1) when its
+# consumer closes, or is fenced when its session times out.
+NO_MEMBER_REMOVAL = ("group {group!r} is a share group: Kafka 4.4 has no request that removes a share group's "
+                     "member (LeaveGroup is for classic and consumer groups); stop its consumer, which leaves when "
+                     "it closes, or wait for its session to time out (group.share.session.timeout.ms)")
 
 
 def describe_share_groups(client: ClusterClient, coordinator: Coordinator,

@@ -99,11 +99,16 @@ class OffsetRow:
     # reports for it (DescribeShareGroupOffsets v1), instead of a committed offset.
     start_offset: int | None = None
     share_lag: int | None = None
+    # A streams group's input partition (KIP-1071): its log start, for the lag before the first
+    # commit — all of the log, as kafka-streams-groups counts it (a consumer group's is unknown: "-").
+    log_start: int | None = None
 
     @property
     def lag(self) -> int | None:
         if self.start_offset is not None:
             return self.share_lag
+        if self.committed is None and self.log_start is not None and self.log_end is not None:
+            return self.log_end - self.log_start
         if self.committed is None or self.log_end is None or self.committed < 0:
             return None
         # Negative, as kafka-consumer-groups shows it, when the committed offset is past the log
@@ -116,6 +121,8 @@ class OffsetRow:
                 "group_instance_id": self.group_instance_id, "leader_epoch": self.leader_epoch}
         if self.start_offset is not None:
             data["start_offset"] = self.start_offset
+        if self.log_start is not None:
+            data["log_start"] = self.log_start
         if self.error:
             data["error"] = self.error
         return data
@@ -166,7 +173,11 @@ class GroupView(MembersSummary):
         """A consumer-group member not caught up yet: its epoch is behind the group epoch, or it
         does not own exactly its row of the target assignment (Kafka's member states
         UNREVOKED_PARTITIONS / UNRELEASED_PARTITIONS). Always False in a classic group."""
-        if self.group_type != "consumer" or member.member_epoch is None:
+        if member.member_epoch is None:
+            return False
+        if self.group_type == "share":   # no revocation: a member takes its target at its next heartbeat
+            return member.member_epoch != self.group_epoch
+        if self.group_type != "consumer":
             return False
         return (member.member_epoch != self.group_epoch
                 or _partition_set(member.assignment) != _partition_set(member.target_assignment or []))

@@ -73,7 +73,7 @@ def test_table_and_json(capsys):
     from kgroup.commands.describe import _render
 
     view = group_from_streams_described(recorded_group(), COORD)
-    view.offsets = [OffsetRow("words", 0, 3, 10, "a"), OffsetRow("words", 1, None, 4, "b")]
+    view.offsets = [OffsetRow("words", 0, 3, 10, "a", log_start=0), OffsetRow("words", 1, None, 4, "b", log_start=1)]
     _render([view], "table", True, False, [None])
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -89,6 +89,8 @@ def test_table_and_json(capsys):
     assert (b["process_id"], b["endpoint"], b["active_tasks"], b["target_standby_tasks"]) == (
         "proc-b", "10.0.0.1:8081", {"0": [1]}, {"1": [0]})
     assert data["offsets"][0]["lag"] == 7 and "start_offset" not in data["offsets"][0]
+    # before its first commit a streams group's lag is its whole log, as kafka-streams-groups counts it
+    assert (data["offsets"][1]["committed"], data["offsets"][1]["log_start"], data["offsets"][1]["lag"]) == (None, 1, 3)
 
 
 def test_groups_listed_as_share_or_streams_are_asked_only_with_their_own_describe_api():

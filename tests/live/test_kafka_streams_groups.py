@@ -117,3 +117,26 @@ def test_describe_shows_topology_members_tasks_and_input_lag(kafka, word_count):
 
     table = kg(kafka, "describe", GROUP).stdout
     assert "SUBTOPOLOGY" in table and "0:0,1 1:0,1" in table and "caught-up" in table
+
+
+def test_offsets_beside_kafka_streams_groups(kafka, word_count):
+    """Every input partition's committed offset, log end and lag as kafka-streams-groups --offsets
+    --verbose shows them (the repartition topic too: Streams commits and purges it). Read again while
+    a commit in between makes the two reads differ."""
+    def differences():
+        theirs = {(r["TOPIC"], int(r["PARTITION"])): (r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["OFFSET-LAG"])
+                  for r in tool_rows(kafka.tool("kafka-streams-groups", "--bootstrap-server", kafka.bootstrap,
+                                                "--describe", "--group", GROUP, "--offsets", "--verbose").stdout)}
+        rows = kg(kafka, "describe", GROUP, "--offsets", "-o", "json").json[0]["offsets"]
+        ours = {(r["topic"], r["partition"]): ("-" if r["committed"] is None else str(r["committed"]),
+                                              str(r["log_end"]), str(r["lag"])) for r in rows}
+        if not theirs:
+            return "kafka-streams-groups showed no offsets"
+        return {tp: (theirs[tp], ours.get(tp)) for tp in theirs if theirs[tp] != ours.get(tp)}
+
+    problems = differences()
+    for _ in range(5):
+        if not problems:
+            break
+        problems = differences()
+    assert not problems
