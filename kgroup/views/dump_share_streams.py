@@ -187,7 +187,8 @@ def share_group_view(group: ModernGroup, names: dict, share_states=None) -> Grou
 def streams_group_view(group: ModernGroup, committed: dict | None = None) -> StreamsGroupView:
     """The group as `describe` shows a streams group: the stored topology (sorted as Kafka's
     describe sorts it), members with their tasks beside their target; offsets: the group's committed
-    offsets with their owner (an active task of a subtopology owns its source partitions)."""
+    offsets and the partitions its active tasks read, each with its owner (an active task of a
+    subtopology owns its source partitions)."""
     topology = group.topology or {}
     subtopologies = [{"subtopology": s["subtopologyId"], "source_topics": sorted(s.get("sourceTopics") or []),
                       "repartition_sink_topics": sorted(s.get("repartitionSinkTopics") or []),
@@ -209,11 +210,12 @@ def streams_group_view(group: ModernGroup, committed: dict | None = None) -> Str
                             topology.get("epoch") if group.topology is not None else None,
                             sorted(subtopologies, key=lambda s: s["subtopology"]), members)
     owners = view.owners()
+    committed = committed or {}
     rows = []
-    for (topic, partition), om in sorted((committed or {}).items()):
-        owner = owners.get((topic, partition))
-        rows.append(OffsetRow(topic, partition, om.offset, None, owner.member_id if owner else None,
-                              owner.group_instance_id if owner else None,
-                              leader_epoch=om.leader_epoch if om.leader_epoch >= 0 else None))
+    for topic, partition in sorted(set(committed) | set(owners)):   # as the live describe's rows
+        om, owner = committed.get((topic, partition)), owners.get((topic, partition))
+        rows.append(OffsetRow(topic, partition, om.offset if om is not None else None, None,
+                              owner.member_id if owner else None, owner.group_instance_id if owner else None,
+                              leader_epoch=om.leader_epoch if om is not None and om.leader_epoch >= 0 else None))
     view.offsets = rows
     return view

@@ -216,8 +216,10 @@ def test_describe_from_dump_shows_a_streams_group_with_its_topology_and_tasks(lo
     assert (x["member_id"], x["group_instance_id"], x["process_id"], x["endpoint"], x["client_tags"],
             x["member_epoch"], x["active_tasks"], x["target_active_tasks"]) == (
         "x", "i-x", "p-x", "h:8080", {"zone": "a"}, 5, {"0": [0, 1], "1": [0, 1]}, {"0": [0, 1], "1": [0, 1]})
+    # the committed offset, and every partition an active task reads (as the live describe lists them)
     assert [(o["topic"], o["partition"], o["committed"], o["member_id"]) for o in st["offsets"]] == [
-        ("in-a", 1, 7, "x")]
+        ("in-a", 0, None, "x"), ("in-a", 1, 7, "x"), ("in-b", 0, None, "x"), ("in-b", 1, None, "x"),
+        ("st-rep", 0, None, "x"), ("st-rep", 1, None, "x")]
     assert "TOPOLOGY-EPOCH" in run("describe", "st", "--from-dump", str(log_dir))
 
 
