@@ -17,8 +17,9 @@ FORMATS = ["table", "jsonl", "json", "csv", "dump-log", "parquet"]
 @output_option(FORMATS, default_pipe="jsonl")
 @click.option("--view", type=click.Choice(["records", "state"]), default="records", show_default=True,
               help="records: every record in log order. state: what remains after compaction and the "
-                   "transaction rules (committed offsets, open transactions, latest record per key); its "
-                   "table lists the groups and members as describe --from-dump does.")
+                   "transaction rules (committed offsets, open transactions, latest record per key, share and "
+                   "streams groups, and each share partition's state from __share_group_state, every record "
+                   "replayed); its table lists the groups and members as describe --from-dump does.")
 @click.option("--family", type=click.Choice(["consumer", "connect", "share-state"]), default=None,
               help="Record family when the path does not name the topic (__consumer_offsets, "
                    "__worker_offsets or __share_group_state). Never guessed from the records.")

@@ -21,9 +21,9 @@ OFFSET_COLUMNS = ["group", "topic", "partition", "committed", "log_end", "lag", 
 @click.option("--static-only", is_flag=True, help="Only static members (group.instance.id set).")
 @click.option("--dynamic-only", is_flag=True, help="Only dynamic members.")
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
-              help="Describe offline from __consumer_offsets (or __worker_offsets: Connect worker groups) "
-                   "segment files, partition directories or a log directory (repeatable) instead of a "
-                   "live cluster.")
+              help="Describe offline from __consumer_offsets (or __worker_offsets: Connect worker groups; "
+                   "__share_group_state: share groups' start offsets) segment files, partition directories or "
+                   "a log directory (repeatable) instead of a live cluster.")
 @click.option("--until-time", default=None, metavar="TIME", callback=until_time_ms,
               help="With --from-dump: replay only records up to TIME (epoch ms or ISO 8601, UTC by default): "
                    "the groups as they were then; SESSION-ENDED shows when a later record in the dump "
@@ -41,7 +41,9 @@ def describe(groups, all_groups, with_offsets, static_only, dynamic_only, dumps,
     log into the embedded coordinator, and adds the generation, each classic member's session timeout,
     when the log last saw each member (LAST-SEEN: its last record; heartbeats are never logged, so a
     live member may have been seen long before), with --until-time when a later record shows its
-    session ended (SESSION-ENDED), and instance ids that changed member id or host.
+    session ended (SESSION-ENDED), and instance ids that changed member id or host. Share and streams
+    groups are rebuilt from their records as Kafka's coordinator replays them (a share group's start
+    offsets from the dump's __share_group_state partitions), without assignor or lag.
 
     Share groups (KIP-932) are described with ShareGroupDescribe: epochs, assignor, each member's
     rack, subscription and assignment, and per share partition its start offset and the lag Kafka
@@ -95,7 +97,7 @@ def _check_no_dump_paths_as_groups(groups):
 
     for group in groups:
         name = os.path.basename(os.path.normpath(group))
-        if os.path.exists(group) and (name.startswith(("__consumer_offsets", "__worker_offsets"))
+        if os.path.exists(group) and (name.startswith(("__consumer_offsets", "__worker_offsets", "__share_group_state"))
                                       or name.endswith(".log")):
             raise click.UsageError(f"GROUP {group!r} is a dump path: give each path its own --from-dump "
                                    f"(--from-dump takes one PATH; a directory holding the partitions "
@@ -214,9 +216,9 @@ def _table(view, with_offsets, offline, before_filter=None, ended=False):
     if view.group_type == "connect":
         return _connect_table(view)
     if view.group_type == "share":
-        return _share_table(view, with_offsets)
+        return _share_table(view, with_offsets, offline)
     if view.group_type == "streams":
-        return _streams_table(view, with_offsets)
+        return _streams_table(view, with_offsets, offline)
 
     consumer = view.group_type == "consumer"
     coordinator = str(view.coordinator) if view.coordinator else "(offline)"
@@ -314,10 +316,11 @@ def _connect_table(view):
                    f"all {len(view.members)} worker(s) caught up at assignment epoch {view.assignment_epoch}")
 
 
-def _share_table(view, with_offsets):
+def _share_table(view, with_offsets, offline=False):
     """A share group (KIP-932): epochs, assignor, members with what they subscribe to and are
     assigned, then each share partition's start offset and lag (as kafka-share-groups --describe
-    --offsets shows them: a partition has no owner, the members read it together)."""
+    --offsets shows them: a partition has no owner, the members read it together). Offline (a dump's
+    __share_group_state) there is no lag: no LAG or ERROR column."""
     from kgroup.views.model import topic_partitions_text
     from kgroup.writers import table
 
@@ -329,16 +332,21 @@ def _share_table(view, with_offsets):
     table([[m.member_id, m.client_id, m.client_host, m.rack_id or "-", _cell(m.member_epoch),
             ",".join(m.subscription or []) or "-", topic_partitions_text(m.assignment)] for m in view.members],
           ["MEMBER-ID", "CLIENT-ID", "HOST", "RACK", "MEMBER-EPOCH", "SUBSCRIPTION", "ASSIGNMENT"])
-    if with_offsets and view.offsets is not None:
+    if with_offsets and view.offsets is not None and offline:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch)] for r in view.offsets],
+              ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH"])
+    elif with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch), _cell(r.lag),
                 r.error or "-"] for r in view.offsets],
               ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH", "LAG", "ERROR"])
 
 
-def _streams_table(view, with_offsets):
+def _streams_table(view, with_offsets, offline=False):
     """A streams group (KIP-1071): epochs, topology, members with their tasks beside their target,
-    then its input topics' committed offsets and lag (an active task owns its source partitions)."""
+    then its input topics' committed offsets and lag (an active task owns its source partitions;
+    offline, from a dump, no log end offsets and so no lag)."""
     from kgroup.views.streams import tasks_text
     from kgroup.writers import table
 
@@ -362,7 +370,11 @@ def _streams_table(view, with_offsets):
             "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"] for m in view.members],
           ["MEMBER-ID", "INSTANCE-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "RACK", "ENDPOINT", "MEMBER-EPOCH",
            "ACTIVE", "TARGET-ACTIVE", "STANDBY", "TARGET-STANDBY", "WARMUP", "TARGET-WARMUP", "STATUS"])
-    if with_offsets and view.offsets is not None:
+    if with_offsets and view.offsets is not None and offline:
+        click.echo("")
+        table([[r.topic, str(r.partition), _cell(r.committed), r.member_id or "-"] for r in view.offsets],
+              ["TOPIC", "PARTITION", "COMMITTED", "MEMBER-ID"])
+    elif with_offsets and view.offsets is not None:
         click.echo("")
         table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),
                 r.member_id or "-"] for r in view.offsets],

@@ -19,7 +19,8 @@ COLUMNS = ["group", "state", "protocol_type", "type", "coordinator"]
                    "describing the groups.")
 @click.option("--from-dump", "dumps", multiple=True, type=click.Path(exists=False), metavar="PATH",
               help="List offline from __consumer_offsets (and __worker_offsets: Connect worker groups, "
-                   "type connect) segment files, partition directories or a log directory (repeatable).")
+                   "type connect) segment files, partition directories or a log directory (repeatable); "
+                   "share and streams groups included.")
 @output_option(["table", "json", "csv"])
 def list_command(cluster, states, types, dumps, output):
     """List the groups (every type) on every broker of the cluster (or in a dump, with --from-dump).

@@ -34,12 +34,14 @@ def replay_dump(paths, report=None, until_time=None) -> DumpReplay:
                           + _why(problems))
     builder = ReplayBuilder()
     for inp in inputs:
-        if inp.family == "share-state":  # share-partition state (types 0-1 are not offset commits): no group
-            continue
+        share_state = inp.family == "share-state"  # share-partition state (types 0-1 are not offset commits)
         connect = inp.family == "connect"
         inp.family = inp.family or "consumer"
         for batch, rows in iter_input(inp, problems):
             if not batch.crc_valid:   # reported; corrupt bytes never change the state (decode --view state)
+                continue
+            if share_state:           # a share group's offsets, replayed in full (the topic is not compacted)
+                builder.add_share_state([row for row in rows if until_time is None or row.timestamp <= until_time])
                 continue
             if until_time is not None:  # replayed up to the cut-off; what comes after can only end sessions
                 if not connect:
@@ -114,6 +116,8 @@ def listed_groups(replay: DumpReplay, states=(), types=()) -> list:
     coord = replay.coordinator
     rows = {gid: (protocol_type, state, group_type)
             for gid, protocol_type, state, group_type in (g.listed() for g in coord.all_groups())}
+    for gid, group in (replay.share_streams.groups.items() if replay.share_streams is not None else ()):
+        rows[gid] = (group.group_type, group.state, group.group_type)   # ListGroups v5: protocol type = type
     for gid in (coord.offsets.groups() if coord.offsets is not None else ()):
         rows.setdefault(gid, ("", "Empty", "classic"))
     return filter_listed([ListedGroup(gid, state, protocol_type, group_type, None)

@@ -3,7 +3,9 @@
 Filters apply to what is shown here, never to the replay (a filtered-out record can still change
 what the shown ones mean). Both engines hand their `OffsetsState` to `render_state`. The tables show
 groups and members as `describe --from-dump` does (`state_groups`: the same replay and views), and
-under OTHER RECORDS only the records no group shown stands for.
+under OTHER RECORDS only the records no group shown stands for. The JSON adds the share and streams
+groups (`share_groups`, `streams_groups`: describe's JSON of those types) and, from
+`__share_group_state` partitions, each share partition's state (`share_partitions`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from kgroup.writers import CsvWriter, dumps, dumps_records, iso_ms, table
 
 from .decoder import key_group
 from .render import row_json, short
-from .state_groups import GROUP_METADATA, is_group_record, state_groups
+from .state_groups import (GROUP_METADATA, is_group_record, share_streams_views, state_groups,
+                           state_topic_names)
 
 STATE_COLUMNS = ["status", "producer_id", "group", "topic", "partition", "offset", "leaderEpoch", "metadata",
                  "commitTimestamp", "expireTimestamp", "value_version", "record_offset", "type", "key", "value"]
@@ -40,7 +43,23 @@ def state_json(state, row_filter) -> dict:
             open_txns.append({"producer_id": pid, "offsets": shown})
     keep = row_filter.keep if row_filter.active else (lambda r: True)
     records = [row_json(r) for r in state.latest_records() if keep(r)]
-    return {"committed_offsets": committed, "open_transactions": open_txns, "records": records}
+    groups = share_streams_views(state, row_filter.keep if row_filter.active else None)
+    shares = state.share_partitions()
+    share_partitions = []
+    if shares is not None:
+        names = state_topic_names(state)
+        share_partitions = [s.to_json(names) for s in shares.states() if _share_partition_shown(s, row_filter)]
+    return {"committed_offsets": committed, "open_transactions": open_txns, "records": records,
+            "share_groups": [v.to_json(True) for v in groups if v.group_type == "share"],
+            "streams_groups": [v.to_json(True) for v in groups if v.group_type == "streams"],
+            "share_partitions": share_partitions}
+
+
+def _share_partition_shown(s, row_filter) -> bool:
+    """A share partition's state passes --group, and --type share_snapshot / share_update."""
+    if row_filter.types and not row_filter.types & {"share_snapshot", "share_update"}:
+        return False
+    return not row_filter.groups or any(fnmatch.fnmatchcase(s.group, g) for g in row_filter.groups)
 
 
 def render_state(state, output: str, row_filter, stream=None) -> None:
@@ -53,6 +72,9 @@ def render_state(state, output: str, row_filter, stream=None) -> None:
         lines += [{"kind": "pending_offset", "producer_id": txn["producer_id"], **c}
                   for txn in doc["open_transactions"] for c in txn["offsets"]]
         lines += [{"kind": "record", **r} for r in doc["records"]]
+        lines += [{"kind": "share_group", **g} for g in doc["share_groups"]]
+        lines += [{"kind": "streams_group", **g} for g in doc["streams_groups"]]
+        lines += [{"kind": "share_partition", **p} for p in doc["share_partitions"]]
         out.writelines(dumps_records(line) + "\n" for line in lines)
     elif output == "csv":
         writer = CsvWriter(STATE_COLUMNS, out)
@@ -65,6 +87,10 @@ def render_state(state, output: str, row_filter, stream=None) -> None:
             writer.write({"status": "record", "group": key_group(r["key"]),
                           "value_version": r["value_version"], "record_offset": r["offset"], "type": r["type"],
                           "key": r["key"], "value": r["value"]})
+        for p in doc["share_partitions"]:  # a share partition's state: its start offset, the rest as JSON
+            writer.write({"status": "share_partition", "group": p["group"], "topic": p["topic"] or p["topic_id"],
+                          "partition": p["partition"], "offset": p["start_offset"], "leaderEpoch": p["leader_epoch"],
+                          "record_offset": p["record_offset"], "value": p})
     else:
         keep = row_filter.keep if row_filter.active else None
         render_state_table(doc, [r for r in state.latest_records() if keep is None or keep(r)],
@@ -77,6 +103,8 @@ def render_state_table(doc, records, groups, out) -> None:
     group_rows, members, others = [], [], []
     classic_records = {}  # group -> its GroupMetadata record (the leader, since when in its state)
     for row in records:
+        if row.key.family == "share-state":     # their replayed state is under SHARE PARTITIONS
+            continue
         group = key_group(row.key.data)
         if is_group_record(row) and group in groups.shown:
             if row.record_type == GROUP_METADATA:
@@ -105,14 +133,28 @@ def render_state_table(doc, records, groups, out) -> None:
         out.write("\n")
         table(pending, ["PRODUCER ID", "GROUP", "TOPIC", "PARTITION", "OFFSET"],
               title="OPEN TRANSACTIONS (not committed)", stream=out)
+    if doc["share_partitions"]:
+        out.write("\n")
+        table([[p["group"], p["topic"] or p["topic_id"], p["partition"], p["start_offset"], p["state_epoch"],
+                p["leader_epoch"], len(p["batches"]), _batches_text(p["batches"])] for p in doc["share_partitions"]],
+              ["GROUP", "TOPIC", "PARTITION", "START OFFSET", "STATE EPOCH", "LEADER EPOCH", "BATCHES",
+               "IN FLIGHT (first-last:state/deliveries)"], title="SHARE PARTITIONS", stream=out)
     if others:
         out.write("\n")
         table(others, ["TYPE", "KEY", "VALUE"], title="OTHER RECORDS (latest per key)", stream=out)
 
 
+def _batches_text(batches: list) -> str:
+    """`10-19:2/1 20-20:4/3`: a share partition's in-flight batches, first few only."""
+    text = " ".join(f"{b['first_offset']}-{b['last_offset']}:{b['delivery_state']}/{b['delivery_count']}"
+                    for b in batches[:4])
+    return (text + (f" (+{len(batches) - 4})" if len(batches) > 4 else "")) or "-"
+
+
 def _group_row(view, record) -> list:
-    """A GROUPS row: a classic group's generation, leader and state time from its record; a consumer
-    or Connect worker group's epoch and assignor."""
+    """A GROUPS row: a classic group's generation, leader and state time from its record; a consumer,
+    share, streams or Connect worker group's epoch and assignor (none offline for share and streams:
+    a broker setting)."""
     static = sum(1 for m in view.members if m.static)
     if view.group_type == "classic":
         record = record or {}
@@ -128,6 +170,15 @@ def _member_row(view, member) -> list:
         from kgroup.coordinator.connect.protocol import items_text
 
         assignment = items_text(member.runs)
+    elif view.group_type == "share":
+        from kgroup.views.model import topic_partitions_text
+
+        assignment = topic_partitions_text(member.assignment)
+    elif view.group_type == "streams":
+        from kgroup.views.streams import TASK_KINDS, tasks_text
+
+        assignment = " ".join(f"{kind}={tasks_text(member.tasks.get(kind))}" for kind in TASK_KINDS
+                              if member.tasks.get(kind)) or "-"
     else:
         assignment = member.assignment_text(view.protocol_type)
     return [view.group, member.member_id, member.group_instance_id or "",

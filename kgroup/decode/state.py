@@ -7,7 +7,9 @@ producer's COMMIT marker (installed unless a later plain commit already holds th
 (dropped); offsets with no marker by the end are reported apart. The store holds the decoded rows
 themselves; CommittedOffset is built only for output. Committed offsets are keyed by the decoded
 (group, topic, partition), never by raw key bytes, so key types 0 and 1 for one partition collapse
-(the later log offset wins). Other record types (2-15) keep the latest row per decoded key.
+(the later log offset wins). Other record types (2-23) keep the latest row per decoded key.
+`__share_group_state` is not compacted (cleanup.policy=delete): its records also replay in full into
+the share partitions' state (``views.share_state``, ShareUpdate over the last ShareSnapshot).
 """
 
 from __future__ import annotations
@@ -64,11 +66,12 @@ def record_identity(row) -> tuple:
 class PartitionState:
     """Replays one partition's rows in log order."""
 
-    __slots__ = ("offsets", "latest")
+    __slots__ = ("offsets", "latest", "share_state")
 
     def __init__(self):
         self.offsets = OffsetStore()  # values: the offset commits' DecodedRows
-        self.latest: dict = {}  # record identity -> row (types 2-15)
+        self.latest: dict = {}  # record identity -> row (types 2-23; a __share_group_state's latest per key)
+        self.share_state = None  # a __share_group_state partition's ShareStateReplay (every record counts)
 
     def apply(self, row) -> None:
         self.apply_all((row,))
@@ -83,7 +86,16 @@ class PartitionState:
                 if kind == "control":
                     offsets.end_transaction(row.producer_id, row.marker == "COMMIT")
                 continue
-            if row.record_type in OFFSET_COMMIT_TYPES and row.key.family != "share-state":
+            if row.key.family == "share-state":
+                if self.share_state is None:
+                    from kgroup.views.share_state import ShareStateReplay
+                    self.share_state = ShareStateReplay()
+                self.share_state.apply(row)
+                if row.value is None:
+                    latest.pop(record_identity(row), None)
+                else:
+                    latest[record_identity(row)] = row
+            elif row.record_type in OFFSET_COMMIT_TYPES:
                 k = row.key.data
                 if row.value is None:  # a tombstone, transactional or not, clears the key everywhere
                     tombstone(k["group"], (k["topic"], k["partition"]))
@@ -132,6 +144,19 @@ class OffsetsState:
                 merged.setdefault(pid, []).extend(committed_offset(r) for r in rows)
         return [(pid, sorted(v, key=lambda c: (c.group, c.topic, c.partition)))
                 for pid, v in sorted(merged.items())]
+
+    def share_partitions(self):
+        """The share-partition states of every `__share_group_state` partition read (a
+        ShareStateReplay), or None when none was read."""
+        found = [p.share_state for p in self.partitions.values() if getattr(p, "share_state", None) is not None]
+        if not found:
+            return None
+        from kgroup.views.share_state import ShareStateReplay
+
+        merged = ShareStateReplay()
+        for replay in found:
+            merged.merge(replay)
+        return merged
 
     def latest_records(self) -> list:
         rows = [r for p in self.partitions.values() for r in p.latest.values()]

@@ -156,6 +156,9 @@ class CompactingReplay:
         self.run_start = self.run_first_offset = 0  # where the first batch whose records survivors holds is
         self.read_again = read_again
         self.keys = KeyCheck(decoder.segment, decoder.family)
+        # __share_group_state is not compacted: a ShareUpdate applies over every earlier one since the
+        # last snapshot, so each of its records is decoded and replayed
+        self.no_collapse = decoder.family == "share-state"
 
     def batch(self, batch, records) -> None:
         """records: the batch's undecoded records within the --until cut-offs, a list or LazyRecords
@@ -168,7 +171,7 @@ class CompactingReplay:
         survivors = self.survivors
         # keys that survivors holds decode (they were checked to get there); looking them up there
         # first leaves the update below the same table entries to touch
-        if not plain_batch(batch) or self.state.offsets.any_open_transactions() or (
+        if not plain_batch(batch) or self.no_collapse or self.state.offsets.any_open_transactions() or (
                 None in map(survivors.get, keys) and not self.keys.all_decode(keys, facts)):
             self.flush()
             self.state.apply_all(self.decoder.rows(batch, list(records)))

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from kgroup.errors import KgroupError
 from kgroup.views.connect import CONNECT_TYPE, connect_group_view
 from kgroup.views.dump_members import MemberTimes
+from kgroup.views.dump_share_streams import (SHARE_STREAMS_TYPES, ShareStreamsReplay, share_group_view,
+                                             streams_group_view, topic_names_of)
 from kgroup.views.model import (CONSUMER_PROTOCOL, GroupView, MemberView, OffsetRow, member_from_bytes, member_order,
                                  topic_rows)
 
@@ -49,6 +51,8 @@ class DumpReplay:
     problems: list = field(default_factory=list)
     records: int = 0
     topic_names: dict = field(default_factory=dict)      # topic id -> name: partition.metadata files, then commits
+    share_streams: object = None     # ShareStreamsReplay: share and streams groups (``dump_share_streams``)
+    share_state: object = None       # ShareStateReplay of the dump's __share_group_state partitions, or None
 
 
 class ReplayBuilder:
@@ -66,10 +70,25 @@ class ReplayBuilder:
         self.instances: dict = {}
         self.subscriptions: dict = {}
         self.last_ts = 0
+        self.share_streams = ShareStreamsReplay()
+        self.share_state = None      # a ShareStateReplay once a __share_group_state partition is added
+        self.share_state_rows = 0
 
     @property
     def empty(self) -> bool:
-        return not self.entries and not self.worker_records
+        return not self.entries and not self.worker_records and not self.share_state_rows
+
+    def add_share_state(self, rows) -> None:
+        """One `__share_group_state` partition's rows in log order (every record counts: not compacted)."""
+        from kgroup.views.share_state import ShareStateReplay
+
+        if self.share_state is None:
+            self.share_state = ShareStateReplay()
+        rows = [r for r in rows if r.kind == "data"]
+        self.share_state_rows += len(rows)
+        for row in rows:
+            self.last_ts = max(self.last_ts, row.timestamp)
+        self.share_state.apply_all(rows)
 
     def add(self, rows, connect: bool = False, *, settled: bool = False) -> None:
         """One partition's rows in log order (data, control and error rows). settled: the rows are a
@@ -89,6 +108,8 @@ class ReplayBuilder:
                 continue
             if row.kind != "data":
                 continue
+            if row.record_type in SHARE_STREAMS_TYPES:     # kgroup's coordinator runs no share or streams group
+                self.share_streams.apply(row)
             if settled:
                 self.entries.append(LogEntry(records=[(row.key_bytes, row.value_bytes)], timestamp_ms=row.timestamp))
             else:
@@ -112,7 +133,9 @@ class ReplayBuilder:
             raise KgroupError(f"cannot replay the dump: {exc}") from None
         return DumpReplay(coord, self.last_ts, self.times, self.instances, self.subscriptions, [],
                           len(self.entries) + len(self.worker_records),
-                          {**(topic_names or {}), **_topic_names(coord)})   # once, for every group's view
+                          {**(topic_names or {}), **_topic_names(coord),   # once, for every group's view
+                           **topic_names_of(self.share_streams.groups.values())},
+                          self.share_streams, self.share_state)
 
 
 def _note_members(row, instances, subscriptions) -> None:
@@ -139,9 +162,14 @@ def group_views(replay: DumpReplay, group_ids=None) -> list[GroupView]:
     known = set(coord.groups())
     if coord.offsets is not None:  # a group whose metadata was deleted may still have committed offsets
         known.update(coord.offsets.groups())
+    modern = replay.share_streams.groups if replay.share_streams is not None else {}
+    known.update(modern)
     wanted = sorted(known) if not group_ids else list(group_ids)
     views = []
     for gid in wanted:
+        if gid in modern:
+            views.append(_share_streams_view(replay, modern[gid]))
+            continue
         snap = coord.group(gid)
         committed = coord.committed_offsets(gid)
         if snap is None and not committed:
@@ -179,6 +207,15 @@ def _view(replay: DumpReplay, gid: str, snap, committed) -> GroupView:
                       "member_id_changes": len(hist.member_ids) - 1, "moved_host": len(hist.hosts) > 1})
     view.instance_moves = moves
     return view
+
+
+def _share_streams_view(replay: DumpReplay, group):
+    """A share group with its share partitions' state when the dump holds `__share_group_state`
+    partitions; a streams group with its committed offsets."""
+    if group.group_type == "share":
+        states = replay.share_state.states(group.group_id) if replay.share_state is not None else None
+        return share_group_view(group, replay.topic_names, states)
+    return streams_group_view(group, replay.coordinator.committed_offsets(group.group_id))
 
 
 def _classic_view(replay: DumpReplay, gid: str, snap) -> GroupView:

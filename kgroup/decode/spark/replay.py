@@ -22,7 +22,9 @@ range, here) is never decoded, so a problem only that value has is not reported.
 The replay walks the partition's ranges backwards and drops what a later record supersedes in the whole
 log: a type 2-15 record followed by one with the same key bytes, a plain offset commit followed by a
 plain commit or a tombstone with the same key bytes; then it decodes the rest (only the partition's
-last writes) and replays them. Ranges travel as plain tuples of ints and bytes (`pack_range`), the
+last writes) and replays them. A `__share_group_state` partition is not compacted (a ShareUpdate
+applies over every earlier one since the last ShareSnapshot): its ranges keep every record and the
+replay keeps every one of them, so its share partitions' state is the local engine's. Ranges travel as plain tuples of ints and bytes (`pack_range`), the
 replayed state as its rows' fields (`pack_state`), pickled at C speed: Spark's cloudpickle of row
 objects costs twenty times more.
 """
@@ -118,7 +120,7 @@ def kept_records(reader: RangeReader) -> list:
             raws += [_raw_of(facts, index, record) for index, (record, row)
                      in enumerate(zip(records, decoder.rows(batch, records))) if row.kind != "error"]
             continue
-        if not plain_batch(batch):
+        if not plain_batch(batch) or decoder.family == "share-state":  # not compacted: every record counts
             refs += zip(repeat(records), range(len(keys)), repeat(facts))
         elif not _has_tombstones(records):  # C-level: the latest record per key bytes wins
             survivors.update(zip(keys, zip(repeat(records), count(), repeat(facts))))
@@ -222,6 +224,9 @@ def replay(parts) -> PartitionState:
     kept_ranges = []
     for _seq, packed in sorted(parts, key=lambda part: part[0], reverse=True):
         segment, family, raws = pickle.loads(packed)
+        if family == "share-state":     # not compacted: each ShareUpdate applies over the earlier ones
+            kept_ranges.append((segment, family, raws))
+            continue
         kept = []
         for raw in reversed(raws):
             key = raw[_KEY]
@@ -321,10 +326,11 @@ class ReplayedPartition:
     """A log partition's replayed state as the driver renders it (`state.OffsetsState` reads
     `committed_rows()`, `pending_rows()` and `latest` of each partition), unpacked from `pack_state`."""
 
-    __slots__ = ("committed", "pending", "latest")
+    __slots__ = ("committed", "pending", "latest", "share_state")
 
-    def __init__(self, committed: list, pending: dict, latest: dict):
+    def __init__(self, committed: list, pending: dict, latest: dict, share_state=None):
         self.committed, self.pending, self.latest = committed, pending, latest
+        self.share_state = share_state   # a __share_group_state partition's ShareStateReplay
 
     def committed_rows(self) -> list:
         return self.committed
@@ -337,10 +343,10 @@ def pack_state(state: PartitionState) -> bytes:
     """What the driver renders of a replayed partition: its committed, pending and latest rows."""
     pending = state.pending_rows()
     return pickle.dumps((pack(state.committed_rows()), [(pid, pack(rows)) for pid, rows in pending.items()],
-                         pack(state.latest.values())), protocol=pickle.HIGHEST_PROTOCOL)
+                         pack(state.latest.values()), state.share_state), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack_state(packed: bytes) -> ReplayedPartition:
-    committed, pending, latest = pickle.loads(packed)
+    committed, pending, latest, share_state = pickle.loads(packed)
     return ReplayedPartition(unpack(committed), {pid: unpack(rows) for pid, rows in pending},
-                             {record_identity(row): row for row in unpack(latest)})
+                             {record_identity(row): row for row in unpack(latest)}, share_state)

@@ -289,3 +289,20 @@ def test_a_file_that_is_not_an_offsets_partition_is_named_as_locally(spark, tmp_
         assert_same(local, remote)
         assert local.exit_code == 1 and local.stderr.count(NOT_OFFSETS) == 1, local.stderr
         assert len(local.stderr.splitlines()) == 2 and "Unknown record type" not in local.stderr
+
+
+def test_share_group_state_is_replayed_in_full_as_locally(spark, tmp_path):
+    """`__share_group_state` is not compacted: every ShareUpdate of every range counts (a range keeping
+    the latest record per key would lose the earlier updates' acknowledgements)."""
+    from decode.test_share_streams_offline import SHARE_STATE, T1, batch, write_partition
+
+    updates = [(1, {"groupId": "sg", "topicId": T1.bytes, "partition": 0}, 0,
+                {"snapshotEpoch": 1, "leaderEpoch": -1, "startOffset": -1, "deliveryCompleteCount": n,
+                 "stateBatches": [batch(100 + 3 * n, 101 + 3 * n, 2 + n % 2, 1 + n % 3)]}) for n in range(40)]
+    write_partition(tmp_path / "__share_group_state-0", SHARE_STATE + updates, family="share-state")
+    for output in ("table", "json"):
+        local, remote = both("--view", "state", "-o", output, str(tmp_path))
+        assert local.exit_code == 0
+        assert_same(local, remote)
+    [p0, _p1] = json.loads(remote.stdout)["share_partitions"]
+    assert p0["updates_since_snapshot"] == 42 and len(p0["batches"]) > 20
