@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -407,10 +408,19 @@ def test_ctrl_c_during_the_wait_still_reports_the_removal(broker, fleets):
     fleet.close()
 
     def remove(instance, output):
+        # faulthandler: a process still running 20 s after the SIGINT is made to print where it is
         return subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "remove-members", "rm-int",
                                  "--instance-id", instance, "--wait", "--wait-timeout", "60", "-o", output,
                                  "--bootstrap-server", broker.bootstrap], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+
+    def exit_status(proc):
+        try:
+            return proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(10)
+            pytest.fail("still running 20 s after SIGINT; its threads:\n" + proc.stderr.read())
 
     proc = remove("int-2", "table")
     try:  # the table is printed (and flushed) before the wait starts
@@ -419,7 +429,7 @@ def test_ctrl_c_during_the_wait_still_reports_the_removal(broker, fleets):
         assert shown[0] == "Group rm-int: 1 removed, 0 failed.\n"
         assert re.match(r"int-2\s+instance id\s+removed$", shown[-1])
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 130
+        assert exit_status(proc) == 130
         assert lines.until(None, 5) == []
         assert proc.stderr.read() == "kgroup remove-members: interrupted\n"
     finally:
