@@ -56,6 +56,22 @@ def describe_one(client: ClusterClient, group: str) -> GroupView:
     return view
 
 
+def plan_partitions(client: ClusterClient, partitions, missing, target: Target, current: dict,
+                    file_offsets=None) -> list[PartitionPlan]:
+    """Each selected partition's plan from its current offset (committed, or a share group's start
+    offset) and its log's start, end and (for a time target) offset at that time, with the rows of
+    partitions that do not exist (`missing`), by topic and partition: every group type's reset."""
+    timed = target.kind in TIMESTAMP_TARGETS
+    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
+    starts, ends = found[EARLIEST], found[LATEST]
+    by_time = found[target.value] if timed else {}
+    plans = [plan_partition(t, p, target, current.get((t, p)), starts.get((t, p)), ends.get((t, p)),
+                            timestamp_offset=_int_or_none(by_time.get((t, p))),
+                            file_offset=(file_offsets or {}).get((t, p)))
+             for t, p in partitions]
+    return sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+
+
 def select_partitions(client: ClusterClient, selectors, all_topics: bool, committed, file_offsets,
                       owned) -> tuple[list[tuple[str, int]], list[PartitionPlan]]:
     """The partitions to reset, and a failed plan row for each selected one that does not exist.
@@ -115,15 +131,7 @@ def plan_reset(client: ClusterClient, group: str, target: Target, selectors=(), 
     partitions, missing = select_partitions(client, selectors, all_topics, committed, file_offsets, owned)
     if not partitions and not missing:
         raise KgroupUsageError(f"group {group!r}: no partition selected" + _why_none(instances, all_topics))
-    timed = target.kind in TIMESTAMP_TARGETS
-    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
-    starts, ends = found[EARLIEST], found[LATEST]
-    by_time = found[target.value] if timed else {}
-    plans = [plan_partition(t, p, target, committed.get((t, p)), starts.get((t, p)), ends.get((t, p)),
-                            timestamp_offset=_int_or_none(by_time.get((t, p))),
-                            file_offset=(file_offsets or {}).get((t, p)))
-             for t, p in partitions]
-    plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+    plans = plan_partitions(client, partitions, missing, target, committed, file_offsets)
     report = ResetReport(group, state, execute, plans, instances)
     if exists and state not in INACTIVE_STATES:        # a plan only: say now what --execute will need
         report.execute_refused = empty_group_steps(group, view.members)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kgroup.client.groups import group_exists, listed_types, no_such_group, offsets_at, topic_partitions
-from kgroup.client.reset import TIMESTAMP_TARGETS, PartitionPlan, Target, plan_partition
+from kgroup.client.groups import group_exists, listed_types, no_such_group, topic_partitions
+from kgroup.client.offsets_admin import ResetReport, describe_one, mark_refusals, plan_partitions, select_partitions
+from kgroup.client.reset import PartitionPlan, Target
 from kgroup.client.share_describe import SHARE, attach_share_offsets
 from kgroup.errors import KgroupError, KgroupUsageError
 from kgroup.views.model import GroupView
@@ -34,7 +35,6 @@ from kgroup.wire.authorization import NotAuthorized, check
 from kgroup.wire.cluster import ClusterClient, error_name, retriable_coordinator_error
 
 EMPTY_STATES = ("Empty", "Dead")
-EARLIEST, LATEST = -2, -1
 SHARE_TARGETS = ("--to-earliest, --to-latest, --to-current, --to-offset, --to-datetime, --by-duration "
                  "or --from-file")
 
@@ -77,7 +77,6 @@ def plan_share_reset(client: ClusterClient, group: str, target: Target, selector
     """A share group's reset-offsets (`offsets_admin.plan_reset`'s arguments): the plan (and with
     `execute`, AlterShareGroupOffsets) of new start offsets. Refused (KgroupError, exit 1) with
     --execute while the group has members."""
-    from kgroup.client.offsets_admin import ResetReport, describe_one, mark_refusals, select_partitions
 
     view = view or describe_one(client, group)
     if instance_ids:
@@ -95,14 +94,7 @@ def plan_share_reset(client: ClusterClient, group: str, target: Target, selector
     if not partitions and not missing:
         raise KgroupUsageError(f"group {group!r}: no partition selected"
                                + (" (it has no share-partition start offset for --all-topics)" if all_topics else ""))
-    timed = target.kind in TIMESTAMP_TARGETS
-    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
-    by_time = found[target.value] if timed else {}
-    plans = [plan_partition(t, p, target, current.get((t, p)), found[EARLIEST].get((t, p)), found[LATEST].get((t, p)),
-                            timestamp_offset=by_time.get((t, p)) if isinstance(by_time.get((t, p)), int) else None,
-                            file_offset=(file_offsets or {}).get((t, p)))
-             for t, p in partitions]
-    plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+    plans = plan_partitions(client, partitions, missing, target, current, file_offsets)
     report = ResetReport(group, state, execute, plans)
     if exists and state not in EMPTY_STATES:
         report.execute_refused = empty_share_group_steps(group, view)
@@ -170,7 +162,6 @@ def _whole_topics(group: str, selectors) -> list[str]:
 def delete_share_offsets(client: ClusterClient, group: str, selectors, dry_run: bool = False) -> list[dict]:
     """DeleteShareGroupOffsets for whole topics: one row per topic (partition None) with its error.
     `dry_run` predicts each row from the group's description, start offsets and the rights."""
-    from kgroup.client.offsets_admin import describe_one
 
     topics = _whole_topics(group, selectors)
     view = describe_one(client, group)

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgroup.client.groups import committed_offsets, offsets_at, topic_partitions
-from kgroup.client.offsets_admin import (EARLIEST, LATEST, ResetReport, commit_plan, describe_one, mark_refusals,
-                                         select_partitions)
-from kgroup.client.reset import TIMESTAMP_TARGETS, plan_partition
+from kgroup.client.groups import committed_offsets, topic_partitions
+from kgroup.client.offsets_admin import (ResetReport, commit_plan, describe_one, mark_refusals,
+                                         plan_partitions, select_partitions)
 from kgroup.client.streams_topics import (input_topics, internal_topic_failures, internal_topic_lines,
                                           internal_topics, settle_internal_topics)
 from kgroup.errors import KgroupError, KgroupUsageError
@@ -129,15 +128,7 @@ def plan_streams_reset(client: ClusterClient, group: str, target, selectors=(), 
     if not partitions and not missing:
         raise KgroupUsageError(f"streams group {view.group!r}: no partition selected"
                                + (" (it has no committed offset of an input topic)" if all_topics else ""))
-    timed = target.kind in TIMESTAMP_TARGETS
-    found = offsets_at(client, partitions, (EARLIEST, LATEST) + ((target.value,) if timed else ()))
-    by_time = found[target.value] if timed else {}
-    plans = [plan_partition(t, p, target, committed.get((t, p)), found[EARLIEST].get((t, p)),
-                            found[LATEST].get((t, p)),
-                            timestamp_offset=by_time.get((t, p)) if isinstance(by_time.get((t, p)), int) else None,
-                            file_offset=(file_offsets or {}).get((t, p)))
-             for t, p in partitions]
-    plans = sorted(plans + missing, key=lambda r: (r.topic, r.partition))
+    plans = plan_partitions(client, partitions, missing, target, committed, file_offsets)
     report = StreamsResetReport(view.group, view.state, execute, plans)
     if view.state not in INACTIVE_STATES:
         report.execute_refused = make_empty_steps(view)
