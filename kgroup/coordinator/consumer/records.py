@@ -191,9 +191,29 @@ _CURRENT_HEAD = struct.Struct(">hiib")   # value version 0, MemberEpoch, Previou
 def _replays_as_itself(m: ConsumerGroupMember) -> bool:
     """Whether ``_apply_current_assignment`` would give back ``m`` from its own record: a known
     state, no topic without partitions, topics in the record's order (by id bytes), and an
-    assignment epoch for exactly its assigned and pending partitions (a replay writes every one)."""
+    assignment epoch for exactly its assigned and pending partitions (a replay writes every one).
+    Only the state depends on more than the three maps, and an epoch bump mostly keeps all three
+    objects: the answer for them is kept (``_CANONICAL``)."""
     if m.state not in _KNOWN_STATES:
         return False
+    epochs = m.assignment_epochs
+    kept = _CANONICAL.get(id(epochs))
+    if kept is not None and kept[0] is epochs and kept[1] is m.assigned and kept[2] is m.pending_revocation:
+        return True
+    if not _maps_replay_as_themselves(m):
+        return False
+    if len(_CANONICAL) >= _ROW_BYTES_LIMIT:
+        _CANONICAL.clear()
+    _CANONICAL[id(epochs)] = (epochs, m.assigned, m.pending_revocation)
+    return True
+
+
+# id(assignment_epochs) -> (assignment_epochs, assigned, pending_revocation) of a member whose
+# maps replay as themselves
+_CANONICAL: dict[int, tuple] = {}
+
+
+def _maps_replay_as_themselves(m: ConsumerGroupMember) -> bool:
     epochs = m.assignment_epochs
     topics = 0
     for row in (m.assigned, m.pending_revocation):
