@@ -71,3 +71,21 @@ def test_a_kept_encoding_is_not_reused_for_other_epochs():
     coord = _coordinator_with(ConsumerGroupMember("m"))
     rec.store_current_assignment(coord, "g", first)
     assert rec.store_current_assignment(coord, "g", second) == _generic(second)[0]
+
+
+def test_a_classic_members_kept_assignment_bytes_follow_the_topic_image_and_version():
+    """``migration.classic_assignment`` keeps its bytes for the same row: a new image (a renamed
+    topic) or another subscription version is encoded again."""
+    from kgroup.coordinator.consumer.migration import classic_assignment
+    from kgroup.records import decode_assignment
+
+    coord = GroupCoordinator()
+    coord.set_topics({"foo": (A, 4)})
+    row = {A: frozenset({3, 1})}
+    first = classic_assignment(coord, row, b"\x00\x03")
+    assert classic_assignment(coord, row, b"\x00\x03") is first
+    assert decode_assignment(first)["assignedPartitions"] == [{"topic": "foo", "partitions": [1, 3]}]
+    coord.set_topics({"bar": (A, 4)})
+    renamed = classic_assignment(coord, row, b"\x00\x03")
+    assert decode_assignment(renamed)["assignedPartitions"] == [{"topic": "bar", "partitions": [1, 3]}]
+    assert classic_assignment(coord, row, b"\x00\x00")[:2] == b"\x00\x00"
