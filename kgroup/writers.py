@@ -294,6 +294,39 @@ class StepProgress(StatusLine):
         self.show(f"{self.label}: {what} {done + 1} of {total}, {_duration(elapsed)} so far{left}")
 
 
+class RunsProgress(StepProgress):
+    """``simulate --runs``: runs of a known count, each with its phases (``update``, as a single
+    run reports them), and an estimate of the time left from how much of all the runs is done —
+    the runs before this one, and this one's waves or steps so far — drawn, as StepProgress does,
+    only once the work has run ``after_s`` seconds."""
+
+    def __init__(self, label: str, runs: int, after_s: float = 2.0, enabled: bool | None = None,
+                 clock=time.monotonic):
+        super().__init__(label, after_s, enabled, clock)
+        self.runs = runs
+        self.run_text = ""
+        self.run_index = 0
+
+    def run(self, index: int, text: str) -> None:
+        """Run ``index`` (from 0) of ``runs`` starts; ``text`` names it (its variant and seed)."""
+        self.run_index, self.run_text = index, text
+        self.last = 0.0                     # a new run's line is drawn at once
+        self.update("", 0, 0)
+
+    def update(self, what: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        elapsed = now - self.start
+        if elapsed < self.after_s or now - self.last < 0.2:
+            return
+        self.last = now
+        fraction = (self.run_index + (done / total if total > 0 else 0)) / self.runs
+        left = f", about {_duration(elapsed / fraction * (1 - fraction))} left" if fraction > 0 else ""
+        self.show(f"{self.label}: run {self.run_index + 1} of {self.runs}{self.run_text}, "
+                  f"{_duration(elapsed)} so far{left}")
+
+
 def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"

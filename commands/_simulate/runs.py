@@ -33,23 +33,25 @@ def simulate_runs(scenario: str, param_sets: list, compare, runs: int, output: s
     from kgroup.errors import KgroupUsageError
     from kgroup.sim.model import ParameterError, ScenarioError
     from kgroup.sim.runs import run_many
-    from kgroup.writers import StatusLine
+    from kgroup.writers import RunsProgress
 
     for given, flag in ((show_events, "--events"), (plot_path, "--plot")):
         if given:
             fail("simulate", KgroupUsageError(f"{flag} shows one run: it does not apply with --runs "
                                               "(use --seed S without --runs for that run)"))
     sets, seed = [], None
-    with StatusLine() as status:
+    # one line for every run of every variant: its estimate of the time left is over all of them
+    with RunsProgress(f"simulate {scenario}", runs * len(param_sets)) as status:
         def progress(i, run_seed, name=""):
             nonlocal seed
             seed = run_seed
-            status.show(f"{scenario}{name}: run {i + 1} of {runs} (seed {run_seed})")
+            status.run(len(sets) * runs + i, f"{name} (seed {run_seed})")
         try:
             for params in param_sets:
                 name = f" ({_variant(params, compare)})" if compare else ""
                 sets.append(run_many(scenario, params, runs,
-                                     on_run=lambda i, s, name=name: progress(i, s, name)))
+                                     on_run=lambda i, s, name=name: progress(i, s, name),
+                                     on_progress=status.update))
         except ParameterError as exc:
             status.clear()
             raise click.UsageError(str(exc)) from exc

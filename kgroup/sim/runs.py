@@ -122,9 +122,10 @@ def nearest_rank(ordered: list, percent: float):
 
 
 def run_many(scenario: str, params: SimParams, runs: int,
-             on_run: Callable[[int, int], None] | None = None) -> RunSet:
+             on_run: Callable[[int, int], None] | None = None, on_progress=None) -> RunSet:
     """Play ``scenario`` ``runs`` times, seeds params.seed .. params.seed+runs-1. ``on_run(i, seed)``
-    is called before each (a progress line; the seed a ScenarioError came from)."""
+    is called before each (a progress line; the seed a ScenarioError came from), ``on_progress``
+    within each as ``run_scenario`` calls it (its phases: the progress line's estimate)."""
     from .scenarios import run_scenario
 
     result = RunSet(scenario, params.restart_ms)
@@ -132,7 +133,8 @@ def run_many(scenario: str, params: SimParams, runs: int,
         seed = params.seed + i
         if on_run is not None:
             on_run(i, seed)
-        document = run_scenario(scenario, replace(params, seed=seed)).document(events=False)
+        document = run_scenario(scenario, replace(params, seed=seed),
+                                on_progress=on_progress).document(events=False)
         result.seeds.append(seed)
         result.documents.append(document)
     return result

@@ -307,3 +307,47 @@ def test_a_scenario_that_cannot_run_names_its_seed():
     assert result.exit_code == 1
     assert result.stderr.startswith("kgroup simulate: rolling-bounce (seed 0): ")
     assert "GROUP_MAX_SIZE_REACHED" in result.stderr
+
+
+# ---- the progress line ------------------------------------------------------------------------
+def test_runs_show_the_time_left_from_the_runs_done_and_the_waves_of_the_one_under_way(capsys):
+    from kgroup.writers import RunsProgress
+
+    now = [0.0]
+    progress = RunsProgress("simulate rolling-bounce", 4, enabled=True, clock=lambda: now[0])
+    progress.run(0, " (seed 0)")
+    now[0] = 1.5
+    progress.update("wave", 1, 2)                 # under 2 s: nothing drawn
+    assert capsys.readouterr().err == ""
+    now[0] = 10.0
+    progress.update("wave", 1, 2)                 # half of the first run of 4: 1/8 done in 10 s
+    assert "simulate rolling-bounce: run 1 of 4 (seed 0), 10s so far, about 1m10s left" in \
+        capsys.readouterr().err
+    now[0] = 20.0
+    progress.run(2, " (range) (seed 7)")          # two runs done: half of it in 20 s
+    progress.clear()
+    err = capsys.readouterr().err
+    assert "run 3 of 4 (range) (seed 7), 20s so far, about 20s left" in err
+    assert err.endswith("\r\033[K")
+
+
+def test_the_runs_line_is_fed_each_runs_phases(monkeypatch):
+    """The command hands the run's phases (its waves) to the line, not only each run's start."""
+    from kgroup import writers
+
+    seen = []
+
+    class Recording(writers.RunsProgress):
+        def run(self, index, text):
+            seen.append(("run", index, self.runs, text))
+
+        def update(self, what, done, total):
+            seen.append((what, done, total))
+
+    monkeypatch.setattr(writers, "RunsProgress", Recording)
+    result = invoke("rolling-bounce", "--members", "3", "--runs", "2", "--compare", "membership")
+    assert result.exit_code == 0, result.output
+    runs = [s for s in seen if s[0] == "run"]
+    assert runs == [("run", 0, 4, " (static) (seed 0)"), ("run", 1, 4, " (static) (seed 1)"),
+                    ("run", 2, 4, " (dynamic) (seed 0)"), ("run", 3, 4, " (dynamic) (seed 1)")]
+    assert ("wave", 2, 3) in seen

@@ -72,13 +72,16 @@ def join(coord, group: ConsumerGroup, version: int, member_id: str, instance_id,
     changed = updated.subscribed_topic_names != member.subscribed_topic_names
     reconciled = reconcile(stored, group.assignment_epoch, group.target_row(member_id), owned, group.partition_epoch,
                            subscribed_ids(coord, group, stored), changed)
-    if reconciled is not stored:
+    current = ()
+    if reconciled is not stored and replaced is None:   # the batch's last record, stored and encoded
+        current = (rec.store_current_assignment(coord, group.group_id, reconciled),)
+    elif reconciled is not stored:      # a replacement may downgrade the group: its batch takes them
         records.append(rec.current_assignment_record(group.group_id, reconciled))
         rec.apply_all(coord, records[-1:])
     downgraded = replaced is not None and replaced[1] and maybe_downgrade_after_replacement(
         coord, group, updated.subscribed_topic_names != member.subscribed_topic_names, records)
     if not downgraded:
-        rec.append(coord, records)
+        rec.append(coord, records, after=current)
     coord.cancel(join_timer_key(group.group_id, member_id))
     if not downgraded:
         schedule_session_timeout(coord, group.group_id, member_id, session_timeout)

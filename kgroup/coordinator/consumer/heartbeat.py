@@ -207,11 +207,11 @@ def _heartbeat(coord, request, version: int, client_id: str, client_host: str):
                                group.partition_epoch, subscribed_ids(coord, group, stored), subscription_changed)
     else:
         reconciled = stored
-    if reconciled is not stored:
-        records.append(rec.current_assignment_record(group_id, reconciled))
-        rec.apply_all(coord, records[-1:])
+    current = ()
+    if reconciled is not stored:       # the batch's last record: stored now, encoded for append
+        current = (rec.store_current_assignment(coord, group_id, reconciled),)
         schedule_rebalance_timeout(coord, group_id, reconciled)
-    rec.append(coord, records, before=classic_tombstone)
+    rec.append(coord, records, before=classic_tombstone, after=current)
     schedule_session_timeout(coord, group_id, member_id)
     subscribed = request.subscribed_topic_names is not None or _regex(request, version) is not None
     full = epoch == 0 or (request.rebalance_timeout_ms != -1 and subscribed and request.topic_partitions is not None)

@@ -136,9 +136,28 @@ def classic_assignment(coord, assigned, subscription: bytes) -> bytes:
     member's subscription (0 if it does not say). A classic member inside a consumer group is
     handed one at every SyncGroup: the topic names are looked up only for the topics it holds."""
     version = int.from_bytes(subscription[:2], "big", signed=True) if len(subscription) >= 2 else 0
+    image = coord.topic_image
+    key = (id(assigned), id(image), version)
+    kept = _ASSIGNMENT_BYTES.get(key)
+    if kept is not None and kept[0] is assigned and kept[1] is image:
+        return kept[2]
+    raw = _classic_assignment(image, assigned, version)
+    if len(_ASSIGNMENT_BYTES) >= 1 << 16:
+        _ASSIGNMENT_BYTES.clear()
+    _ASSIGNMENT_BYTES[key] = (assigned, image, raw)
+    return raw
+
+
+# (id(assigned), id(topic image), version) -> (assigned, image, its bytes): a classic member of a
+# consumer group syncs at every epoch bump, mostly with the same partitions (the same map: members
+# are immutable and keep a row they do not change); set_topics replaces the image, never changes it
+_ASSIGNMENT_BYTES: dict[tuple, tuple] = {}
+
+
+def _classic_assignment(image, assigned, version: int) -> bytes:
     partitions = []
     if assigned:
-        names = {topic_id: name for name, (topic_id, _) in coord.topic_image.items()}
+        names = {topic_id: name for name, (topic_id, _) in image.items()}
         for topic_id, parts in assigned.items():
             name = names.get(topic_id)
             if name is not None and parts:

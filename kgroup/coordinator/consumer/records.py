@@ -11,11 +11,12 @@ as ``uuid.UUID`` here and come back from the decoder as 16 bytes.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from functools import partial
 from typing import Mapping, NamedTuple
 
-from kgroup.records import encode_key, encode_value
+from kgroup.records import encode_key, encode_value, value_element_encoder
 
 from .group import (TOMBSTONED_ASSIGNMENT_EPOCH, ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember,
                              SubscribedTopic)
@@ -171,6 +172,126 @@ def _partitions_in(items, epochs: dict | None = None, member_epoch: int = 0) -> 
 
 def _topic_id(raw) -> uuid.UUID:
     return raw if isinstance(raw, uuid.UUID) else uuid.UUID(bytes=bytes(raw))
+
+
+# ---- a member's new current assignment, stored without its replay ---------------------------
+def store_current_assignment(coord, group_id: str, m: ConsumerGroupMember) -> tuple[bytes, bytes]:
+    """Store ``m`` (the group's member of that id, reconciled) as its current-assignment record
+    would, and return that record encoded, for ``append``'s ``after``.
+
+    Every member of a consumer group writes this record at every epoch bump, mostly with the same
+    partitions at a new epoch: replaying it (a value dict built, then read back into a member) and
+    encoding it from scratch was most of such a heartbeat's cost. When ``m`` is what the replay
+    would make of its record (``_replays_as_itself``) it is stored as it is, and the record's
+    bytes are joined from the encodings of its partition lists, kept while those lists are the same
+    objects (``_partitions_bytes``); otherwise the record goes the generic way."""
+    group = coord.get_group(group_id)
+    if group is None or group.group_type != ConsumerGroup.group_type or not _replays_as_itself(m):
+        record = current_assignment_record(group_id, m)
+        apply(coord, record.record_type, record.key, record.value)
+        return encoded([record])[0]
+    group.put_member(m)
+    key = _encoded_key(CURRENT_MEMBER_ASSIGNMENT, {"groupId": group_id, "memberId": m.member_id})
+    return key, b"".join((_CURRENT_HEAD.pack(0, m.member_epoch, m.previous_member_epoch, m.state),
+                          _partitions_bytes(m, m.assigned, "assignedPartitions"),
+                          _partitions_bytes(m, m.pending_revocation, "partitionsPendingRevocation"),
+                          b"\x00"))       # no tagged fields
+
+
+_CURRENT_HEAD = struct.Struct(">hiib")   # value version 0, MemberEpoch, PreviousMemberEpoch, State
+
+
+def _replays_as_itself(m: ConsumerGroupMember) -> bool:
+    """Whether ``_apply_current_assignment`` would give back ``m`` from its own record: a known
+    state, no topic without partitions, topics in the record's order (by id bytes), and an
+    assignment epoch for exactly its assigned and pending partitions (a replay writes every one).
+    Only the state depends on more than the three maps, and an epoch bump mostly keeps all three
+    objects: the answer for them is kept (``_CANONICAL``)."""
+    if m.state not in _KNOWN_STATES:
+        return False
+    epochs = m.assignment_epochs
+    kept = _CANONICAL.get(id(epochs))
+    if kept is not None and kept[0] is epochs and kept[1] is m.assigned and kept[2] is m.pending_revocation:
+        return True
+    if not _maps_replay_as_themselves(m):
+        return False
+    if len(_CANONICAL) >= _ROW_BYTES_LIMIT:
+        _CANONICAL.clear()
+    _CANONICAL[id(epochs)] = (epochs, m.assigned, m.pending_revocation)
+    return True
+
+
+# id(assignment_epochs) -> (assignment_epochs, assigned, pending_revocation) of a member whose
+# maps replay as themselves
+_CANONICAL: dict[int, tuple] = {}
+
+
+def _maps_replay_as_themselves(m: ConsumerGroupMember) -> bool:
+    epochs = m.assignment_epochs
+    topics = 0
+    for row in (m.assigned, m.pending_revocation):
+        if len(row) > 1 and sorted(row, key=_id_bytes) != list(row):
+            return False
+        for topic_id, parts in row.items():
+            if not parts:
+                return False
+            topics += 1
+            known = epochs.get(topic_id)
+            if known is None or not parts <= known.keys():
+                return False
+    if len(epochs) != topics:       # a topic both assigned and pending: count its partitions
+        return _epochs_cover_exactly(m)
+    return all(len(epochs[t]) == len(parts) for t, parts in m.assigned.items()) and \
+        all(len(epochs[t]) == len(parts) for t, parts in m.pending_revocation.items())
+
+
+def _epochs_cover_exactly(m: ConsumerGroupMember) -> bool:
+    wanted: dict = {}
+    for row in (m.assigned, m.pending_revocation):
+        for topic_id, parts in row.items():
+            wanted[topic_id] = wanted.get(topic_id, frozenset()) | parts
+    return wanted.keys() == m.assignment_epochs.keys() and all(
+        m.assignment_epochs[t].keys() == parts for t, parts in wanted.items())
+
+
+def _id_bytes(topic_id) -> bytes:
+    return topic_id.bytes
+
+
+_KNOWN_STATES = frozenset((0, 1, 2))      # reconciliation's STABLE, UNREVOKED_ and UNRELEASED_PARTITIONS
+
+# id(row) -> (row, the member's assignment_epochs, field, bytes): a row's encoding, valid while the
+# member holds the same row and epochs objects (members are immutable; a step that keeps a row
+# keeps the object)
+_ROW_BYTES: dict[int, tuple] = {}
+_ROW_BYTES_LIMIT = 1 << 16
+
+
+def _partitions_bytes(m: ConsumerGroupMember, row: Mapping, field: str) -> bytes:
+    """The record's compact array ``field`` for ``row``, each partition with its assignment epoch."""
+    if not row:
+        return b"\x01"              # an empty compact array: length + 1
+    epochs = m.assignment_epochs
+    kept = _ROW_BYTES.get(id(row))
+    if kept is not None and kept[0] is row and kept[1] is epochs and kept[2] == field:
+        return kept[3]
+    encode = value_element_encoder(CURRENT_MEMBER_ASSIGNMENT, 0, field)
+    out = bytearray()
+    _write_uvarint(out, len(row) + 1)
+    for topic in _partitions_with_epochs(m, row):
+        out += encode(topic)
+    raw = bytes(out)
+    if len(_ROW_BYTES) >= _ROW_BYTES_LIMIT:
+        _ROW_BYTES.clear()
+    _ROW_BYTES[id(row)] = (row, epochs, field, raw)
+    return raw
+
+
+def _write_uvarint(out: bytearray, value: int) -> None:
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
 
 
 # ---- writing and applying ------------------------------------------------------------------

@@ -171,7 +171,21 @@ def subscribed_ids(coord, group: ConsumerGroup, member: ConsumerGroupMember) -> 
     """The ids of the existing topics ``member`` subscribes to, by name or through its resolved
     regex (an unresolved one matches nothing): Kafka 4.4's CurrentAssignmentBuilder.subscribedTopicIds."""
     image = coord.topic_image
-    return frozenset(image[name][0] for name in group.topics_of(member) if name in image)
+    names = group.topics_of(member)
+    key = (id(image), names)
+    kept = _SUBSCRIBED_IDS.get(key)
+    if kept is not None and kept[0] is image:
+        return kept[1]
+    ids = frozenset(image[name][0] for name in names if name in image)
+    if len(_SUBSCRIBED_IDS) >= 1024:
+        _SUBSCRIBED_IDS.clear()
+    _SUBSCRIBED_IDS[key] = (image, ids)
+    return ids
+
+
+# (id(topic image), topic names) -> (image, their ids): every heartbeat that reconciles asks, and a
+# group's members mostly share one set of names; an image is replaced, not changed, by set_topics
+_SUBSCRIBED_IDS: dict[tuple, tuple] = {}
 
 
 def target_due(group: ConsumerGroup, interval_ms: int, now_ms: int) -> bool:
