@@ -408,10 +408,15 @@ def test_ctrl_c_during_the_wait_still_reports_the_removal(broker, fleets):
     fleet.close()
 
     def remove(instance, output):
-        # faulthandler: a process still running 20 s after the SIGINT is made to print where it is
-        return subprocess.Popen([sys.executable, "-m", "kgroup.commands.cli", "remove-members", "rm-int",
-                                 "--instance-id", instance, "--wait", "--wait-timeout", "60", "-o", output,
-                                 "--bootstrap-server", broker.bootstrap], stdout=subprocess.PIPE,
+        # SIGINT handled as a terminal's Ctrl-C is, whatever this suite inherited: started as a
+        # background job of a shell without job control, the suite ignores SIGINT and so would the
+        # command (Python keeps an ignored SIGINT ignored), as `kgroup ... &` from a script does.
+        # faulthandler: a process still running 20 s after the SIGINT is made to print where it is.
+        argv = ["remove-members", "rm-int", "--instance-id", instance, "--wait", "--wait-timeout", "60",
+                "-o", output, "--bootstrap-server", broker.bootstrap]
+        as_a_terminal = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                         "sys.argv[0] = 'kgroup'; runpy.run_module('kgroup.commands.cli', run_name='__main__')")
+        return subprocess.Popen([sys.executable, "-c", as_a_terminal, *argv], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
 
     def exit_status(proc):

@@ -40,8 +40,10 @@ def groups(kafka, tmp_path_factory):
     cp = java_classpath(tmp_path_factory.getbasetemp())
     create_topic(kafka.bootstrap, TOPIC, len(ENDS))
     produce(kafka.bootstrap, TOPIC, ENDS)
-    for g in ("vd-consumer", "vd-reconciling"):      # a static member that stopped stays 30 s
-        group_config(kafka, g, consumer_session_timeout_ms=30000)
+    # a static member that stopped stays 60 s (Kafka's maximum): the module's tests read the states
+    # this fixture leaves for as long as a loaded machine takes to reach them
+    for g in ("vd-consumer", "vd-reconciling"):
+        group_config(kafka, g, consumer_session_timeout_ms=60000)
     kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--reset-offsets", "--group",
                "vd-empty-classic", "--topic", TOPIC, "--to-offset", "2", "--execute")
     m = {
@@ -72,10 +74,10 @@ def groups(kafka, tmp_path_factory):
                      60, f"{name} committed")
         m["vd-empty-consumer"][0].close()           # a dynamic consumer leaves: Empty consumer group
         m["vd-reconciling"][0].close()              # a static one leaves with epoch -2: Reconciling
-        # two classic groups mid-rebalance, for 30 s
-        raws = [RawJoin(kafka.bootstrap, "vd-completing", "x-0"),
-                RawJoin(kafka.bootstrap, "vd-preparing", "y-0")]
-        raws.append(RawJoin(kafka.bootstrap, "vd-preparing", "y-1", wait=False))
+        # two classic groups mid-rebalance, for 120 s
+        raws = [RawJoin(kafka.bootstrap, "vd-completing", "x-0", session_ms=120000),
+                RawJoin(kafka.bootstrap, "vd-preparing", "y-0", session_ms=120000)]
+        raws.append(RawJoin(kafka.bootstrap, "vd-preparing", "y-1", session_ms=120000, wait=False))
         yield m
     finally:
         close_all(everyone)
