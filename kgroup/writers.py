@@ -279,14 +279,22 @@ class StepProgress(StatusLine):
         self.start = clock()
         self.last = 0.0
 
-    def update(self, what: str, done: int, total: int) -> None:
+    def due(self) -> float | None:
+        """The seconds run so far when a line is due (enabled, past ``after_s``, 0.2 s after the last
+        one), else None."""
         if not self.enabled:
-            return
+            return None
         now = self.clock()
         elapsed = now - self.start
         if elapsed < self.after_s or now - self.last < 0.2:
-            return
+            return None
         self.last = now
+        return elapsed
+
+    def update(self, what: str, done: int, total: int) -> None:
+        elapsed = self.due()
+        if elapsed is None:
+            return
         if total <= 0:
             self.show(f"{self.label}: {what}, {_duration(elapsed)} so far")
             return
@@ -314,13 +322,9 @@ class RunsProgress(StepProgress):
         self.update("", 0, 0)
 
     def update(self, what: str, done: int, total: int) -> None:
-        if not self.enabled:
+        elapsed = self.due()
+        if elapsed is None:
             return
-        now = self.clock()
-        elapsed = now - self.start
-        if elapsed < self.after_s or now - self.last < 0.2:
-            return
-        self.last = now
         fraction = (self.run_index + (done / total if total > 0 else 0)) / self.runs
         left = f", about {_duration(elapsed / fraction * (1 - fraction))} left" if fraction > 0 else ""
         self.show(f"{self.label}: run {self.run_index + 1} of {self.runs}{self.run_text}, "
