@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from helpers.kafka_apps import share_from_earliest
 from helpers.kafka_groups import create_topic, kgroup, produce, tool_rows, wait_for
 
 TOPIC = "sh-t"
@@ -22,6 +23,9 @@ def kg(kafka, *args):
 @pytest.fixture(scope="module")
 def share_consumer(kafka, tmp_path_factory):
     create_topic(kafka.bootstrap, TOPIC, 2)
+    # from the earliest record: with the default (latest) whether the records produced below are
+    # delivered, and so acknowledged, races the share partitions' initialisation
+    share_from_earliest(kafka, GROUP)
     log = tmp_path_factory.mktemp("share") / "console-share-consumer.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
