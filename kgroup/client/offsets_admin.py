@@ -163,6 +163,14 @@ def _int_or_none(value):
     return value if isinstance(value, int) else None
 
 
+def plans_by_topic(plans: list[PartitionPlan]) -> dict[str, list[PartitionPlan]]:
+    """topic -> its partitions' plans, in plan order: the shape every offsets request takes."""
+    by_topic: dict[str, list[PartitionPlan]] = defaultdict(list)
+    for plan in plans:
+        by_topic[plan.topic].append(plan)
+    return by_topic
+
+
 def commit_plan(client: ClusterClient, group: str, coordinator, plans: list[PartitionPlan]) -> None:
     """One OffsetCommit as an admin (generation -1, no member id), each partition's error on its row."""
     from kafka.protocol.consumer import OffsetCommitRequest
@@ -174,9 +182,7 @@ def commit_plan(client: ClusterClient, group: str, coordinator, plans: list[Part
         raise KgroupError("the broker does not support OffsetCommit v2+")
     T = OffsetCommitRequest.OffsetCommitRequestTopic
     P = T.OffsetCommitRequestPartition
-    by_topic: dict[str, list[PartitionPlan]] = defaultdict(list)
-    for plan in plans:
-        by_topic[plan.topic].append(plan)
+    by_topic = plans_by_topic(plans)
     request = OffsetCommitRequest(
         version=version, group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
         retention_time_ms=-1,

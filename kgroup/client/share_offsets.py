@@ -23,10 +23,9 @@ the current offset.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from kgroup.client.groups import group_exists, listed_types, no_such_group, topic_partitions
-from kgroup.client.offsets_admin import ResetReport, describe_one, mark_refusals, plan_partitions, select_partitions
+from kgroup.client.offsets_admin import (ResetReport, describe_one, mark_refusals, plan_partitions, plans_by_topic,
+                                         select_partitions)
 from kgroup.client.reset import PartitionPlan, Target
 from kgroup.client.share_describe import SHARE, attach_share_offsets
 from kgroup.errors import KgroupError, KgroupUsageError
@@ -116,9 +115,7 @@ def alter_start_offsets(client: ClusterClient, view: GroupView, plans: list[Part
         raise KgroupError("the broker does not support AlterShareGroupOffsets (Kafka 4.1+)")
     T = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
     P = T.AlterShareGroupOffsetsRequestPartition
-    by_topic: dict[str, list[PartitionPlan]] = defaultdict(list)
-    for plan in plans:
-        by_topic[plan.topic].append(plan)
+    by_topic = plans_by_topic(plans)
     request = AlterShareGroupOffsetsRequest(version=0, group_id=group, topics=[
         T(topic_name=t, partitions=[P(partition_index=p.partition, start_offset=p.new) for p in rows])
         for t, rows in by_topic.items()])
