@@ -61,9 +61,10 @@ class ConsumerProcess:
             c.subscribe([TOPIC])
             try:
                 while not self._stop.is_set():
-                    # A poll longer than a join: kafka-python 3.0.12 drops a join round that completes between two
-                    # polls after one timed out mid-join, and rejoins (as leader: an extra generation).
-                    # With short polls under load that happened in about one run in ten.
+                    # A poll longer than a join: kafka-python 3.0.12 drops a join round that
+                    # completes between a poll that timed out mid-join and the next poll, and
+                    # rejoins (its leader: an extra generation). With 100 ms polls on a loaded
+                    # machine that happened in about one run in five.
                     c.poll(timeout_ms=POLL_MS)
                     self.assigned = frozenset(tp.partition for tp in c.assignment())
             finally:
