@@ -95,6 +95,12 @@ class Ledger:
         if self.recording:
             self.events.append(now_ms - self.start_ms, kind, member, detail)
 
+    def log_values(self, now_ms: int, shape: tuple, member: str | None, values) -> None:
+        """``event`` with a kept shape, (kind, *detail names), and the detail values in its order
+        (``EventLog.append_values``): the simulated clients' frequent events."""
+        if self.recording:
+            self.events.append_values(now_ms - self.start_ms, shape, member, values)
+
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
         self._tick(now_ms)
