@@ -9,6 +9,7 @@ what keeps range and round-robin assignments still across restarts (KIP-345); pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Mapping, Sequence
 
 TopicPartition = tuple[str, int]
@@ -80,7 +81,7 @@ class Assignor:
                         or not isinstance(tp[1], int)):
                     raise ValueError(f"assignor {self.name}: member {member.member_id!r} owns "
                                      f"{tp!r}, not a (topic, partition) pair")
-        ordered = sorted(members, key=lambda m: sort_key(m, self.by_instance_id))
+        ordered = sorted(members, key=partial(sort_key, by_instance_id=self.by_instance_id))
         plan = self._assign(ordered, partitions_per_topic)
         for parts in plan.values():
             parts.sort()

@@ -228,7 +228,9 @@ class SimConsumer(SimProcess):
         if response.assignment:
             assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.coordinator.now_ms
-        if self.owned:
+        if self.owned and assigned == self.owned:   # cooperative, keeping just what it holds
+            revoked, added, gained, lost = [], [], [], []
+        elif self.owned:
             new = set(assigned)
             revoked = [tp for tp in self.owned if tp not in new]
             kept = set(self.owned)
