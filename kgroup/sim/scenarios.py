@@ -249,11 +249,11 @@ class Run:
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
             self.engine.step(self.engine.now)      # let the stops reach the coordinator
-            ok = self.engine.run_until(limit, partial(self._wave_done, wave))
+            ok = self.engine.run_until(limit, partial(self.wave_done, wave))
             if not ok:
                 raise ScenarioError(self._stuck("a bounced member did not come back", limit))
 
-    def _wave_done(self, wave: list[SimConsumer]) -> bool:
+    def wave_done(self, wave: list[SimConsumer]) -> bool:
         """Every process of the wave back (or stopped for good), and the group settled: asked after
         every step of a wave."""
         for consumer in wave:
