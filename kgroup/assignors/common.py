@@ -9,7 +9,7 @@ what keeps range and round-robin assignments still across restarts (KIP-345); pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Mapping, Sequence
 
 TopicPartition = tuple[str, int]
@@ -42,6 +42,13 @@ class MemberInfo:
         owned = tuple((tp["topic"], p) for tp in owned_source for p in tp["partitions"])
         return cls(member_id, instance_id, tuple(sub.get("topics") or ()), owned,
                    sub.get("generationId", -1))
+
+
+@lru_cache(maxsize=64)
+def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """((topic, 0), ..., (topic, count - 1)), built once: a simulated group's leader assigns the
+    same topics at every rebalance."""
+    return tuple((topic, p) for p in range(count))
 
 
 def sort_key(member: MemberInfo, by_instance_id: bool = True):

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections import deque
 from functools import lru_cache
 
-from .common import Assignor, TopicPartition, sort_key
+from .common import Assignor, TopicPartition, sort_key, topic_partitions
 
 
 @lru_cache(maxsize=16)
 def _all_partitions(partitions_per_topic: tuple) -> tuple[TopicPartition, ...]:
     """Every (topic, partition) of ((topic, count), ...) sorted by topic: a simulated group's
     leader assigns the same topics at every rebalance."""
-    return tuple((t, p) for t, count in partitions_per_topic for p in range(count))
+    return tuple(tp for t, count in partitions_per_topic for tp in topic_partitions(t, count))
 
 
 class StickyAssignor(Assignor):
