@@ -9,6 +9,7 @@ what keeps range and round-robin assignments still across restarts (KIP-345); pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Mapping, Sequence
 
 TopicPartition = tuple[str, int]
@@ -43,6 +44,13 @@ class MemberInfo:
                    sub.get("generationId", -1))
 
 
+@lru_cache(maxsize=64)
+def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """((topic, 0), ..., (topic, count - 1)), built once: a simulated group's leader assigns the
+    same topics at every rebalance."""
+    return tuple((topic, p) for p in range(count))
+
+
 def sort_key(member: MemberInfo, by_instance_id: bool = True):
     if by_instance_id and member.instance_id is not None:
         return (0, member.instance_id, member.member_id)
@@ -59,8 +67,11 @@ class Assignor:
     def __init__(self, by_instance_id: bool = True):
         self.by_instance_id = by_instance_id
 
-    def assign(self, members: Sequence[MemberInfo],
-               partitions_per_topic: Mapping[str, int]) -> dict[str, list[TopicPartition]]:
+    def assign(self, members: Sequence[MemberInfo], partitions_per_topic: Mapping[str, int],
+               check_owned: bool = True) -> dict[str, list[TopicPartition]]:
+        """``check_owned=False``: the members' owned partitions are known to be (topic, partition)
+        pairs (the simulated leader's, decoded from or remembered as its own consumers' bytes): not
+        looked at one by one at every rebalance."""
         if not members:
             return {}
         seen = set()
@@ -72,12 +83,12 @@ class Assignor:
                 if topic not in partitions_per_topic:
                     raise ValueError(f"assignor {self.name}: member {member.member_id!r} "
                                      f"subscribes to unknown topic {topic!r}")
-            for tp in member.owned:
+            for tp in member.owned if check_owned else ():
                 if (not isinstance(tp, tuple) or len(tp) != 2 or not isinstance(tp[0], str)
                         or not isinstance(tp[1], int)):
                     raise ValueError(f"assignor {self.name}: member {member.member_id!r} owns "
                                      f"{tp!r}, not a (topic, partition) pair")
-        ordered = sorted(members, key=lambda m: sort_key(m, self.by_instance_id))
+        ordered = sorted(members, key=partial(sort_key, by_instance_id=self.by_instance_id))
         plan = self._assign(ordered, partitions_per_topic)
         for parts in plan.values():
             parts.sort()

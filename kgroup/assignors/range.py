@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import Assignor
+from .common import Assignor, topic_partitions
 
 
 class RangeAssignor(Assignor):
@@ -19,8 +19,9 @@ class RangeAssignor(Assignor):
             count = partitions_per_topic[topic]
             per, extra = divmod(count, len(subscribers))
             start = 0
+            pairs = topic_partitions(topic, count)
             for index, member_id in enumerate(subscribers):
                 length = per + (1 if index < extra else 0)
-                plan[member_id].extend((topic, p) for p in range(start, start + length))
+                plan[member_id].extend(pairs[start:start + length])
                 start += length
         return plan

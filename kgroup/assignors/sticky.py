@@ -7,8 +7,16 @@ over in two rounds (the owner revokes it, then the next rebalance assigns it).
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 
-from .common import Assignor, TopicPartition, sort_key
+from .common import Assignor, TopicPartition, sort_key, topic_partitions
+
+
+@lru_cache(maxsize=16)
+def _all_partitions(partitions_per_topic: tuple) -> tuple[TopicPartition, ...]:
+    """Every (topic, partition) of ((topic, count), ...) sorted by topic: a simulated group's
+    leader assigns the same topics at every rebalance."""
+    return tuple(tp for t, count in partitions_per_topic for tp in topic_partitions(t, count))
 
 
 class StickyAssignor(Assignor):
@@ -23,12 +31,16 @@ class StickyAssignor(Assignor):
     uses_owned = True
 
     def _assign(self, members, partitions_per_topic):
-        all_partitions = [(t, p) for t in sorted(partitions_per_topic)
-                          for p in range(partitions_per_topic[t])]
-        subscriptions = {frozenset(m.topics) for m in members}
+        all_partitions = _all_partitions(tuple(sorted(partitions_per_topic.items())))
+        topic_sets: dict[tuple, frozenset] = {}     # a member's topics, as the others' mostly
+        for member in members:
+            key = tuple(member.topics)
+            if key not in topic_sets:
+                topic_sets[key] = frozenset(key)
+        subscriptions = set(topic_sets.values())
         claimed: dict[TopicPartition, tuple[int, str]] = {}
         for member in members:
-            topics = frozenset(member.topics)
+            topics = topic_sets[tuple(member.topics)]
             for tp in member.owned:
                 if tp[0] not in topics or not 0 <= tp[1] < partitions_per_topic.get(tp[0], 0):
                     continue

@@ -38,6 +38,11 @@ _protocol = fast_constructor(JoinGroupRequest.JoinGroupRequestProtocol)
 _sync_request = fast_constructor(SyncGroupRequest)
 _assignment = fast_constructor(SyncGroupRequest.SyncGroupRequestAssignment)
 _heartbeat_request = fast_constructor(HeartbeatRequest)
+# The events logged at every rebalance by every member: (kind, *detail names), for Ledger.log_values.
+_REVOKED = ("revoked", "partitions")
+_JOINED = ("joined", "member_id", "generation", "leader", "skip_assignment")
+_SYNCED = ("synced", "generation", "partitions", "added", "revoked", "added_partitions",
+           "revoked_partitions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +149,7 @@ class SimConsumer(SimProcess):
             now = engine.coordinator.now_ms
             if self.owned:
                 # everything it held (its last "synced" lists them): the count says how much stopped
-                self._event("revoked", partitions=len(self.owned))
+                self.ledger.log_values(now, _REVOKED, self.name, (len(self.owned),))
                 self.ledger.release(now, self.name, self.owned, 0)
                 self.owned = []
             self.ledger.consuming(now, self.name, False)
@@ -154,8 +159,7 @@ class SimConsumer(SimProcess):
             9, self.group_id, config.session_timeout_ms, config.rebalance_timeout_ms,
             self.member_id, self.instance_id, "consumer",
             [_protocol(None, self.assignor.name, self._metadata())], None)
-        incarnation = self.incarnation
-        engine.handle(request, self.name, lambda r: self._on_join(incarnation, r))
+        engine.handle(request, self.name, partial(self._on_join, self.incarnation))
 
     def _on_join(self, incarnation: int, response) -> None:
         if incarnation != self.incarnation or self.state != "joining":
@@ -173,15 +177,16 @@ class SimConsumer(SimProcess):
         self.member_id = response.member_id
         self.generation = response.generation_id
         leader = response.leader == self.member_id
-        self._event("joined", member_id=self.member_id, generation=self.generation,
-                    leader=leader, skip_assignment=bool(response.skip_assignment))
+        self.ledger.log_values(self.engine.coordinator.now_ms, _JOINED, self.name,
+                               (self.member_id, self.generation, leader,
+                                bool(response.skip_assignment)))
         assignments = []
         if leader and not response.skip_assignment:
             assignments = self._run_assignor(response.members)
         self.state = "syncing"
         request = _sync_request(5, self.group_id, self.generation, self.member_id,
                                 self.instance_id, "consumer", response.protocol_name, assignments)
-        self.engine.handle(request, self.name, lambda r: self._on_sync(incarnation, r))
+        self.engine.handle(request, self.name, partial(self._on_sync, incarnation))
 
     def _rejoin_or_fail(self, code: int, incarnation: int, api: str) -> bool:
         """The client's answer to a JoinGroup/SyncGroup error; False for NONE (go on)."""
@@ -205,7 +210,7 @@ class SimConsumer(SimProcess):
     def _run_assignor(self, members) -> list:
         memo = self.engine.wire_memo
         infos = [memo.member_info(m.member_id, m.group_instance_id, m.metadata) for m in members]
-        plan = self.assignor.assign(infos, dict(self.config.partitions_per_topic))
+        plan = self.assignor.assign(infos, dict(self.config.partitions_per_topic), check_owned=False)
         return [_assignment(None, member_id, memo.encode_assignment(member_id, parts))
                 for member_id, parts in plan.items()]
 
@@ -223,7 +228,9 @@ class SimConsumer(SimProcess):
         if response.assignment:
             assigned = self.engine.wire_memo.assigned(self.member_id, response.assignment)
         now = self.engine.coordinator.now_ms
-        if self.owned:
+        if self.owned and assigned == self.owned:   # cooperative, keeping just what it holds
+            revoked, added, gained, lost = [], [], [], []
+        elif self.owned:
             new = set(assigned)
             revoked = [tp for tp in self.owned if tp not in new]
             kept = set(self.owned)
@@ -244,9 +251,9 @@ class SimConsumer(SimProcess):
         self.previous = self.owned
         self.ledger.acquire(now, self.name, added, len(self.owned))
         self.ledger.consuming(now, self.name, True)
-        self._event("synced", generation=self.generation, partitions=len(self.owned),
-                    added=len(gained), revoked=len(lost), added_partitions=tuple(gained),
-                    revoked_partitions=tuple(lost))
+        self.ledger.log_values(now, _SYNCED, self.name,
+                               (self.generation, len(self.owned), len(gained), len(lost),
+                                tuple(gained), tuple(lost)))
         if revoked and self.assignor.cooperative:
             self._join()          # KIP-429: give the revoked partitions a second round
             return

@@ -14,6 +14,8 @@ in the Java client. Revocation and assignment take no virtual time, as in the cl
 
 from __future__ import annotations
 
+from functools import partial
+
 from kgroup.kafka_errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID, name_of
 from kgroup.protocol import ConsumerGroupHeartbeatRequest, fast_constructor
 
@@ -155,9 +157,8 @@ class ConsumerProtocolConsumer(SimProcess):
 
     def _send_heartbeat(self) -> None:
         self._unacknowledged = False
-        incarnation, token = self.incarnation, self._heartbeat_token
-        self.engine.handle(self._request(self.epoch), self.name,
-                           lambda r: self._on_response(incarnation, token, r))
+        on_response = partial(self._on_response, self.incarnation, self._heartbeat_token)
+        self.engine.handle(self._request(self.epoch), self.name, on_response)
 
     # ---- heartbeat ----------------------------------------------------------------------
     def _quiet(self) -> bool:

@@ -95,12 +95,19 @@ class Ledger:
         if self.recording:
             self.events.append(now_ms - self.start_ms, kind, member, detail)
 
+    def log_values(self, now_ms: int, shape: tuple, member: str | None, values) -> None:
+        """``event`` with a kept shape, (kind, *detail names), and the detail values in its order
+        (``EventLog.append_values``): the simulated clients' frequent events."""
+        if self.recording:
+            self.events.append_values(now_ms - self.start_ms, shape, member, values)
+
     # ---- ownership ----------------------------------------------------------------------
     def acquire(self, now_ms: int, name: str, partitions, holding: int) -> None:
-        self._tick(now_ms)
         owner, last_owner = self.owner, self.last_owner
-        taken_from = {}
         if self.recording:
+            if now_ms > self._last_ms:     # (a group's members mostly sync at one time: no tick)
+                self._tick(now_ms)
+            taken_from = {}
             start_owner, moved, unowned_since, restores = (self.start_owner, self.moved, self.unowned_since,
                                                            self.restores)
             handoffs, longest = 0, self.longest_wait_ms
@@ -135,9 +142,10 @@ class Ledger:
         self._holding(now_ms, name, holding)
 
     def release(self, now_ms: int, name: str, partitions, holding: int) -> None:
-        self._tick(now_ms)
         owner = self.owner
         if self.recording:
+            if now_ms > self._last_ms:
+                self._tick(now_ms)
             unowned_since, restores = self.unowned_since, self.restores
             for tp in partitions:
                 if owner.get(tp) == name:

@@ -56,7 +56,7 @@ class SimProcess:
         token = self._heartbeat_token
         delay = self.config.heartbeat_interval_ms if delay_ms is None else delay_ms
         self._slot_ms = self.engine.now + delay
-        self.engine.after(delay, lambda: self._heartbeat(token))
+        self.engine.after(delay, partial(self._heartbeat, token))
 
     def _heartbeat(self, token: int) -> bool | None:
         """Returns True when nothing observable happened (the engine's quiet event)."""

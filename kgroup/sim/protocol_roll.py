@@ -27,6 +27,7 @@ report says whether the conversion back rebalanced (``downgrade_rebalanced``) an
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from kgroup.coordinator.consumer.topic_regex import InvalidTopicRegex, matching_topics
 
@@ -119,8 +120,7 @@ class ProtocolRoll:
             wave = len(order[start:start + size])
             limit = run.engine.now + run.cap_ms()
             run.engine.step(run.engine.now)
-            ok = run.engine.run_until(limit, lambda: len(started) == wave and all(
-                c.state in ("stable", "fenced", "failed") for c in started) and run.settled())
+            ok = run.engine.run_until(limit, partial(self._step_done, started, wave))
             refused = [c for c in started if c.state in ("fenced", "failed")]
             if refused:
                 raise ScenarioError(self._refusal(refused[0]))
@@ -128,6 +128,11 @@ class ProtocolRoll:
                 raise ScenarioError(run._stuck(f"step {self.step}: a restarted member did not "
                                                "come back", limit))
             self._note_step([c.name for c in started], before)
+
+    def _step_done(self, started: list, size: int) -> bool:
+        """The step's ``size`` processes all restarted and back (or stopped for good), the group
+        settled: asked after every step of the engine."""
+        return len(started) == size and self.run.wave_done(started)
 
     def _switch(self, old, started: list) -> None:
         """Stop ``old``; after its restart time (``Run.restart_duration``) the same process comes back

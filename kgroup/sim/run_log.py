@@ -74,15 +74,20 @@ class EventLog(Columns):
         self._values: list = []              # every event's detail values, one event after another
 
     def append(self, t_ms: int, kind: str, member: str | None, detail: dict) -> None:
-        key = (kind, *detail)
-        number = self._shape_ids.get(key)
+        self.append_values(t_ms, (kind, *detail), member, detail.values())
+
+    def append_values(self, t_ms: int, shape: tuple, member: str | None, values) -> None:
+        """``append`` with the event's shape given as (kind, *detail names) and its detail values in
+        that order: the simulated clients' events, some three a member at every rebalance, name a
+        shape they keep rather than build a dict."""
+        number = self._shape_ids.get(shape)
         if number is None:
-            number = self._shape_ids[key] = len(self._shapes)
-            self._shapes.append((kind, key[1:]))
+            number = self._shape_ids[shape] = len(self._shapes)
+            self._shapes.append((shape[0], shape[1:]))
         self._t_ms.append(t_ms)
         self._shape_of.append(number)
         self._members.append(member)
-        self._values.extend(detail.values())
+        self._values.extend(values)
 
     def _value_starts(self):
         """Where each event's detail values start in ``_values``: the running sum of its shapes' sizes,

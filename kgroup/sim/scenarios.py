@@ -18,6 +18,7 @@ import itertools
 import random
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 
 from kafka.protocol.consumer.group import LeaveGroupRequest
 
@@ -248,10 +249,17 @@ class Run:
             for consumer in wave:
                 self.restart(consumer, crash=crash, static=static)
             self.engine.step(self.engine.now)      # let the stops reach the coordinator
-            ok = self.engine.run_until(limit, lambda: all(
-                c.state in ("stable", "fenced", "failed") for c in wave) and self.settled())
+            ok = self.engine.run_until(limit, partial(self.wave_done, wave))
             if not ok:
                 raise ScenarioError(self._stuck("a bounced member did not come back", limit))
+
+    def wave_done(self, wave: list[SimConsumer]) -> bool:
+        """Every process of the wave back (or stopped for good), and the group settled: asked after
+        every step of a wave."""
+        for consumer in wave:
+            if consumer.state not in _WAVE_OVER:
+                return False
+        return self.settled()
 
     def bounce_order(self) -> list[SimConsumer]:
         members = [c for c in self.consumers if c.running]
@@ -342,6 +350,9 @@ def never_rejoined(run: Run, start_ms: int) -> list[dict]:
                      "error": consumer.error_name, "stopped_at_ms": max(since, start_ms) - start_ms,
                      "advice": advice.format(session_timeout_ms=consumer.config.session_timeout_ms)})
     return lost
+
+
+_WAVE_OVER = frozenset(("stable", "fenced", "failed"))     # a bounced process's states once back
 
 
 def _holds_back(consumer, group) -> bool:

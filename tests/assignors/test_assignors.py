@@ -123,6 +123,22 @@ def test_assign_names_an_unknown_topic_and_member():
         get_assignor("range").assign([MemberInfo("m1", None, ("t",))] * 2, {"t": 1})
 
 
+@pytest.mark.parametrize("name", sorted(ASSIGNORS))
+def test_assign_without_checking_owned_pairs_gives_the_same_plan(name):
+    """check_owned=False (the simulated leader's own members) skips only the look at each owned
+    pair: the plan is the same, and unknown topics and duplicates are still refused."""
+    group = members(("m0", None, [0, 1, 2]), ("m1", "i1", [3, 4]), ("m2", None, []),
+                    ("m3", "i3", [5, 6, 7, 8, 9]), topics=("t", "u"))
+    topics = {"t": 10, "u": 4}
+    assignor = get_assignor(name)
+    assert assignor.assign(group, topics, check_owned=False) == assignor.assign(group, topics)
+    assert assignor.assign(group, topics) == assignor.assign(group, topics)       # kept pairs reused
+    with pytest.raises(ValueError, match="member 'm1' subscribes to unknown topic 'x'"):
+        assignor.assign([MemberInfo("m1", None, ("x",))], {"t": 1}, check_owned=False)
+    with pytest.raises(ValueError, match="member 'm1' listed twice"):
+        assignor.assign([MemberInfo("m1", None, ("t",))] * 2, {"t": 1}, check_owned=False)
+
+
 # ---- predict_after_removal (used by remove-members --dry-run) -------------------------------
 def test_predict_after_removal_range_by_instance_id():
     group = members(("m-a", "A", [0, 1, 2]), ("m-b", "B", [3, 4, 5]), ("m-c", "C", [6, 7, 8]))

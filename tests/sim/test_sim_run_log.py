@@ -25,6 +25,27 @@ def test_events_read_back_as_logged_in_order():
     assert list(log) == [] and len(log) == 0
 
 
+def test_events_appended_from_a_kept_shape_read_back_as_appended_from_a_dict():
+    """append_values (the simulated clients' frequent events) logs what append logs, in one shape."""
+    by_dict, by_shape = EventLog(), EventLog()
+    shape = ("synced", "generation", "partitions", "added_partitions")
+    for log in (by_dict, by_shape):
+        log.append(0, "stop", "c0", {})
+    by_dict.append(3, "synced", "c1", {"generation": 2, "partitions": 1, "added_partitions": (("t", 4),)})
+    by_shape.append_values(3, shape, "c1", (2, 1, (("t", 4),)))
+    by_dict.append(7, "synced", "c2", {"generation": 2, "partitions": 0, "added_partitions": ()})
+    by_shape.append_values(7, shape, "c2", (2, 0, ()))
+    assert list(by_shape) == list(by_dict) == [
+        {"t_ms": 0, "event": "stop", "member": "c0"},
+        {"t_ms": 3, "event": "synced", "member": "c1", "generation": 2, "partitions": 1,
+         "added_partitions": "t:4"},
+        {"t_ms": 7, "event": "synced", "member": "c2", "generation": 2, "partitions": 0,
+         "added_partitions": ""}]
+    assert [e["member"] for e in by_shape.of_kind("synced")] == ["c1", "c2"]
+    by_shape.append(9, "synced", "c3", {"generation": 3, "partitions": 0, "added_partitions": ()})
+    assert len(by_shape._shapes) == 2          # the dict's event found the kept shape
+
+
 def test_intervals_read_back_as_tuples():
     spans = Intervals()
     spans.append("c0", 0, 10, 3)
