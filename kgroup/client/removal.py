@@ -377,8 +377,10 @@ def _label(m):
 
 
 def _summary(view: GroupView) -> dict:
-    """A view's state and members (instance id, else member id); a consumer group's epoch too."""
-    data = {"state": view.state, "members": sorted(_label(m) for m in view.members)}
+    """A view's state and members (instance id, else member id); a consumer group's epoch too. A
+    group that does not exist (any more) is Dead."""
+    data = {"state": view.state if group_exists(view) else "Dead",
+            "members": sorted(_label(m) for m in view.members)}
     if view.group_type == "consumer":  # the epochs the wait saw advance
         data["group_epoch"] = view.group_epoch
     return data

@@ -96,7 +96,8 @@ def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, ti
     DescribeGroups sees it: the group is settled once it is Stable again (Empty if nobody is left),
     none of the removed member ids is a member, and members and assignment have stayed the same for
     settle_s — a leader that assigned before it knew every partition rebalances again at once, and
-    the first Stable view would report partitions going nowhere. A consumer group (KIP-848) must
+    the first Stable view would report partitions going nowhere. A group that no longer exists (Dead)
+    is settled too: nobody is left and the coordinator deleted it. A consumer group (KIP-848) must
     instead be at a group epoch past `before_epoch` with every member caught up to it; there a
     removed member whose process runs comes back under its own member id, so its id may be seen
     again. Either way the view is taken no sooner than rejoin_window_s (at most half the timeout)
@@ -107,13 +108,20 @@ def wait_after_removal(client: ClusterClient, group: str, removed_member_ids, ti
     start = clock()
     window = min(rejoin_window_s, timeout_s / 2)
 
-    def done(view):
+    def settled(view) -> bool:
+        if not group_exists(view):
+            # Nobody left, and the coordinator deleted the emptied group: Kafka deletes an empty
+            # consumer group without offsets at its next cleanup, or when a classic member joins
+            # its id. As settled as Empty (the window still watches for a member coming back).
+            return True
         if any(m.member_id in gone for m in view.members) or not (
                 view.state == "Stable" or (view.state == "Empty" and not view.members)):
-            seen["key"] = None
             return False
-        if view.group_type == "consumer" and (not view.caught_up and view.members or (
-                before_epoch is not None and (view.group_epoch or 0) <= before_epoch)):
+        return not (view.group_type == "consumer" and (not view.caught_up and view.members or (
+            before_epoch is not None and (view.group_epoch or 0) <= before_epoch)))
+
+    def done(view):
+        if not settled(view):
             seen["key"] = None
             return False
         key = (view.state, tuple(sorted((tp, m.member_id) for tp, m in view.owners().items())),

@@ -305,6 +305,26 @@ def test_wait_after_removal_settles_with_a_consumer_that_rejoined_and_watches_fo
     assert report.to_json()["rejoined"] == 1
 
 
+def test_wait_after_removal_settles_when_the_emptied_group_is_deleted(monkeypatch):
+    """Removing everyone from a consumer group without offsets: Kafka may delete the emptied group
+    (its cleanup, or a classic join of its id) before the wait looks. Nobody is left: settled, and
+    the report says Dead."""
+    from kgroup.client import waiting
+
+    gone = GroupView("g", "Dead", "", "", COORD, [])
+    monkeypatch.setattr(waiting, "describe_groups", lambda client, groups, **kw: [gone])
+    now = [0.0]
+    settled = waiting.wait_after_removal(None, "g", ["m-a"], timeout_s=30, before_epoch=5, clock=lambda: now[0],
+                                         sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert settled is gone and now[0] == pytest.approx(waiting.REJOIN_WINDOW_S)
+    before = GroupView("g", "Stable", "consumer", "uniform", COORD,
+                       [MemberView("m-a", "a", "c", "h", [{"topic": "t", "partitions": [0]}])],
+                       group_type="consumer", group_epoch=5)
+    diff = before_after(before, settled)
+    assert diff["after"] == {"state": "Dead", "members": []}
+    assert diff["partitions_moved"] == [{"topic": "t", "partition": 0, "from": "a", "to": None}]
+
+
 def test_a_wait_timeout_names_static_members_that_left(monkeypatch):
     from kgroup.client import waiting
 
