@@ -208,8 +208,13 @@ def _describe_at(client: ClusterClient, coordinator: Coordinator, groups: list[s
     views.update(describe_connect_groups(client, coordinator,
                                          [g for g in groups if g not in views and listed.get(g, "connect") == "connect"]))
     classic = [g for g in groups if g not in views]
-    if classic:
-        views.update(_describe_classic(client, coordinator, classic))
+    # A group the listing did not type (no ListGroups v5, or listed a moment later) that
+    # ConsumerGroupDescribe calls an empty consumer group: Tansu answers a classic group so, so the
+    # classic describe is asked too and wins if it shows members.
+    unsure = [g for g in groups if g in views and g not in listed and not views[g].members]
+    if classic or unsure:
+        answered = _describe_classic(client, coordinator, classic + unsure)
+        views.update({g: v for g, v in answered.items() if g in classic or v.members})
     return {**views, **typed}
 
 

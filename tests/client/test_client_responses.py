@@ -461,3 +461,24 @@ def test_list_asks_every_broker_again_when_one_stops_in_the_middle(monkeypatch):
     listed = groups.list_groups(client)
     assert [(g.group, g.coordinator.node_id) for g in listed] == [("a", 1), ("b", 1), ("c", 3)]
     assert client.sent == [1, 2, 1, 3]   # b moved from broker 2 to broker 1, already asked once
+
+
+def test_an_unlisted_group_called_an_empty_consumer_group_is_asked_as_classic_too(monkeypatch):
+    """Tansu answers ConsumerGroupDescribe for a classic group with an empty consumer group; when
+    ListGroups does not (yet) type the group, the classic describe is asked too and wins if it
+    shows members — and an empty consumer group that is one stays one."""
+    from kgroup.client import connect_describe, consumer_describe, groups, share_describe, streams_describe
+
+    members = [MemberView("m-a", None, "c", "h", [{"topic": "t", "partitions": [0]}])]
+    classic = {"g": GroupView("g", "Stable", "consumer", "range", COORD, members),
+               "e": GroupView("e", "Dead", "", "", COORD, [])}
+    monkeypatch.setattr(groups, "listed_types", lambda client, coordinator: {})
+    monkeypatch.setattr(consumer_describe, "describe_consumer_groups", lambda client, coordinator, ids: {
+        g: GroupView(g, "Stable", "consumer", "", COORD, [], group_type="consumer") for g in ids})
+    for module, name in ((connect_describe, "describe_connect_groups"), (share_describe, "describe_share_groups"),
+                         (streams_describe, "describe_streams_groups")):
+        monkeypatch.setattr(module, name, lambda client, coordinator, ids: {})
+    monkeypatch.setattr(groups, "_describe_classic", lambda client, coordinator, ids: {g: classic[g] for g in ids})
+    views = groups._describe_at(None, COORD, ["g", "e"])
+    assert views["g"] is classic["g"]
+    assert views["e"].group_type == "consumer" and views["e"].state == "Stable"
