@@ -332,15 +332,11 @@ def _share_table(view, with_offsets, offline=False):
     table([[m.member_id, m.client_id, m.client_host, m.rack_id or "-", _cell(m.member_epoch),
             ",".join(m.subscription or []) or "-", topic_partitions_text(m.assignment)] for m in view.members],
           ["MEMBER-ID", "CLIENT-ID", "HOST", "RACK", "MEMBER-EPOCH", "SUBSCRIPTION", "ASSIGNMENT"])
-    if with_offsets and view.offsets is not None and offline:
-        click.echo("")
-        table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch)] for r in view.offsets],
-              ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH"])
-    elif with_offsets and view.offsets is not None:
-        click.echo("")
-        table([[r.topic, str(r.partition), _cell(r.start_offset), _cell(r.leader_epoch), _cell(r.lag),
-                r.error or "-"] for r in view.offsets],
-              ["TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH", "LAG", "ERROR"])
+    if with_offsets and view.offsets is not None:
+        _offsets_table(view.offsets, offline, [
+            ("TOPIC", lambda r: r.topic), ("PARTITION", lambda r: str(r.partition)),
+            ("START-OFFSET", lambda r: _cell(r.start_offset)), ("LEADER-EPOCH", lambda r: _cell(r.leader_epoch)),
+            ("LAG", lambda r: _cell(r.lag)), ("ERROR", lambda r: r.error or "-")])
 
 
 def _streams_table(view, with_offsets, offline=False):
@@ -370,15 +366,25 @@ def _streams_table(view, with_offsets, offline=False):
             "LEFT" if m.left else "RECONCILING" if view.reconciling(m) else "caught-up"] for m in view.members],
           ["MEMBER-ID", "INSTANCE-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "RACK", "ENDPOINT", "MEMBER-EPOCH",
            "ACTIVE", "TARGET-ACTIVE", "STANDBY", "TARGET-STANDBY", "WARMUP", "TARGET-WARMUP", "STATUS"])
-    if with_offsets and view.offsets is not None and offline:
-        click.echo("")
-        table([[r.topic, str(r.partition), _cell(r.committed), r.member_id or "-"] for r in view.offsets],
-              ["TOPIC", "PARTITION", "COMMITTED", "MEMBER-ID"])
-    elif with_offsets and view.offsets is not None:
-        click.echo("")
-        table([[r.topic, str(r.partition), _cell(r.committed), _cell(r.log_end), _cell(r.lag),
-                r.member_id or "-"] for r in view.offsets],
-              ["TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "MEMBER-ID"])
+    if with_offsets and view.offsets is not None:
+        _offsets_table(view.offsets, offline, [
+            ("TOPIC", lambda r: r.topic), ("PARTITION", lambda r: str(r.partition)),
+            ("COMMITTED", lambda r: _cell(r.committed)), ("LOG-END", lambda r: _cell(r.log_end)),
+            ("LAG", lambda r: _cell(r.lag)), ("MEMBER-ID", lambda r: r.member_id or "-")])
+
+
+# What a dump does not hold: no log end offsets, so no lag, and no broker errors.
+_LIVE_ONLY = frozenset(("LOG-END", "LAG", "ERROR"))
+
+
+def _offsets_table(rows, offline: bool, columns) -> None:
+    """A share or streams group's offsets as (header, cell of a row) columns, after a blank line;
+    offline (from a dump) without the live-only columns."""
+    from kgroup.writers import table
+
+    shown = [(header, cell) for header, cell in columns if not (offline and header in _LIVE_ONLY)]
+    click.echo("")
+    table([[cell(r) for _, cell in shown] for r in rows], [header for header, _ in shown])
 
 
 def _cell(value):
